@@ -1,0 +1,243 @@
+#include "compiler/ir/ir.hpp"
+
+#include "runtime/errors.hpp"
+
+#include <fmt/format.h>
+
+namespace loom {
+
+std::string_view op_name(UnaryOp op) { return op == UnaryOp::Neg ? "-" : "!"; }
+
+std::string_view op_name(BinaryOp op) {
+    switch (op) {
+    case BinaryOp::Add: return "+";
+    case BinaryOp::Sub: return "-";
+    case BinaryOp::Mul: return "*";
+    case BinaryOp::Div: return "/";
+    case BinaryOp::Mod: return "%";
+    case BinaryOp::Min: return "min";
+    case BinaryOp::Max: return "max";
+    case BinaryOp::Eq: return "==";
+    case BinaryOp::Ne: return "!=";
+    case BinaryOp::Lt: return "<";
+    case BinaryOp::Le: return "<=";
+    case BinaryOp::Gt: return ">";
+    case BinaryOp::Ge: return ">=";
+    case BinaryOp::And: return "&&";
+    case BinaryOp::Or: return "||";
+    }
+    return "?";
+}
+
+std::string_view fn_name(MathFn fn) {
+    switch (fn) {
+    case MathFn::Sqrt: return "sqrt";
+    case MathFn::Rsqrt: return "rsqrt";
+    case MathFn::Exp: return "exp";
+    case MathFn::Log: return "log";
+    case MathFn::Pow: return "pow";
+    case MathFn::Sin: return "sin";
+    case MathFn::Cos: return "cos";
+    case MathFn::Tan: return "tan";
+    case MathFn::Tanh: return "tanh";
+    case MathFn::Erf: return "erf";
+    case MathFn::Abs: return "abs";
+    case MathFn::Floor: return "floor";
+    case MathFn::Ceil: return "ceil";
+    case MathFn::Fma: return "fma";
+    }
+    return "?";
+}
+
+int fn_arity(MathFn fn) {
+    if (fn == MathFn::Pow) return 2;
+    if (fn == MathFn::Fma) return 3;
+    return 1;
+}
+
+bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
+bool is_logical(BinaryOp op) { return op == BinaryOp::And || op == BinaryOp::Or; }
+bool is_commutative(BinaryOp op) {
+    switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Mul:
+    case BinaryOp::Min:
+    case BinaryOp::Max:
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+    case BinaryOp::And:
+    case BinaryOp::Or: return true;
+    default: return false;
+    }
+}
+
+bool is_const_value(const Expr& e, double v) {
+    auto c = e.as<ir::ConstNode>();
+    return c && c->type != ScalarType::Bool && c->as_double() == v;
+}
+
+namespace ir {
+
+namespace {
+void require(bool ok, const char* node, const std::string& why) {
+    if (!ok) throw InternalError(fmt::format("ill-formed {} node: {}", node, why));
+}
+void require_defined(const Expr& e, const char* node) {
+    require(e.defined(), node, "an operand is undefined");
+}
+} // namespace
+
+Expr ConstNode::make(ScalarType t, double value, bool weak) {
+    if (!is_float(t)) return make_int(t, static_cast<std::int64_t>(value), weak);
+    if (t == ScalarType::Float32) value = static_cast<double>(static_cast<float>(value));
+    return Expr(std::make_shared<ConstNode>(t, 0, value, weak));
+}
+
+Expr ConstNode::make_int(ScalarType t, std::int64_t value, bool weak) {
+    if (is_float(t)) return make(t, static_cast<double>(value), weak);
+    if (t == ScalarType::Int32) value = static_cast<std::int32_t>(value);
+    if (t == ScalarType::Bool) value = value != 0;
+    return Expr(std::make_shared<ConstNode>(t, value, 0.0, weak));
+}
+
+Expr ConstNode::make_bool(bool value) {
+    return Expr(std::make_shared<ConstNode>(ScalarType::Bool, value ? 1 : 0, 0.0, false));
+}
+
+Expr VarNode::make(ScalarType t, std::string name, VarRole role, FieldPtr field, int axis) {
+    require(!name.empty(), "Var", "empty name");
+    return Expr(std::make_shared<VarNode>(t, std::move(name), role, std::move(field), axis));
+}
+
+Expr CounterNode::make(int axis) {
+    require(axis >= 0 && axis < 4, "Counter", fmt::format("axis {} out of range", axis));
+    return Expr(std::make_shared<CounterNode>(axis));
+}
+
+Expr FieldAccessNode::make(FieldPtr field, std::vector<int> offsets, std::vector<int> components) {
+    require(field != nullptr, "FieldAccess", "no field");
+    require(int(offsets.size()) == field->spatial_dims, "FieldAccess", "offset count");
+    require(int(components.size()) == field->index_dims(), "FieldAccess", "component count");
+    return Expr(std::make_shared<FieldAccessNode>(std::move(field), std::move(offsets),
+                                                  std::move(components)));
+}
+
+Expr ThreadIndexNode::make(ScalarType index_type, int dim) {
+    require(is_int(index_type) && dim >= 0 && dim < 3, "ThreadIndex", "bad type or dim");
+    return Expr(std::make_shared<ThreadIndexNode>(index_type, dim));
+}
+
+Expr LoadNode::make(FieldPtr field, Expr index) {
+    require(field != nullptr, "Load", "no field");
+    require_defined(index, "Load");
+    require(is_int(index.type()), "Load", "index is not an integer");
+    return Expr(std::make_shared<LoadNode>(std::move(field), std::move(index)));
+}
+
+Expr UnaryNode::make(UnaryOp op, Expr a) {
+    require_defined(a, "Unary");
+    if (op == UnaryOp::Not)
+        require(a.type() == ScalarType::Bool, "Unary", "! needs a bool operand");
+    else
+        require(is_numeric(a.type()), "Unary", "- needs a numeric operand");
+    ScalarType t = a.type();
+    return Expr(std::make_shared<UnaryNode>(t, op, std::move(a)));
+}
+
+Expr BinaryNode::make(BinaryOp op, Expr a, Expr b) {
+    require_defined(a, "Binary");
+    require_defined(b, "Binary");
+    require(a.type() == b.type(), "Binary",
+            fmt::format("operand types differ: {} {} {}", type_name(a.type()), op_name(op),
+                        type_name(b.type())));
+    ScalarType t = a.type();
+    if (is_logical(op)) {
+        require(t == ScalarType::Bool, "Binary", "logical operator on non-bool operands");
+    } else {
+        require(is_numeric(t), "Binary", "arithmetic or comparison on bool operands");
+        if (is_comparison(op)) t = ScalarType::Bool;
+    }
+    return Expr(std::make_shared<BinaryNode>(t, op, std::move(a), std::move(b)));
+}
+
+Expr SelectNode::make(Expr cond, Expr if_true, Expr if_false) {
+    require_defined(cond, "Select");
+    require_defined(if_true, "Select");
+    require_defined(if_false, "Select");
+    require(cond.type() == ScalarType::Bool, "Select", "condition is not bool");
+    require(if_true.type() == if_false.type(), "Select", "branch types differ");
+    return Expr(std::make_shared<SelectNode>(std::move(cond), std::move(if_true), std::move(if_false)));
+}
+
+Expr CallNode::make(MathFn fn, std::vector<Expr> args) {
+    require(int(args.size()) == fn_arity(fn), "Call", fmt::format("{} takes {} arguments", fn_name(fn), fn_arity(fn)));
+    for (auto& a : args) {
+        require_defined(a, "Call");
+        require(a.type() == args[0].type(), "Call", "argument types differ");
+    }
+    ScalarType t = args[0].type();
+    bool int_ok = fn == MathFn::Abs || fn == MathFn::Floor || fn == MathFn::Ceil;
+    require(is_float(t) || (int_ok && is_int(t)), "Call",
+            fmt::format("{} on {}", fn_name(fn), type_name(t)));
+    return Expr(std::make_shared<CallNode>(t, fn, std::move(args)));
+}
+
+Expr CastNode::make(ScalarType t, Expr value) {
+    require_defined(value, "Cast");
+    return Expr(std::make_shared<CastNode>(t, std::move(value)));
+}
+
+Stmt AssignNode::make(Expr lhs, Expr rhs) {
+    require_defined(lhs, "Assign");
+    require_defined(rhs, "Assign");
+    require(lhs.is<FieldAccessNode>() || lhs.is<VarNode>(), "Assign", "lhs is not a field access or variable");
+    return Stmt(std::make_shared<AssignNode>(std::move(lhs), std::move(rhs)));
+}
+
+Stmt DeclareNode::make(Expr var, Expr value) {
+    require(var.is<VarNode>(), "Declare", "not a variable");
+    require_defined(value, "Declare");
+    require(var.type() == value.type(), "Declare",
+            fmt::format("{} declared as {} from a {} value", var.as<VarNode>()->name,
+                        type_name(var.type()), type_name(value.type())));
+    return Stmt(std::make_shared<DeclareNode>(std::move(var), std::move(value)));
+}
+
+Stmt StoreNode::make(FieldPtr field, Expr index, Expr value) {
+    require(field != nullptr, "Store", "no field");
+    require_defined(index, "Store");
+    require_defined(value, "Store");
+    require(is_int(index.type()), "Store", "index is not an integer");
+    require(value.type() == field->type, "Store",
+            fmt::format("storing {} into {} field {}", type_name(value.type()),
+                        type_name(field->type), field->name));
+    return Stmt(std::make_shared<StoreNode>(std::move(field), std::move(index), std::move(value)));
+}
+
+Stmt BlockNode::make(std::vector<Stmt> stmts) {
+    for (auto& s : stmts) require(s.defined(), "Block", "undefined statement");
+    return Stmt(std::make_shared<BlockNode>(std::move(stmts)));
+}
+
+Stmt ForNode::make(Expr var, Expr start, Expr stop, Expr step, Stmt body, int axis) {
+    require(var.is<VarNode>(), "For", "loop variable is not a Var");
+    for (auto* e : {&start, &stop, &step}) {
+        require_defined(*e, "For");
+        require(e->type() == var.type(), "For", "bound type differs from the loop variable");
+    }
+    require(body.defined(), "For", "no body");
+    return Stmt(std::make_shared<ForNode>(std::move(var), std::move(start), std::move(stop),
+                                          std::move(step), std::move(body), axis));
+}
+
+Stmt IfThenNode::make(Expr cond, Stmt then_case) {
+    require_defined(cond, "IfThen");
+    require(cond.type() == ScalarType::Bool, "IfThen", "condition is not bool");
+    require(then_case.defined(), "IfThen", "no body");
+    return Stmt(std::make_shared<IfThenNode>(std::move(cond), std::move(then_case)));
+}
+
+Stmt CommentNode::make(std::string text) { return Stmt(std::make_shared<CommentNode>(std::move(text))); }
+
+} // namespace ir
+} // namespace loom

@@ -1,0 +1,325 @@
+// The IR: immutable, typed nodes behind value handles (Expr, Stmt).
+//
+// Adding a node is one line in the list below plus its struct; the kind enums, the visitor, the
+// mutator and the dispatch are generated from the lists. Nodes are built only through their
+// checking `make` functions, so a node that exists is well typed.
+#pragma once
+
+#include "compiler/ir/field.hpp"
+#include "compiler/ir/types.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+// clang-format off
+#define LOOM_FOR_EACH_EXPR_NODE(X) \
+    X(Const) X(Var) X(Counter) X(FieldAccess) X(ThreadIndex) X(Load) \
+    X(Unary) X(Binary) X(Select) X(Call) X(Cast)
+#define LOOM_FOR_EACH_STMT_NODE(X) \
+    X(Assign) X(Declare) X(Store) X(Block) X(For) X(IfThen) X(Comment)
+// clang-format on
+
+namespace loom {
+
+enum class ExprKind : std::uint8_t {
+#define LOOM_X(N) N,
+    LOOM_FOR_EACH_EXPR_NODE(LOOM_X)
+#undef LOOM_X
+};
+enum class StmtKind : std::uint8_t {
+#define LOOM_X(N) N,
+    LOOM_FOR_EACH_STMT_NODE(LOOM_X)
+#undef LOOM_X
+};
+
+namespace ir {
+struct ExprNode {
+    ExprNode(ExprKind k, ScalarType t) : kind(k), type(t) {}
+    virtual ~ExprNode() = default;
+    const ExprKind kind;
+    const ScalarType type;
+};
+struct StmtNode {
+    explicit StmtNode(StmtKind k) : kind(k) {}
+    virtual ~StmtNode() = default;
+    const StmtKind kind;
+};
+#define LOOM_X(N) struct N##Node;
+LOOM_FOR_EACH_EXPR_NODE(LOOM_X)
+LOOM_FOR_EACH_STMT_NODE(LOOM_X)
+#undef LOOM_X
+} // namespace ir
+
+/// A value handle to an immutable expression node. Cheap to copy. Arithmetic values convert
+/// implicitly into "weak" constants that adopt the type of the other operand (see Const).
+class Expr {
+public:
+    Expr() = default;
+    explicit Expr(std::shared_ptr<const ir::ExprNode> node) : node_(std::move(node)) {}
+    template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
+    Expr(T value); // NOLINT(google-explicit-constructor): the DSL relies on it
+
+    bool defined() const { return node_ != nullptr; }
+    const ir::ExprNode* get() const { return node_.get(); }
+    ExprKind kind() const { return node_->kind; }
+    ScalarType type() const { return node_->type; }
+    /// The node as T, or nullptr if it is another kind.
+    template <typename T>
+    const T* as() const {
+        return node_ && node_->kind == T::static_kind ? static_cast<const T*>(node_.get()) : nullptr;
+    }
+    template <typename T>
+    bool is() const { return as<T>() != nullptr; }
+    /// Identity (the same node object), not structural equality.
+    bool same_as(const Expr& o) const { return node_ == o.node_; }
+
+private:
+    std::shared_ptr<const ir::ExprNode> node_;
+};
+
+/// A value handle to an immutable statement node.
+class Stmt {
+public:
+    Stmt() = default;
+    explicit Stmt(std::shared_ptr<const ir::StmtNode> node) : node_(std::move(node)) {}
+    bool defined() const { return node_ != nullptr; }
+    const ir::StmtNode* get() const { return node_.get(); }
+    StmtKind kind() const { return node_->kind; }
+    template <typename T>
+    const T* as() const {
+        return node_ && node_->kind == T::static_kind ? static_cast<const T*>(node_.get()) : nullptr;
+    }
+    template <typename T>
+    bool is() const { return as<T>() != nullptr; }
+    bool same_as(const Stmt& o) const { return node_ == o.node_; }
+
+private:
+    std::shared_ptr<const ir::StmtNode> node_;
+};
+
+enum class UnaryOp : std::uint8_t { Neg, Not };
+enum class BinaryOp : std::uint8_t {
+    Add, Sub, Mul, Div, Mod, Min, Max,  // arithmetic: operands and result share one type
+    Eq, Ne, Lt, Le, Gt, Ge,             // comparisons: numeric operands, bool result
+    And, Or                             // logic: bool operands and result
+};
+enum class MathFn : std::uint8_t {
+    Sqrt, Rsqrt, Exp, Log, Pow, Sin, Cos, Tan, Tanh, Erf, Abs, Floor, Ceil, Fma
+};
+
+std::string_view op_name(UnaryOp op);   // "-", "!"
+std::string_view op_name(BinaryOp op);  // "+", "<=", "min", ...
+std::string_view fn_name(MathFn fn);    // "sqrt", ...
+int fn_arity(MathFn fn);
+bool is_comparison(BinaryOp op);
+bool is_logical(BinaryOp op);
+bool is_commutative(BinaryOp op);
+
+/// What a variable stands for. Variables are identified by object; the name is only a hint that
+/// the printer makes unique.
+enum class VarRole : std::uint8_t {
+    Temporary,   ///< a named subexpression of the DSL
+    CseTemp,     ///< introduced by common-subexpression elimination
+    Parameter,   ///< a scalar kernel argument
+    Size,        ///< the iteration-space size along `axis` (a kernel argument)
+    Stride,      ///< the element stride of `field` along array axis `axis` (a kernel argument)
+    Counter,     ///< the loop counter of spatial axis `axis`
+};
+
+namespace ir {
+
+/// A literal. Ints and bools keep their value in `int_value`, floats in `float_value`.
+/// A weak constant comes from a plain C++ number and takes the type of the other operand when it
+/// meets a strongly typed value, like a numpy scalar.
+struct ConstNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::Const;
+    ConstNode(ScalarType t, std::int64_t i, double f, bool w)
+        : ExprNode(static_kind, t), int_value(i), float_value(f), weak(w) {}
+    const std::int64_t int_value;
+    const double float_value;
+    const bool weak;
+    /// The value as double, whatever the type.
+    double as_double() const { return is_float(type) ? float_value : double(int_value); }
+    static Expr make(ScalarType t, double value, bool weak = false);
+    static Expr make_int(ScalarType t, std::int64_t value, bool weak = false);
+    static Expr make_bool(bool value);
+};
+
+struct VarNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::Var;
+    VarNode(ScalarType t, std::string n, VarRole r, FieldPtr f, int a)
+        : ExprNode(static_kind, t), name(std::move(n)), role(r), field(std::move(f)), axis(a) {}
+    const std::string name;
+    const VarRole role;
+    const FieldPtr field; ///< for Stride
+    const int axis;       ///< for Size, Stride and Counter; -1 otherwise
+    static Expr make(ScalarType t, std::string name, VarRole role, FieldPtr field = nullptr,
+                     int axis = -1);
+};
+
+/// The DSL's spatial counter of `axis` (x is axis 0). Replaced by a loop counter during lowering.
+struct CounterNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::Counter;
+    explicit CounterNode(int a) : ExprNode(static_kind, ScalarType::Int64), axis(a) {}
+    const int axis;
+    static Expr make(int axis);
+};
+
+/// A read or write of a field at a relative offset, before lowering to address arithmetic.
+struct FieldAccessNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::FieldAccess;
+    FieldAccessNode(FieldPtr f, std::vector<int> o, std::vector<int> c)
+        : ExprNode(static_kind, f->type), field(std::move(f)), offsets(std::move(o)),
+          components(std::move(c)) {}
+    const FieldPtr field;
+    const std::vector<int> offsets;    ///< one per spatial axis
+    const std::vector<int> components; ///< one per index axis
+    static Expr make(FieldPtr field, std::vector<int> offsets, std::vector<int> components);
+};
+
+/// The global thread index along block dimension `dim` (0 = x): blockIdx * blockDim + threadIdx.
+struct ThreadIndexNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::ThreadIndex;
+    ThreadIndexNode(ScalarType t, int d) : ExprNode(static_kind, t), dim(d) {}
+    const int dim;
+    static Expr make(ScalarType index_type, int dim);
+};
+
+/// A read of `field` at linear element index `index`.
+struct LoadNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::Load;
+    LoadNode(FieldPtr f, Expr i) : ExprNode(static_kind, f->type), field(std::move(f)), index(std::move(i)) {}
+    const FieldPtr field;
+    const Expr index;
+    static Expr make(FieldPtr field, Expr index);
+};
+
+struct UnaryNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::Unary;
+    UnaryNode(ScalarType t, UnaryOp o, Expr x) : ExprNode(static_kind, t), op(o), a(std::move(x)) {}
+    const UnaryOp op;
+    const Expr a;
+    static Expr make(UnaryOp op, Expr a);
+};
+
+/// Arithmetic follows C semantics on the operand type: integer division truncates toward zero
+/// and Mod takes the sign of the dividend; float Mod is fmod. Division by zero is undefined for
+/// ints and IEEE for floats.
+struct BinaryNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::Binary;
+    BinaryNode(ScalarType t, BinaryOp o, Expr x, Expr y)
+        : ExprNode(static_kind, t), op(o), a(std::move(x)), b(std::move(y)) {}
+    const BinaryOp op;
+    const Expr a, b;
+    static Expr make(BinaryOp op, Expr a, Expr b);
+};
+
+struct SelectNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::Select;
+    SelectNode(Expr c, Expr t, Expr f)
+        : ExprNode(static_kind, t.type()), cond(std::move(c)), if_true(std::move(t)), if_false(std::move(f)) {}
+    const Expr cond, if_true, if_false;
+    static Expr make(Expr cond, Expr if_true, Expr if_false);
+};
+
+/// A math function on floats (Abs, Floor, Ceil also on ints). All arguments share the type.
+struct CallNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::Call;
+    CallNode(ScalarType t, MathFn f, std::vector<Expr> a) : ExprNode(static_kind, t), fn(f), args(std::move(a)) {}
+    const MathFn fn;
+    const std::vector<Expr> args;
+    static Expr make(MathFn fn, std::vector<Expr> args);
+};
+
+/// Conversion with C semantics (float to int truncates toward zero).
+struct CastNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::Cast;
+    CastNode(ScalarType t, Expr v) : ExprNode(static_kind, t), value(std::move(v)) {}
+    const Expr value;
+    static Expr make(ScalarType t, Expr value);
+};
+
+// ---- statements ----
+
+/// A DSL assignment before lowering: lhs is a FieldAccess (a write) or a Temporary Var.
+struct AssignNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::Assign;
+    AssignNode(Expr l, Expr r) : StmtNode(static_kind), lhs(std::move(l)), rhs(std::move(r)) {}
+    const Expr lhs, rhs;
+    static Stmt make(Expr lhs, Expr rhs);
+};
+
+/// Defines a local constant `var` (a Var) from `value`.
+struct DeclareNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::Declare;
+    DeclareNode(Expr v, Expr x) : StmtNode(static_kind), var(std::move(v)), value(std::move(x)) {}
+    const Expr var, value;
+    static Stmt make(Expr var, Expr value);
+};
+
+/// Writes `value` into `field` at linear element index `index`.
+struct StoreNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::Store;
+    StoreNode(FieldPtr f, Expr i, Expr v)
+        : StmtNode(static_kind), field(std::move(f)), index(std::move(i)), value(std::move(v)) {}
+    const FieldPtr field;
+    const Expr index, value;
+    static Stmt make(FieldPtr field, Expr index, Expr value);
+};
+
+struct BlockNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::Block;
+    explicit BlockNode(std::vector<Stmt> s) : StmtNode(static_kind), stmts(std::move(s)) {}
+    const std::vector<Stmt> stmts;
+    static Stmt make(std::vector<Stmt> stmts);
+};
+
+/// for (var = start; var < stop; var += step) body. `axis` is the spatial axis it walks.
+struct ForNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::For;
+    ForNode(Expr v, Expr a, Expr o, Expr s, Stmt b, int ax)
+        : StmtNode(static_kind), var(std::move(v)), start(std::move(a)), stop(std::move(o)),
+          step(std::move(s)), body(std::move(b)), axis(ax) {}
+    const Expr var, start, stop, step;
+    const Stmt body;
+    const int axis;
+    static Stmt make(Expr var, Expr start, Expr stop, Expr step, Stmt body, int axis);
+};
+
+struct IfThenNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::IfThen;
+    IfThenNode(Expr c, Stmt t) : StmtNode(static_kind), cond(std::move(c)), then_case(std::move(t)) {}
+    const Expr cond;
+    const Stmt then_case;
+    static Stmt make(Expr cond, Stmt then_case);
+};
+
+/// A line of commentary kept in the generated code (the DSL text of each assignment).
+struct CommentNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::Comment;
+    explicit CommentNode(std::string t) : StmtNode(static_kind), text(std::move(t)) {}
+    const std::string text;
+    static Stmt make(std::string text);
+};
+
+} // namespace ir
+
+template <typename T, typename>
+Expr::Expr(T value) {
+    if constexpr (std::is_same_v<T, bool>)
+        *this = ir::ConstNode::make_bool(value);
+    else if constexpr (std::is_integral_v<T>)
+        *this = ir::ConstNode::make_int(ScalarType::Int64, static_cast<std::int64_t>(value), true);
+    else
+        *this = ir::ConstNode::make(ScalarType::Float64, static_cast<double>(value), true);
+}
+
+/// Accessors used everywhere.
+inline bool is_const(const Expr& e) { return e.is<ir::ConstNode>(); }
+/// True if `e` is a constant equal to `v`.
+bool is_const_value(const Expr& e, double v);
+
+} // namespace loom

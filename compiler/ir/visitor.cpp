@@ -1,0 +1,223 @@
+#include "compiler/ir/visitor.hpp"
+
+#include "runtime/errors.hpp"
+
+namespace loom {
+using namespace ir;
+
+void IRVisitor::visit(const Expr& e) {
+    switch (e.kind()) {
+#define LOOM_X(N)                                                                                  \
+    case ExprKind::N: return visit_##N(static_cast<const N##Node*>(e.get()));
+        LOOM_FOR_EACH_EXPR_NODE(LOOM_X)
+#undef LOOM_X
+    }
+}
+
+void IRVisitor::visit(const Stmt& s) {
+    switch (s.kind()) {
+#define LOOM_X(N)                                                                                  \
+    case StmtKind::N: return visit_##N(static_cast<const N##Node*>(s.get()));
+        LOOM_FOR_EACH_STMT_NODE(LOOM_X)
+#undef LOOM_X
+    }
+}
+
+void IRVisitor::visit_Const(const ConstNode*) {}
+void IRVisitor::visit_Var(const VarNode*) {}
+void IRVisitor::visit_Counter(const CounterNode*) {}
+void IRVisitor::visit_FieldAccess(const FieldAccessNode*) {}
+void IRVisitor::visit_ThreadIndex(const ThreadIndexNode*) {}
+void IRVisitor::visit_Load(const LoadNode* n) { visit(n->index); }
+void IRVisitor::visit_Unary(const UnaryNode* n) { visit(n->a); }
+void IRVisitor::visit_Binary(const BinaryNode* n) {
+    visit(n->a);
+    visit(n->b);
+}
+void IRVisitor::visit_Select(const SelectNode* n) {
+    visit(n->cond);
+    visit(n->if_true);
+    visit(n->if_false);
+}
+void IRVisitor::visit_Call(const CallNode* n) {
+    for (auto& a : n->args) visit(a);
+}
+void IRVisitor::visit_Cast(const CastNode* n) { visit(n->value); }
+void IRVisitor::visit_Assign(const AssignNode* n) {
+    visit(n->lhs);
+    visit(n->rhs);
+}
+void IRVisitor::visit_Declare(const DeclareNode* n) {
+    visit(n->var);
+    visit(n->value);
+}
+void IRVisitor::visit_Store(const StoreNode* n) {
+    visit(n->index);
+    visit(n->value);
+}
+void IRVisitor::visit_Block(const BlockNode* n) {
+    for (auto& s : n->stmts) visit(s);
+}
+void IRVisitor::visit_For(const ForNode* n) {
+    visit(n->var);
+    visit(n->start);
+    visit(n->stop);
+    visit(n->step);
+    visit(n->body);
+}
+void IRVisitor::visit_IfThen(const IfThenNode* n) {
+    visit(n->cond);
+    visit(n->then_case);
+}
+void IRVisitor::visit_Comment(const CommentNode*) {}
+
+// ---- mutator ----
+
+Expr IRMutator::mutate(const Expr& e) {
+    if (!e.defined()) return e;
+    switch (e.kind()) {
+#define LOOM_X(N)                                                                                  \
+    case ExprKind::N: return visit_##N(static_cast<const N##Node*>(e.get()), e);
+        LOOM_FOR_EACH_EXPR_NODE(LOOM_X)
+#undef LOOM_X
+    }
+    throw InternalError("IRMutator: unknown expression kind");
+}
+
+Stmt IRMutator::mutate(const Stmt& s) {
+    if (!s.defined()) return s;
+    switch (s.kind()) {
+#define LOOM_X(N)                                                                                  \
+    case StmtKind::N: return visit_##N(static_cast<const N##Node*>(s.get()), s);
+        LOOM_FOR_EACH_STMT_NODE(LOOM_X)
+#undef LOOM_X
+    }
+    throw InternalError("IRMutator: unknown statement kind");
+}
+
+Expr IRMutator::visit_Const(const ConstNode*, const Expr& self) { return self; }
+Expr IRMutator::visit_Var(const VarNode*, const Expr& self) { return self; }
+Expr IRMutator::visit_Counter(const CounterNode*, const Expr& self) { return self; }
+Expr IRMutator::visit_FieldAccess(const FieldAccessNode*, const Expr& self) { return self; }
+Expr IRMutator::visit_ThreadIndex(const ThreadIndexNode*, const Expr& self) { return self; }
+
+Expr IRMutator::visit_Load(const LoadNode* n, const Expr& self) {
+    Expr i = mutate(n->index);
+    return i.same_as(n->index) ? self : LoadNode::make(n->field, i);
+}
+Expr IRMutator::visit_Unary(const UnaryNode* n, const Expr& self) {
+    Expr a = mutate(n->a);
+    return a.same_as(n->a) ? self : UnaryNode::make(n->op, a);
+}
+Expr IRMutator::visit_Binary(const BinaryNode* n, const Expr& self) {
+    Expr a = mutate(n->a), b = mutate(n->b);
+    return a.same_as(n->a) && b.same_as(n->b) ? self : BinaryNode::make(n->op, a, b);
+}
+Expr IRMutator::visit_Select(const SelectNode* n, const Expr& self) {
+    Expr c = mutate(n->cond), t = mutate(n->if_true), f = mutate(n->if_false);
+    if (c.same_as(n->cond) && t.same_as(n->if_true) && f.same_as(n->if_false)) return self;
+    return SelectNode::make(c, t, f);
+}
+Expr IRMutator::visit_Call(const CallNode* n, const Expr& self) {
+    std::vector<Expr> args;
+    bool changed = false;
+    for (auto& a : n->args) {
+        args.push_back(mutate(a));
+        changed |= !args.back().same_as(a);
+    }
+    return changed ? CallNode::make(n->fn, std::move(args)) : self;
+}
+Expr IRMutator::visit_Cast(const CastNode* n, const Expr& self) {
+    Expr v = mutate(n->value);
+    return v.same_as(n->value) ? self : CastNode::make(n->type, v);
+}
+
+Stmt IRMutator::visit_Assign(const AssignNode* n, const Stmt& self) {
+    Expr l = mutate(n->lhs), r = mutate(n->rhs);
+    return l.same_as(n->lhs) && r.same_as(n->rhs) ? self : AssignNode::make(l, r);
+}
+Stmt IRMutator::visit_Declare(const DeclareNode* n, const Stmt& self) {
+    Expr v = mutate(n->var), x = mutate(n->value);
+    return v.same_as(n->var) && x.same_as(n->value) ? self : DeclareNode::make(v, x);
+}
+Stmt IRMutator::visit_Store(const StoreNode* n, const Stmt& self) {
+    Expr i = mutate(n->index), v = mutate(n->value);
+    return i.same_as(n->index) && v.same_as(n->value) ? self : StoreNode::make(n->field, i, v);
+}
+Stmt IRMutator::visit_Block(const BlockNode* n, const Stmt& self) {
+    std::vector<Stmt> stmts;
+    bool changed = false;
+    for (auto& s : n->stmts) {
+        stmts.push_back(mutate(s));
+        changed |= !stmts.back().same_as(s);
+    }
+    return changed ? BlockNode::make(std::move(stmts)) : self;
+}
+Stmt IRMutator::visit_For(const ForNode* n, const Stmt& self) {
+    Expr v = mutate(n->var), a = mutate(n->start), o = mutate(n->stop), s = mutate(n->step);
+    Stmt b = mutate(n->body);
+    if (v.same_as(n->var) && a.same_as(n->start) && o.same_as(n->stop) && s.same_as(n->step) &&
+        b.same_as(n->body))
+        return self;
+    return ForNode::make(v, a, o, s, b, n->axis);
+}
+Stmt IRMutator::visit_IfThen(const IfThenNode* n, const Stmt& self) {
+    Expr c = mutate(n->cond);
+    Stmt t = mutate(n->then_case);
+    return c.same_as(n->cond) && t.same_as(n->then_case) ? self : IfThenNode::make(c, t);
+}
+Stmt IRMutator::visit_Comment(const CommentNode*, const Stmt& self) { return self; }
+
+// ---- helpers ----
+
+std::vector<Expr> children(const Expr& e) {
+    switch (e.kind()) {
+    case ExprKind::Load: return {e.as<LoadNode>()->index};
+    case ExprKind::Unary: return {e.as<UnaryNode>()->a};
+    case ExprKind::Binary: return {e.as<BinaryNode>()->a, e.as<BinaryNode>()->b};
+    case ExprKind::Select: {
+        auto n = e.as<SelectNode>();
+        return {n->cond, n->if_true, n->if_false};
+    }
+    case ExprKind::Call: return e.as<CallNode>()->args;
+    case ExprKind::Cast: return {e.as<CastNode>()->value};
+    default: return {};
+    }
+}
+
+namespace {
+void collect(const Expr& e, std::vector<Expr>& out) {
+    out.push_back(e);
+    for (const Expr& c : children(e)) collect(c, out);
+}
+
+class StmtExprCollector : public IRMutator {
+public:
+    std::vector<Expr> out;
+    Expr visit_root(const Expr& e) {
+        collect(e, out);
+        return e;
+    }
+
+protected:
+    // Collect top-level expressions of each statement; `collect` walks below them.
+#define LOOM_X(N)                                                                                  \
+    Expr visit_##N(const ir::N##Node*, const Expr& self) override { return visit_root(self); }
+    LOOM_FOR_EACH_EXPR_NODE(LOOM_X)
+#undef LOOM_X
+};
+} // namespace
+
+std::vector<Expr> subexpressions(const Expr& root) {
+    std::vector<Expr> out;
+    collect(root, out);
+    return out;
+}
+
+std::vector<Expr> subexpressions(const Stmt& root) {
+    StmtExprCollector c;
+    c.mutate(root);
+    return std::move(c.out);
+}
+
+} // namespace loom

@@ -1,0 +1,50 @@
+// Traversal of the IR: a read-only visitor and a rebuilding mutator.
+//
+// IRMutator returns the original node when no child changed, so a pass that changes nothing
+// returns an identical handle (same_as) and the pipeline log can say "unchanged".
+#pragma once
+
+#include "compiler/ir/ir.hpp"
+
+namespace loom {
+
+class IRVisitor {
+public:
+    virtual ~IRVisitor() = default;
+    void visit(const Expr& e);
+    void visit(const Stmt& s);
+
+protected:
+    // Defaults visit every child in evaluation order.
+#define LOOM_X(N) virtual void visit_##N(const ir::N##Node* node);
+    LOOM_FOR_EACH_EXPR_NODE(LOOM_X)
+    LOOM_FOR_EACH_STMT_NODE(LOOM_X)
+#undef LOOM_X
+};
+
+class IRMutator {
+public:
+    virtual ~IRMutator() = default;
+    Expr mutate(const Expr& e);
+    Stmt mutate(const Stmt& s);
+
+protected:
+    // Defaults mutate every child and rebuild the node only if a child changed. `self` is the
+    // handle of `node`, returned as is when nothing changed.
+#define LOOM_X(N) virtual Expr visit_##N(const ir::N##Node* node, const Expr& self);
+    LOOM_FOR_EACH_EXPR_NODE(LOOM_X)
+#undef LOOM_X
+#define LOOM_X(N) virtual Stmt visit_##N(const ir::N##Node* node, const Stmt& self);
+    LOOM_FOR_EACH_STMT_NODE(LOOM_X)
+#undef LOOM_X
+};
+
+/// The expression handles of a tree in pre-order, each occurrence once (shared nodes repeat).
+/// For analyses that need handles rather than nodes.
+std::vector<Expr> subexpressions(const Expr& root);
+std::vector<Expr> subexpressions(const Stmt& root);
+
+/// The direct expression children of a node, in evaluation order.
+std::vector<Expr> children(const Expr& e);
+
+} // namespace loom

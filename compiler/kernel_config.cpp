@@ -1,0 +1,40 @@
+#include "compiler/kernel_config.hpp"
+
+#include "compiler/ir/printer.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace loom {
+
+std::string_view target_name(Target t) {
+    switch (t) {
+    case Target::CUDA: return "CUDA";
+    }
+    return "?";
+}
+
+std::string Bound::describe() const {
+    switch (kind_) {
+    case Kind::Index: return fmt::format("{}", index_);
+    case Kind::End: return "";
+    case Kind::Expression: return to_string(expr_);
+    }
+    return "?";
+}
+
+std::string SliceDim::describe() const {
+    if (single) return start.describe();
+    std::string s = (start.kind() == Bound::Kind::Index && start.index() == 0) ? "" : start.describe();
+    s += ":" + stop.describe();
+    if (step != 1) s += fmt::format(":{}", step);
+    return s;
+}
+
+std::string Slice::describe() const {
+    std::vector<std::string> parts;
+    for (auto& d : dims) parts.push_back(d.describe());
+    return fmt::format("[{}]", fmt::join(parts, ", "));
+}
+
+} // namespace loom

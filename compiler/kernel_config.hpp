@@ -1,0 +1,93 @@
+// What create_kernel is asked to build: the target, the iteration space and code options.
+#pragma once
+
+#include "compiler/ir/ir.hpp"
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loom {
+
+enum class Target : std::uint8_t { CUDA };
+
+std::string_view target_name(Target t);
+
+/// One end of a slice range: a literal index (negative counts from the end, as in numpy), the end
+/// of the axis, or an expression over scalar parameters and other spatial counters.
+class Bound {
+public:
+    enum class Kind : std::uint8_t { Index, End, Expression };
+    Bound(int index) : kind_(Kind::Index), index_(index) {}          // NOLINT: reads like numpy
+    Bound(std::int64_t index) : kind_(Kind::Index), index_(index) {} // NOLINT
+    Bound(Expr e) : kind_(Kind::Expression), expr_(std::move(e)) {}  // NOLINT
+    static Bound end() {
+        Bound b(0);
+        b.kind_ = Kind::End;
+        return b;
+    }
+    Kind kind() const { return kind_; }
+    std::int64_t index() const { return index_; }
+    const Expr& expr() const { return expr_; }
+    std::string describe() const;
+
+private:
+    Kind kind_;
+    std::int64_t index_ = 0;
+    Expr expr_;
+};
+
+/// One axis of an iteration slice: [start, stop) with a positive step, or a single index.
+struct SliceDim {
+    Bound start = 0;
+    Bound stop = Bound::end();
+    std::int64_t step = 1;
+    bool single = false; ///< a single index: start only
+    std::string describe() const;
+};
+
+/// An iteration slice over the spatial axes (axis 0 first). It replaces the ghost layers.
+struct Slice {
+    std::vector<SliceDim> dims;
+    Slice() = default;
+    Slice(std::initializer_list<SliceDim> d) : dims(d) {}
+    explicit Slice(std::vector<SliceDim> d) : dims(std::move(d)) {}
+    std::string describe() const; ///< "[:, x:]"
+};
+
+/// Ghost layers: automatic (the largest offset of the stencil), one width for every side, or a
+/// (low, high) pair per spatial axis.
+class GhostLayers {
+public:
+    GhostLayers() = default; ///< automatic
+    GhostLayers(int width) : uniform_(width) {} // NOLINT
+    GhostLayers(std::initializer_list<std::pair<int, int>> per_axis) : per_axis_(per_axis) {}
+    explicit GhostLayers(std::vector<std::pair<int, int>> per_axis) : per_axis_(std::move(per_axis)) {}
+    static GhostLayers automatic() { return {}; }
+    bool is_automatic() const { return !uniform_ && per_axis_.empty(); }
+    std::optional<int> uniform() const { return uniform_; }
+    const std::vector<std::pair<int, int>>& per_axis() const { return per_axis_; }
+
+private:
+    std::optional<int> uniform_;
+    std::vector<std::pair<int, int>> per_axis_;
+};
+
+struct KernelConfig {
+    Target target = Target::CUDA;
+    std::string name = "kernel";          ///< the function name in the generated code
+    GhostLayers ghost_layers;             ///< automatic unless set; excludes iteration_slice
+    std::optional<Slice> iteration_slice; ///< replaces the ghost layers when set
+    ScalarType default_type = ScalarType::Float64; ///< for untyped literals and temporaries
+    ScalarType index_type = ScalarType::Int64;     ///< counters, sizes and strides
+    bool fast_math = false;                        ///< NVRTC --use_fast_math
+    std::optional<std::array<int, 3>> block_size;  ///< default block (x, y, z); inferred if unset
+    bool manual_launch_grid = false; ///< the caller sets block_size and num_blocks at launch
+    bool ghost_layers_set() const { return !ghost_layers.is_automatic(); }
+};
+
+} // namespace loom

@@ -1,0 +1,51 @@
+#include "compiler/launch.hpp"
+
+#include "compiler/ir/printer.hpp"
+#include "runtime/errors.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace loom {
+
+Dim3 LaunchDescription::evaluate_extents(const Bindings& args) const {
+    if (manual)
+        throw UserError("this kernel has a manual launch grid (" + manual_reason +
+                        "); set block_size and num_blocks instead of inferring them");
+    Dim3 out{1, 1, 1};
+    for (int d = 0; d < 3; ++d) {
+        Value v = evaluate(extents[d], args);
+        out[d] = v.i < 0 ? 0 : v.i;
+    }
+    return out;
+}
+
+Dim3 LaunchDescription::block_for(const Dim3& ext) const {
+    Dim3 b{default_block[0], default_block[1], default_block[2]};
+    auto pow2_at_least = [](std::int64_t n) {
+        std::int64_t p = 1;
+        while (p < n) p *= 2;
+        return p;
+    };
+    if (ext[0] < b[0]) b[0] = std::max<std::int64_t>(1, std::min(b[0], ((ext[0] + 31) / 32) * 32));
+    if (ext[0] < 32) b[0] = std::max<std::int64_t>(1, pow2_at_least(ext[0]));
+    for (int d = 1; d < 3; ++d)
+        if (ext[d] < b[d]) b[d] = std::max<std::int64_t>(1, pow2_at_least(ext[d]));
+    return b;
+}
+
+Dim3 LaunchDescription::grid_for(const Dim3& ext, const Dim3& block) {
+    Dim3 g{};
+    for (int d = 0; d < 3; ++d) g[d] = ext[d] <= 0 ? 0 : (ext[d] + block[d] - 1) / block[d];
+    return g;
+}
+
+std::string LaunchDescription::describe() const {
+    std::string block = fmt::format("({})", fmt::join(default_block, ", "));
+    if (manual) return fmt::format("manual ({}); suggested block {}", manual_reason, block);
+    std::vector<std::string> e;
+    for (auto& x : extents) e.push_back(to_string(x));
+    return fmt::format("block {} by default; grid = ceil(({}) / block)", block, fmt::join(e, ", "));
+}
+
+} // namespace loom

@@ -1,0 +1,38 @@
+// The launch description: how many threads a kernel needs and how they are grouped in blocks.
+//
+// The grid is data, not code: per block dimension, the number of threads needed (the extent) is
+// an expression over the kernel's size and scalar arguments, evaluated at call time, and the grid
+// is ceil(extent / block). A kernel whose iteration bounds depend on another counter cannot have
+// its grid inferred: its description is "manual" and the caller sets block and grid.
+#pragma once
+
+#include "compiler/ir/evaluate.hpp"
+#include "compiler/ir/ir.hpp"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace loom {
+
+using Dim3 = std::array<std::int64_t, 3>;
+
+struct LaunchDescription {
+    bool manual = false;
+    std::string manual_reason;               ///< why the grid cannot be inferred
+    std::array<int, 3> default_block{1, 1, 1};
+    std::array<Expr, 3> extents;             ///< threads needed along x, y, z (undefined if manual)
+    std::array<int, 3> axis_of_dim{-1, -1, -1}; ///< spatial axis each block dimension walks
+
+    /// The extents for the given argument values (Size and Parameter variables).
+    Dim3 evaluate_extents(const Bindings& args) const;
+    /// The default block, trimmed where an extent is smaller: x stays a multiple of the warp
+    /// (32) unless the whole extent is smaller, y and z shrink to the next power of two.
+    Dim3 block_for(const Dim3& extents) const;
+    /// ceil(extent / block) per dimension.
+    static Dim3 grid_for(const Dim3& extents, const Dim3& block);
+    /// One line: "block (64, 4, 1); grid = ceil((size_1 - 2, size_0 - 2, 1) / block)".
+    std::string describe() const;
+};
+
+} // namespace loom

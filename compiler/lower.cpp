@@ -1,0 +1,78 @@
+// The pipeline, top to bottom. Each step is one pass in compiler/passes/ (one file each).
+#include "compiler/lower.hpp"
+
+#include "compiler/codegen/cuda_printer.hpp"
+#include "compiler/pass_log.hpp"
+#include "compiler/passes/analyze.hpp"
+#include "compiler/passes/cse.hpp"
+#include "compiler/passes/gpu_mapping.hpp"
+#include "compiler/passes/iteration_space.hpp"
+#include "compiler/passes/launch_grid.hpp"
+#include "compiler/passes/simplify.hpp"
+#include "compiler/passes/verify.hpp"
+
+namespace loom {
+
+std::string_view role_name(ParamRole r) {
+    switch (r) {
+    case ParamRole::FieldPointer: return "field pointer";
+    case ParamRole::Size: return "size";
+    case ParamRole::Stride: return "stride";
+    case ParamRole::Scalar: return "scalar";
+    }
+    return "?";
+}
+
+LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const KernelConfig& config) {
+    LoweredKernel k;
+    k.name = config.name;
+    k.config = config;
+    PassLog log(config.name);
+
+    // 1. Analysis: reject races, double writes, bad types, too few ghost layers, bad slices.
+    log.start();
+    KernelAnalysis analysis = analyze_kernel(assignments, config);
+    k.fields = analysis.fields;
+    k.ghost_layers = analysis.ghost_layers;
+    log.record("analyze_kernel", Stmt(), analysis.body);
+
+    // 2. Simplify: fold constants, drop identities.
+    log.start();
+    Stmt body = simplify(analysis.body);
+    log.record("simplify", analysis.body, body);
+
+    // 3. Common subexpressions, computed once into named temporaries.
+    log.start();
+    Stmt cse = eliminate_common_subexpressions(body);
+    log.record("eliminate_common_subexpressions", body, cse);
+
+    // 4. Iteration space: one loop per axis; field accesses become loads and stores.
+    log.start();
+    Stmt nest = lower_iteration_space(cse, analysis, config, k.params);
+    log.record("lower_iteration_space", cse, nest);
+
+    // 5. GPU mapping: the fastest memory axis to threadIdx.x, one bounds guard.
+    log.start();
+    std::array<int, 3> axis_of_dim{};
+    Stmt mapped = map_to_gpu(nest, *analysis.primary, axis_of_dim);
+    log.record("map_to_gpu", nest, mapped);
+
+    // 6. Launch grid, read off the loop bounds: ceil(extent / block), or manual.
+    log.start();
+    k.launch = infer_launch_grid(nest, axis_of_dim, config);
+    log.note("infer_launch_grid", k.launch.describe());
+
+    // 7. Verify the invariants the printer relies on.
+    log.start();
+    verify_lowered(mapped, k.params);
+    log.note("verify_lowered", "ok");
+    k.body = mapped;
+
+    // 8. Print readable CUDA; names the parameters in k.params.
+    log.start();
+    print_cuda(k);
+    log.note("print_cuda", std::to_string(k.source.size()) + " characters");
+    return k;
+}
+
+} // namespace loom

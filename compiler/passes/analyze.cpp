@@ -1,0 +1,455 @@
+#include "compiler/passes/analyze.hpp"
+
+#include "compiler/ir/printer.hpp"
+#include "compiler/ir/visitor.hpp"
+#include "runtime/errors.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace loom {
+using namespace ir;
+
+namespace {
+
+std::string offsets_text(const std::vector<int>& o) { return fmt::format("({})", fmt::join(o, ", ")); }
+
+class Analyzer {
+public:
+    Analyzer(const std::vector<SourceAssignment>& in, const KernelConfig& cfg) : in_(in), cfg_(cfg) {}
+
+    KernelAnalysis run() {
+        check_config();
+        if (in_.empty())
+            fail("has no assignments; pass at least one Assignment that writes a field");
+        collect();
+        check_fields();
+        check_writes();
+        compute_reach();
+        resolve_ghost_layers();
+        check_slice();
+        a_.body = build_body();
+        return std::move(a_);
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& what) const {
+        throw UserError(fmt::format("kernel '{}' {}", cfg_.name, what));
+    }
+
+    // ---- configuration ----
+    void check_config() {
+        if (cfg_.index_type != ScalarType::Int32 && cfg_.index_type != ScalarType::Int64)
+            fail(fmt::format("has index_type {}; the index type must be int32 or int64",
+                             type_name(cfg_.index_type)));
+        if (cfg_.default_type != ScalarType::Float32 && cfg_.default_type != ScalarType::Float64)
+            fail(fmt::format("has default_type {}; the default type must be float32 or float64",
+                             type_name(cfg_.default_type)));
+        if (cfg_.block_size) {
+            auto b = *cfg_.block_size;
+            static const int limit[3] = {1024, 1024, 64};
+            long long n = 1;
+            for (int d = 0; d < 3; ++d) {
+                if (b[d] < 1 || b[d] > limit[d])
+                    fail(fmt::format("has block_size ({}); dimension {} must be between 1 and {}",
+                                     fmt::join(b, ", "), "xyz"[d], limit[d]));
+                n *= b[d];
+            }
+            if (n > 1024)
+                fail(fmt::format("has block_size ({}) = {} threads; a block holds at most 1024 "
+                                 "threads", fmt::join(b, ", "), n));
+        }
+        if (cfg_.iteration_slice && cfg_.ghost_layers_set())
+            fail("sets both iteration_slice and ghost_layers; a slice gives the iteration space "
+                 "exactly, so set only one of them");
+    }
+
+    // ---- collection ----
+    void note_field(const FieldPtr& f) {
+        if (std::find(a_.fields.begin(), a_.fields.end(), f) != a_.fields.end()) return;
+        for (auto& g : a_.fields)
+            if (g->name == f->name)
+                fail(fmt::format("uses two different fields named '{}' ({} and {}); declare each "
+                                 "field once and reuse the Field object, or rename one",
+                                 f->name, g->describe(), f->describe()));
+        a_.fields.push_back(f);
+    }
+
+    void note_reads(const Expr& rhs, std::size_t stmt) {
+        for (const Expr& e : subexpressions(rhs)) {
+            if (auto fa = e.as<FieldAccessNode>()) {
+                note_field(fa->field);
+                reads_.push_back({fa->field, fa->offsets, stmt});
+            } else if (auto v = e.as<VarNode>()) {
+                if (v->role == VarRole::Parameter) note_param(e);
+                if (v->role == VarRole::Temporary) check_temp_read(e, stmt);
+            } else if (auto c = e.as<CounterNode>()) {
+                counters_.push_back({c->axis, stmt});
+            }
+        }
+    }
+
+    void note_param(const Expr& p) {
+        for (auto& q : a_.parameters) {
+            if (q.same_as(p)) return;
+            if (q.as<VarNode>()->name == p.as<VarNode>()->name)
+                fail(fmt::format("uses two different scalar parameters named '{}'; create it once "
+                                 "with param<T>(\"{}\") and reuse the Expr",
+                                 q.as<VarNode>()->name, q.as<VarNode>()->name));
+        }
+        a_.parameters.push_back(p);
+    }
+
+    void check_temp_read(const Expr& t, std::size_t stmt) {
+        if (defined_temps_.count(t.get())) return;
+        const std::string& name = t.as<VarNode>()->name;
+        for (std::size_t j = stmt; j < in_.size(); ++j)
+            if (in_[j].lhs.same_as(t))
+                fail(fmt::format("reads the temporary '{}' in assignment {} (`{}`) before it is "
+                                 "defined in assignment {} (`{}`); move the definition first",
+                                 name, stmt + 1, in_[stmt].text, j + 1, in_[j].text));
+        fail(fmt::format("reads the temporary '{}' in assignment {} (`{}`), but no assignment "
+                         "defines it; assign it first, or use param<T>(\"{}\") if it is a kernel "
+                         "argument", name, stmt + 1, in_[stmt].text, name));
+    }
+
+    void collect() {
+        for (std::size_t i = 0; i < in_.size(); ++i) {
+            const SourceAssignment& s = in_[i];
+            if (auto fa = s.lhs.as<FieldAccessNode>()) note_field(fa->field);
+            note_reads(s.rhs, i);
+            if (auto fa = s.lhs.as<FieldAccessNode>()) {
+                writes_.push_back({fa->field, fa->offsets, fa->components, i});
+                if (std::find(a_.written.begin(), a_.written.end(), fa->field) == a_.written.end())
+                    a_.written.push_back(fa->field);
+            } else if (auto v = s.lhs.as<VarNode>()) {
+                if (v->role != VarRole::Temporary)
+                    fail(fmt::format("assigns to '{}' in assignment {}, which is not a temporary or "
+                                     "a field", v->name, i + 1));
+                if (defined_temps_.count(s.lhs.get()))
+                    fail(fmt::format("assigns the temporary '{}' twice (assignment {}: `{}`); "
+                                     "temporaries are defined once, so use a new temporary",
+                                     v->name, i + 1, s.text));
+                defined_temps_.insert(s.lhs.get());
+            } else {
+                throw InternalError("assignment lhs is neither a field access nor a variable");
+            }
+        }
+        if (a_.written.empty())
+            fail("writes no field, so it would have no effect; assign at least one field access "
+                 "such as f.center()");
+        a_.primary = a_.written.front();
+    }
+
+    // ---- fields ----
+    void check_fields() {
+        const FieldInfo& p = *a_.fields.front();
+        a_.spatial_dims = p.spatial_dims;
+        for (auto& f : a_.fields) {
+            if (f->type == ScalarType::Float16 || f->type == ScalarType::BFloat16)
+                fail(fmt::format("uses field {} of type {}; float16 and bfloat16 fields are not "
+                                 "supported yet, use float32", f->name, type_name(f->type)));
+            if (f->spatial_dims != p.spatial_dims)
+                fail(fmt::format("mixes fields of different dimensionality: {} is {}D but {} is "
+                                 "{}D; all fields of a kernel share one iteration space",
+                                 p.name, p.spatial_dims, f->name, f->spatial_dims));
+            if (f->is_fixed()) {
+                if (a_.fixed_shape_source && a_.fixed_shape_source->fixed_shape != f->fixed_shape)
+                    fail(fmt::format("mixes fixed shapes: {} is [{}] but {} is [{}]; fields of "
+                                     "one kernel must have the same spatial shape",
+                                     a_.fixed_shape_source->name,
+                                     fmt::join(a_.fixed_shape_source->fixed_shape, ", "), f->name,
+                                     fmt::join(f->fixed_shape, ", ")));
+                if (!a_.fixed_shape_source) a_.fixed_shape_source = f.get();
+            }
+        }
+        for (auto& q : a_.parameters)
+            for (auto& f : a_.fields)
+                if (q.as<VarNode>()->name == f->name)
+                    fail(fmt::format("has a scalar parameter and a field both named '{}'; rename "
+                                     "one of them", f->name));
+        for (auto& c : counters_)
+            if (c.first >= a_.spatial_dims)
+                fail(fmt::format("uses the counter {} (axis {}) in assignment {}, but the kernel "
+                                 "is {}D; counters go up to axis {}",
+                                 c.first < 3 ? std::string(1, "xyz"[c.first]) : fmt::format("ctr({})", c.first),
+                                 c.first, c.second + 1, a_.spatial_dims, a_.spatial_dims - 1));
+    }
+
+    // ---- races and double writes ----
+    void check_writes() {
+        for (std::size_t i = 0; i < writes_.size(); ++i)
+            for (std::size_t j = 0; j < i; ++j) {
+                const Write& a = writes_[j];
+                const Write& b = writes_[i];
+                if (a.field != b.field) continue;
+                if (a.offsets == b.offsets && a.components == b.components)
+                    fail(fmt::format("writes {}{}{} twice (assignments {} and {}); each field "
+                                     "element may be written once per cell, so combine the two "
+                                     "into one assignment or use a temporary",
+                                     a.field->name, offsets_text(a.offsets),
+                                     a.components.empty() ? "" : fmt::format(" component ({})", fmt::join(a.components, ", ")),
+                                     a.stmt + 1, b.stmt + 1));
+                if (a.offsets != b.offsets)
+                    fail(fmt::format("writes field {} at two offsets, {} and {}; on a GPU "
+                                     "neighbouring cells run in parallel and would write the same "
+                                     "element. Write each field at one offset only",
+                                     a.field->name, offsets_text(a.offsets), offsets_text(b.offsets)));
+            }
+        for (auto& w : writes_) {
+            std::set<std::vector<int>> bad;
+            for (auto& r : reads_)
+                if (r.field == w.field && r.offsets != w.offsets) bad.insert(r.offsets);
+            if (!bad.empty()) {
+                std::vector<std::string> o;
+                for (auto& b : bad) o.push_back(offsets_text(b));
+                fail(fmt::format(
+                    "reads field {} at offset(s) {} and writes it at {}: an in-place stencil. On a "
+                    "GPU, cells run in parallel, so a neighbour may already hold its new value (a "
+                    "race). Write the result into a second field and swap the two after each step",
+                    w.field->name, fmt::join(o, ", "), offsets_text(w.offsets)));
+            }
+        }
+    }
+
+    // ---- ghost layers and slices ----
+    void compute_reach() {
+        a_.reach.assign(a_.spatial_dims, {0, 0});
+        auto extend = [&](const std::vector<int>& off) {
+            for (int d = 0; d < a_.spatial_dims; ++d) {
+                a_.reach[d].first = std::max(a_.reach[d].first, -off[d]);
+                a_.reach[d].second = std::max(a_.reach[d].second, off[d]);
+            }
+        };
+        for (auto& r : reads_) extend(r.offsets);
+        for (auto& w : writes_) extend(w.offsets);
+    }
+
+    std::string worst_access(int axis, bool low) const {
+        // The access that reaches furthest along `axis` in direction `low`, for messages.
+        const std::vector<int>* best = nullptr;
+        const FieldInfo* field = nullptr;
+        auto consider = [&](const FieldPtr& f, const std::vector<int>& o) {
+            int v = low ? -o[axis] : o[axis];
+            if (!best || v > (low ? -(*best)[axis] : (*best)[axis])) {
+                best = &o;
+                field = f.get();
+            }
+        };
+        for (auto& r : reads_) consider(r.field, r.offsets);
+        for (auto& w : writes_) consider(w.field, w.offsets);
+        return fmt::format("{}{}", field->name, offsets_text(*best));
+    }
+
+    void resolve_ghost_layers() {
+        int D = a_.spatial_dims;
+        if (cfg_.iteration_slice) {
+            a_.ghost_layers.assign(D, {0, 0});
+            return;
+        }
+        const GhostLayers& gl = cfg_.ghost_layers;
+        if (gl.is_automatic()) {
+            int w = 0;
+            for (auto& r : a_.reach) w = std::max({w, r.first, r.second});
+            a_.ghost_layers.assign(D, {w, w});
+        } else if (gl.uniform()) {
+            if (*gl.uniform() < 0) fail(fmt::format("has ghost_layers = {}; it must be >= 0", *gl.uniform()));
+            a_.ghost_layers.assign(D, {*gl.uniform(), *gl.uniform()});
+        } else {
+            if (int(gl.per_axis().size()) != D)
+                fail(fmt::format("gives ghost layers for {} axes, but the kernel is {}D; give one "
+                                 "(low, high) pair per axis", gl.per_axis().size(), D));
+            a_.ghost_layers = gl.per_axis();
+            for (auto& p : a_.ghost_layers)
+                if (p.first < 0 || p.second < 0) fail("has a negative ghost-layer width; widths must be >= 0");
+        }
+        for (int d = 0; d < D; ++d) {
+            auto [lo, hi] = a_.ghost_layers[d];
+            if (lo < a_.reach[d].first || hi < a_.reach[d].second) {
+                bool low = lo < a_.reach[d].first;
+                int need = low ? a_.reach[d].first : a_.reach[d].second;
+                fail(fmt::format("reads out of bounds: {} reaches {} cell(s) {} along axis {}, but "
+                                 "only {} ghost layer(s) are there. Set ghost_layers to at least "
+                                 "{}, or leave it automatic",
+                                 worst_access(d, low), need, low ? "below" : "above", d,
+                                 low ? lo : hi, need));
+            }
+            if (a_.fixed_shape_source &&
+                a_.fixed_shape_source->fixed_shape[d] <= std::int64_t(lo) + hi)
+                fail(fmt::format("has nothing to iterate: axis {} of the fixed shape [{}] has {} "
+                                 "cells, all of them ghost layers ({} low, {} high)",
+                                 d, fmt::join(a_.fixed_shape_source->fixed_shape, ", "),
+                                 a_.fixed_shape_source->fixed_shape[d], lo, hi));
+        }
+    }
+
+    void check_slice() {
+        if (!cfg_.iteration_slice) return;
+        const Slice& s = *cfg_.iteration_slice;
+        int D = a_.spatial_dims;
+        if (int(s.dims.size()) != D)
+            fail(fmt::format("has the iteration slice {} with {} entries, but the kernel is {}D; "
+                             "give one entry per spatial axis", s.describe(), s.dims.size(), D));
+        for (int d = 0; d < D; ++d) {
+            const SliceDim& sd = s.dims[d];
+            if (sd.step < 1)
+                fail(fmt::format("has step {} on axis {} of the slice {}; steps must be positive",
+                                 sd.step, d, s.describe()));
+            for (const Bound* b : {&sd.start, &sd.stop}) {
+                if (b->kind() != Bound::Kind::Expression) continue;
+                for (const Expr& e : subexpressions(b->expr())) {
+                    if (auto c = e.as<CounterNode>()) {
+                        if (c->axis >= d)
+                            fail(fmt::format("has the slice {} whose bound on axis {} uses the "
+                                             "counter of axis {}; a bound may only use counters "
+                                             "of earlier axes (0..{})",
+                                             s.describe(), d, c->axis, d - 1));
+                        a_.bounds_depend_on_counters = true;
+                    } else if (e.is<FieldAccessNode>()) {
+                        fail(fmt::format("has the slice {} with a field access in a bound; bounds "
+                                         "may use integers, scalar parameters and earlier counters",
+                                         s.describe()));
+                    } else if (auto v = e.as<VarNode>()) {
+                        if (v->role == VarRole::Parameter) note_param(e);
+                    }
+                }
+                if (!is_int(b->expr().type()))
+                    fail(fmt::format("has the slice {} with a bound of type {} on axis {}; bounds "
+                                     "must be integers", s.describe(), type_name(b->expr().type()), d));
+            }
+            check_slice_reach(d, sd, s);
+        }
+        if (a_.bounds_depend_on_counters && !cfg_.manual_launch_grid)
+            fail(fmt::format("has the iteration slice {}, whose bounds depend on another counter, "
+                             "so the launch grid cannot be inferred. Set manual_launch_grid = true "
+                             "in the KernelConfig, then set block_size and num_blocks on the "
+                             "compiled kernel before calling it", s.describe()));
+    }
+
+    /// Static bounds check of literal slice ends against the stencil's reach.
+    void check_slice_reach(int d, const SliceDim& sd, const Slice& s) {
+        auto [below, above] = a_.reach[d];
+        std::optional<std::int64_t> n;
+        if (a_.fixed_shape_source) n = a_.fixed_shape_source->fixed_shape[d];
+        // Absolute start, or nothing when only the run-time size can tell.
+        auto absolute = [&](const Bound& b) -> std::optional<std::int64_t> {
+            if (b.kind() == Bound::Kind::End) return n;
+            if (b.kind() != Bound::Kind::Index) return std::nullopt;
+            if (b.index() >= 0) return b.index();
+            if (n) return *n + b.index();
+            return std::nullopt;
+        };
+        auto start = absolute(sd.start);
+        if (start && *start - below < 0)
+            fail(fmt::format("reads out of bounds: the slice {} starts axis {} at {}, but {} "
+                             "reaches {} cell(s) below; start at {} or later",
+                             s.describe(), d, *start, worst_access(d, true), below, below));
+        if (sd.single) {
+            if (sd.start.kind() == Bound::Kind::Index && sd.start.index() < 0 && !n && above > -sd.start.index() - 1)
+                fail(fmt::format("reads out of bounds: the slice {} picks index {} on axis {}, but "
+                                 "{} reaches {} cell(s) above", s.describe(), sd.start.index(), d,
+                                 worst_access(d, false), above));
+            if (start && n && *start + above >= *n)
+                fail(fmt::format("reads out of bounds: the slice {} picks index {} on axis {} of "
+                                 "size {}, but {} reaches {} cell(s) above",
+                                 s.describe(), *start, d, *n, worst_access(d, false), above));
+            return;
+        }
+        // The stop, as a distance from the end when that is what the bound says.
+        std::optional<std::int64_t> from_end;
+        if (sd.stop.kind() == Bound::Kind::End) from_end = 0;
+        if (sd.stop.kind() == Bound::Kind::Index && sd.stop.index() < 0) from_end = -sd.stop.index();
+        if (from_end && *from_end < above)
+            fail(fmt::format("reads out of bounds: the slice {} ends axis {} {}, but {} reaches "
+                             "{} cell(s) above; end it at -{} or earlier",
+                             s.describe(), d,
+                             *from_end == 0 ? std::string("at the end") : fmt::format("{} before the end", *from_end),
+                             worst_access(d, false), above, above));
+        if (n && sd.stop.kind() == Bound::Kind::Index && sd.stop.index() >= 0 &&
+            sd.stop.index() + above > *n)
+            fail(fmt::format("reads out of bounds: the slice {} ends axis {} at {}, but the fixed "
+                             "size is {} and {} reaches {} cell(s) above",
+                             s.describe(), d, sd.stop.index(), *n, worst_access(d, false), above));
+    }
+
+    // ---- typed body ----
+    Expr convert(const Expr& rhs, ScalarType to, const std::string& target, std::size_t stmt) {
+        auto c = rhs.as<ConstNode>();
+        if (c && c->weak) {
+            if (is_float(c->type) && !is_float(to))
+                fail(fmt::format("stores the float value {} into {} ({}) in assignment {}; write "
+                                 "an integer or cast explicitly", to_string(rhs), target,
+                                 type_name(to), stmt + 1));
+            return is_float(to) ? ConstNode::make(to, c->as_double()) : ConstNode::make_int(to, c->int_value);
+        }
+        if (rhs.type() == to) return rhs;
+        if (implicitly_convertible(rhs.type(), to)) return CastNode::make(to, rhs);
+        fail(fmt::format("assignment {} (`{}`) stores a {} value into {} of type {}, a conversion "
+                         "that is not implicit because it {}. Wrap the right side in cast<{}>(...) "
+                         "if that is what you mean",
+                         stmt + 1, in_[stmt].text, type_name(rhs.type()), target, type_name(to),
+                         rhs.type() == ScalarType::Bool || to == ScalarType::Bool
+                             ? "mixes booleans and numbers"
+                             : "can lose precision or range",
+                         type_name(to)));
+    }
+
+    /// Weak constants left inside expressions (e.g. select(c, 1.0, 0.0)) become strong.
+    class StrengthenConstants : public IRMutator {
+    protected:
+        Expr visit_Const(const ConstNode* c, const Expr& self) override {
+            if (!c->weak) return self;
+            return is_float(c->type) ? ConstNode::make(c->type, c->float_value)
+                                     : ConstNode::make_int(c->type, c->int_value);
+        }
+    };
+
+    Stmt build_body() {
+        std::vector<Stmt> out;
+        StrengthenConstants strengthen;
+        for (std::size_t i = 0; i < in_.size(); ++i) {
+            const SourceAssignment& s = in_[i];
+            std::string target;
+            if (auto fa = s.lhs.as<FieldAccessNode>())
+                target = "field " + fa->field->name;
+            else
+                target = "temporary " + s.lhs.as<VarNode>()->name;
+            Expr rhs = strengthen.mutate(convert(s.rhs, s.lhs.type(), target, i));
+            out.push_back(CommentNode::make(s.text));
+            out.push_back(AssignNode::make(s.lhs, rhs));
+        }
+        return BlockNode::make(std::move(out));
+    }
+
+    struct Read {
+        FieldPtr field;
+        std::vector<int> offsets;
+        std::size_t stmt;
+    };
+    struct Write {
+        FieldPtr field;
+        std::vector<int> offsets, components;
+        std::size_t stmt;
+    };
+
+    const std::vector<SourceAssignment>& in_;
+    const KernelConfig& cfg_;
+    KernelAnalysis a_;
+    std::vector<Read> reads_;
+    std::vector<Write> writes_;
+    std::vector<std::pair<int, std::size_t>> counters_; ///< (axis, statement)
+    std::set<const ExprNode*> defined_temps_;
+};
+
+} // namespace
+
+KernelAnalysis analyze_kernel(const std::vector<SourceAssignment>& assignments,
+                              const KernelConfig& config) {
+    return Analyzer(assignments, config).run();
+}
+
+} // namespace loom

@@ -1,0 +1,35 @@
+// Analysis before translation: rejects kernels that would be wrong on a GPU, with a message that
+// names the field, the offsets and the fix, and collects what later passes need.
+#pragma once
+
+#include "compiler/ir/ir.hpp"
+#include "compiler/kernel_config.hpp"
+#include "compiler/lower.hpp"
+
+#include <utility>
+#include <vector>
+
+namespace loom {
+
+struct KernelAnalysis {
+    int spatial_dims = 0;
+    std::vector<FieldPtr> fields;   ///< in order of first appearance (each lhs before its rhs)
+    std::vector<FieldPtr> written;  ///< fields the kernel writes
+    std::vector<Expr> parameters;   ///< scalar parameters, in order of first appearance
+    /// Per spatial axis: how far accesses reach below and above the cell (both >= 0).
+    std::vector<std::pair<int, int>> reach;
+    /// Ghost layers per axis (low, high), resolved from the config; zeros when a slice is set.
+    std::vector<std::pair<int, int>> ghost_layers;
+    bool bounds_depend_on_counters = false; ///< a slice bound uses another counter
+    FieldPtr primary;               ///< the field whose layout decides the thread mapping
+    const FieldInfo* fixed_shape_source = nullptr; ///< a fixed-shape field, if any
+    /// The kernel body: for each assignment a Comment with its DSL text, then the Assign, with
+    /// implicit conversions made explicit (Cast nodes) and weak constants typed.
+    Stmt body;
+};
+
+/// Checks the assignments and the config; throws UserError with a precise message on bad input.
+KernelAnalysis analyze_kernel(const std::vector<SourceAssignment>& assignments,
+                              const KernelConfig& config);
+
+} // namespace loom

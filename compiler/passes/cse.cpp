@@ -1,0 +1,449 @@
+#include "compiler/passes/cse.hpp"
+
+#include "compiler/ir/equality.hpp"
+#include "compiler/ir/printer.hpp"
+#include "runtime/errors.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace loom {
+using namespace ir;
+
+namespace {
+
+bool is_leaf(ExprKind k) {
+    return k == ExprKind::Const || k == ExprKind::Var || k == ExprKind::Counter ||
+           k == ExprKind::FieldAccess || k == ExprKind::ThreadIndex;
+}
+
+/// The operands of an interior node in evaluation order, without allocating (at most three:
+/// select and fma).
+struct Operands {
+    const Expr* at[3] = {};
+    int count = 0;
+};
+
+Operands operands_of(const Expr& e) {
+    Operands o;
+    auto add = [&o](const Expr& x) { o.at[o.count++] = &x; };
+    switch (e.kind()) {
+    case ExprKind::Load: add(e.as<LoadNode>()->index); break;
+    case ExprKind::Unary: add(e.as<UnaryNode>()->a); break;
+    case ExprKind::Binary:
+        add(e.as<BinaryNode>()->a);
+        add(e.as<BinaryNode>()->b);
+        break;
+    case ExprKind::Select: {
+        auto n = e.as<SelectNode>();
+        add(n->cond);
+        add(n->if_true);
+        add(n->if_false);
+        break;
+    }
+    case ExprKind::Call:
+        for (const Expr& a : e.as<CallNode>()->args) add(a);
+        break;
+    case ExprKind::Cast: add(e.as<CastNode>()->value); break;
+    default: break;
+    }
+    return o;
+}
+
+/// `e` with its operands replaced (same count and order as operands_of).
+Expr with_operands(const Expr& e, const Expr* ops) {
+    switch (e.kind()) {
+    case ExprKind::Load: return LoadNode::make(e.as<LoadNode>()->field, ops[0]);
+    case ExprKind::Unary: return UnaryNode::make(e.as<UnaryNode>()->op, ops[0]);
+    case ExprKind::Binary: return BinaryNode::make(e.as<BinaryNode>()->op, ops[0], ops[1]);
+    case ExprKind::Select: return SelectNode::make(ops[0], ops[1], ops[2]);
+    case ExprKind::Call: {
+        auto n = e.as<CallNode>();
+        return CallNode::make(n->fn, std::vector<Expr>(ops, ops + n->args.size()));
+    }
+    case ExprKind::Cast: return CastNode::make(e.type(), ops[0]);
+    default: return e;
+    }
+}
+
+// ---- names ----
+
+std::string_view op_word(const Expr& e) {
+    switch (e.kind()) {
+    case ExprKind::Binary:
+        switch (e.as<BinaryNode>()->op) {
+        case BinaryOp::Add: return "sum";
+        case BinaryOp::Sub: return "diff";
+        case BinaryOp::Mul: return "prod";
+        case BinaryOp::Div: return "quot";
+        case BinaryOp::Mod: return "rem";
+        case BinaryOp::Min: return "min";
+        case BinaryOp::Max: return "max";
+        // Not "and"/"or": those are C++ keywords.
+        case BinaryOp::And: return "all";
+        case BinaryOp::Or: return "any";
+        default: return "cmp";
+        }
+    case ExprKind::Unary: return e.as<UnaryNode>()->op == UnaryOp::Neg ? "neg" : "inv";
+    case ExprKind::Call: return fn_name(e.as<CallNode>()->fn);
+    case ExprKind::Select: return "sel";
+    case ExprKind::Cast: return "conv";
+    case ExprKind::Load: return e.as<LoadNode>()->field->name;
+    default: return "";
+    }
+}
+
+/// The word an operand contributes to a name; empty for constants.
+std::string_view word_of(const Expr& e) {
+    switch (e.kind()) {
+    case ExprKind::FieldAccess: return e.as<FieldAccessNode>()->field->name;
+    case ExprKind::Var: {
+        auto v = e.as<VarNode>();
+        std::string_view name = v->name;
+        // Another temp stands for its operation: "sum_src" contributes "sum".
+        return v->role == VarRole::CseTemp ? name.substr(0, name.find('_')) : name;
+    }
+    case ExprKind::Counter: {
+        int axis = e.as<CounterNode>()->axis;
+        return axis < 3 ? std::string_view("xyz").substr(axis, 1) : "ctr";
+    }
+    case ExprKind::ThreadIndex: return "tid";
+    case ExprKind::Const: return "";
+    default: return op_word(e);
+    }
+}
+
+/// Words of the operands of a chain of `op` (a + b + c gives the words of a, b and c).
+void collect_words(const Expr& e, const Expr& chain, std::vector<std::string_view>& words) {
+    auto b = e.as<BinaryNode>();
+    auto top = chain.as<BinaryNode>();
+    if (words.size() == 2) return;
+    if (b && top && b->op == top->op) {
+        collect_words(b->a, chain, words);
+        collect_words(b->b, chain, words);
+        return;
+    }
+    std::string_view w = word_of(e);
+    if (!w.empty() && std::find(words.begin(), words.end(), w) == words.end()) words.push_back(w);
+}
+
+std::string name_for(const Expr& e) {
+    std::vector<std::string_view> words;
+    if (e.is<BinaryNode>()) {
+        collect_words(e.as<BinaryNode>()->a, e, words);
+        collect_words(e.as<BinaryNode>()->b, e, words);
+    } else if (auto s = e.as<SelectNode>()) {
+        collect_words(s->if_true, e, words);
+        collect_words(s->if_false, e, words);
+    } else if (!e.is<LoadNode>()) {
+        Operands ops = operands_of(e);
+        for (int k = 0; k < ops.count; ++k) collect_words(*ops.at[k], e, words);
+    }
+    std::string name(op_word(e));
+    // Never a bare function name: `double sqrt = sqrt(x);` would not compile.
+    if (words.empty()) name += "_val";
+    for (std::string_view w : words) name += fmt::format("_{}", w);
+    for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+    if (std::isdigit(static_cast<unsigned char>(name[0]))) name.insert(0, "t");
+    return name;
+}
+
+// ---- value numbering ----
+
+/// An interior node up to its operands' value numbers.
+struct NodeKey {
+    ExprKind kind;
+    ScalarType type;
+    int op;            ///< unary/binary operator or math function
+    const void* field; ///< for Load
+    int child[3];
+    bool operator==(const NodeKey& o) const {
+        return kind == o.kind && type == o.type && op == o.op && field == o.field &&
+               child[0] == o.child[0] && child[1] == o.child[1] && child[2] == o.child[2];
+    }
+};
+
+struct NodeKeyHash {
+    std::size_t operator()(const NodeKey& k) const {
+        std::size_t h = std::size_t(k.kind) * 31 + std::size_t(k.type);
+        auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+        mix(std::size_t(k.op));
+        mix(std::hash<const void*>{}(k.field));
+        for (int c : k.child) mix(std::size_t(c));
+        return h;
+    }
+};
+
+struct PairHash {
+    std::size_t operator()(const std::pair<int, int>& p) const {
+        return std::hash<std::int64_t>{}((std::int64_t(p.first) << 32) ^ p.second);
+    }
+};
+
+/// The eliminator. Every subtree gets a value number: equal numbers mean structurally equal
+/// trees that read the same versions of variables and fields, i.e. the same value. A write to a
+/// variable or field between two reads starts a new version, so a Temporary assigned twice or
+/// a field read after it is written never merges with the earlier reads.
+class Eliminator {
+public:
+    explicit Eliminator(const BlockNode* block) : stmts_(block->stmts) {
+        roots_.resize(stmts_.size());
+        temps_at_.resize(stmts_.size());
+        for (std::size_t i = 0; i < stmts_.size(); ++i) {
+            const Stmt& s = stmts_[i];
+            if (auto a = s.as<AssignNode>())
+                roots_[i].expr = a->rhs;
+            else if (auto d = s.as<DeclareNode>())
+                roots_[i].expr = d->value;
+            else if (!s.is<CommentNode>())
+                throw InternalError(fmt::format(
+                    "common-subexpression elimination expects only comments, assignments and "
+                    "declarations, found: {}",
+                    to_string(s)));
+        }
+    }
+
+    Stmt run(const Stmt& self) {
+        for (int best = number_all(); best >= 0; best = number_all()) extract(best);
+        return temps_.empty() ? self : assemble();
+    }
+
+private:
+    struct Root {
+        Expr expr;
+        std::vector<int> ids; ///< value number of each node, in pre-order
+    };
+    struct Temp {
+        Expr var;
+        Root def;
+    };
+    struct Info {
+        Expr rep;  ///< an expression with this number
+        int size;  ///< its node count
+        bool leaf; ///< a leaf kind
+        bool trivial;
+    };
+
+    std::vector<Stmt> stmts_;
+    std::vector<Root> roots_; ///< per statement; no expression for comments
+    std::vector<Temp> temps_;
+    /// Temps by the statement of their first occurrence: their definitions read the versions
+    /// current there.
+    std::vector<std::vector<int>> temps_at_;
+
+    // Value numbers, kept across rounds.
+    std::unordered_map<Expr, int, ExprHash, ExprEqual> leaf_ids_;
+    std::unordered_map<std::pair<int, int>, int, PairHash> versioned_ids_;
+    std::unordered_map<NodeKey, int, NodeKeyHash> node_ids_;
+    std::vector<Info> info_;
+
+    // Per round.
+    std::unordered_map<const VarNode*, int> var_version_;
+    std::unordered_map<const FieldInfo*, int> field_version_;
+    std::vector<int> count_, first_, first_stmt_;
+    std::vector<int> touched_;
+    int order_ = 0;
+    int stmt_ = 0;
+
+    int new_id(const Expr& rep, int size, bool leaf, bool trivial) {
+        info_.push_back({rep, size, leaf, trivial});
+        count_.push_back(0);
+        first_.push_back(0);
+        first_stmt_.push_back(0);
+        return int(info_.size()) - 1;
+    }
+
+    int leaf_id(const Expr& e) {
+        auto [it, added] = leaf_ids_.try_emplace(e, int(info_.size()));
+        if (added) new_id(e, 1, true, true);
+        int base = it->second;
+        int version = 0;
+        if (auto v = e.as<VarNode>(); v && !var_version_.empty()) {
+            auto f = var_version_.find(v);
+            if (f != var_version_.end()) version = f->second;
+        } else if (auto a = e.as<FieldAccessNode>(); a && !field_version_.empty()) {
+            auto f = field_version_.find(a->field.get());
+            if (f != field_version_.end()) version = f->second;
+        }
+        if (version == 0) return base;
+        auto [vit, vadded] = versioned_ids_.try_emplace({base, version}, int(info_.size()));
+        if (vadded) new_id(e, 1, true, true);
+        return vit->second;
+    }
+
+    int visit(const Expr& e, std::vector<int>& ids) {
+        std::size_t slot = ids.size();
+        ids.push_back(-1);
+        int id;
+        if (is_leaf(e.kind())) {
+            id = leaf_id(e);
+        } else {
+            NodeKey key{e.kind(), e.type(), 0, nullptr, {-1, -1, -1}};
+            if (auto u = e.as<UnaryNode>()) key.op = int(u->op);
+            if (auto b = e.as<BinaryNode>()) key.op = int(b->op);
+            if (auto c = e.as<CallNode>()) key.op = int(c->fn);
+            if (auto l = e.as<LoadNode>()) key.field = l->field.get();
+            Operands ops = operands_of(e);
+            for (int k = 0; k < ops.count; ++k) key.child[k] = visit(*ops.at[k], ids);
+            auto [it, added] = node_ids_.try_emplace(key, int(info_.size()));
+            if (added) {
+                int size = 1;
+                for (int k = 0; k < ops.count; ++k) size += info_[key.child[k]].size;
+                // A negated or converted leaf is as cheap as the leaf itself.
+                bool trivial = (e.is<UnaryNode>() || e.is<CastNode>()) && info_[key.child[0]].leaf;
+                new_id(e, size, false, trivial);
+            }
+            id = it->second;
+        }
+        ids[slot] = id;
+        if (count_[id]++ == 0) {
+            touched_.push_back(id);
+            first_[id] = order_++;
+            first_stmt_[id] = stmt_;
+        }
+        return id;
+    }
+
+    void number(Root& r) {
+        r.ids.clear();
+        visit(r.expr, r.ids);
+    }
+
+    /// Numbers every tree in statement order and returns the best candidate, or -1: the
+    /// largest non-trivial value computed at least twice, the earliest among equals.
+    int number_all() {
+        for (int id : touched_) count_[id] = 0;
+        touched_.clear();
+        order_ = 0;
+        var_version_.clear();
+        field_version_.clear();
+        for (std::size_t i = 0; i < stmts_.size(); ++i) {
+            stmt_ = int(i);
+            for (int t : temps_at_[i]) number(temps_[t].def);
+            if (roots_[i].expr.defined()) number(roots_[i]);
+            if (auto a = stmts_[i].as<AssignNode>()) {
+                if (auto v = a->lhs.as<VarNode>()) ++var_version_[v];
+                if (auto f = a->lhs.as<FieldAccessNode>()) ++field_version_[f->field.get()];
+            } else if (auto d = stmts_[i].as<DeclareNode>()) {
+                ++var_version_[d->var.as<VarNode>()];
+            }
+        }
+        int best = -1;
+        for (int id : touched_) {
+            if (count_[id] < 2 || info_[id].trivial) continue;
+            if (best < 0 || info_[id].size > info_[best].size ||
+                (info_[id].size == info_[best].size && first_[id] < first_[best]))
+                best = id;
+        }
+        return best;
+    }
+
+    /// `e` with every subtree numbered `target` replaced by `var`; `pos` walks r.ids.
+    Expr replace(const Expr& e, const std::vector<int>& ids, std::size_t& pos, int target,
+                 const Expr& var, bool allow_here) {
+        int id = ids[pos];
+        if (id == target && allow_here) {
+            pos += std::size_t(info_[id].size);
+            return var;
+        }
+        ++pos;
+        if (is_leaf(e.kind())) return e;
+        Operands ops = operands_of(e);
+        Expr replaced[3];
+        bool changed = false;
+        for (int k = 0; k < ops.count; ++k) {
+            replaced[k] = replace(*ops.at[k], ids, pos, target, var, true);
+            changed |= !replaced[k].same_as(*ops.at[k]);
+        }
+        return changed ? with_operands(e, replaced) : e;
+    }
+
+    void replace_in(Root& r, int target, const Expr& var, bool allow_root) {
+        if (std::find(r.ids.begin(), r.ids.end(), target) == r.ids.end()) return;
+        std::size_t pos = 0;
+        r.expr = replace(r.expr, r.ids, pos, target, var, allow_root);
+    }
+
+    void extract(int id) {
+        const Expr& rep = info_[id].rep;
+        Expr var = VarNode::make(rep.type(), name_for(rep), VarRole::CseTemp);
+        for (Root& r : roots_)
+            if (r.expr.defined()) replace_in(r, id, var, true);
+        // A definition keeps its own root: it is what the temp stands for.
+        for (Temp& t : temps_) replace_in(t.def, id, var, false);
+        temps_at_[first_stmt_[id]].push_back(int(temps_.size()));
+        temps_.push_back({var, {rep, {}}});
+    }
+
+    // ---- output ----
+
+    std::unordered_map<const VarNode*, int> temp_index_;
+    std::vector<bool> declared_;
+
+    /// Declares the temps `e` uses that are not declared yet, dependencies first, in the order
+    /// in which `e` evaluates them.
+    void declare_used(const Expr& e, std::vector<Stmt>& out) {
+        if (auto v = e.as<VarNode>()) {
+            auto it = temp_index_.find(v);
+            if (it == temp_index_.end() || declared_[it->second]) return;
+            declared_[it->second] = true;
+            const Temp& t = temps_[it->second];
+            declare_used(t.def.expr, out);
+            out.push_back(DeclareNode::make(t.var, t.def.expr));
+            return;
+        }
+        Operands ops = operands_of(e);
+        for (int k = 0; k < ops.count; ++k) declare_used(*ops.at[k], out);
+    }
+
+    Stmt assemble() {
+        for (std::size_t i = 0; i < temps_.size(); ++i)
+            temp_index_[temps_[i].var.as<VarNode>()] = int(i);
+        declared_.assign(temps_.size(), false);
+        std::vector<Stmt> out;
+        out.reserve(stmts_.size() + temps_.size());
+        std::size_t comments_start = 0; // where the comments right before this statement begin
+        bool after_comment = false;
+        for (std::size_t i = 0; i < stmts_.size(); ++i) {
+            const Stmt& s = stmts_[i];
+            if (s.is<CommentNode>()) {
+                if (!after_comment) comments_start = out.size();
+                after_comment = true;
+                out.push_back(s);
+                continue;
+            }
+            std::vector<Stmt> decls;
+            const Expr& root = roots_[i].expr;
+            declare_used(root, decls);
+            // Keep a statement's comment next to it: the declarations go above the comment.
+            out.insert(out.begin() + std::ptrdiff_t(after_comment ? comments_start : out.size()),
+                       decls.begin(), decls.end());
+            after_comment = false;
+            if (auto a = s.as<AssignNode>())
+                out.push_back(root.same_as(a->rhs) ? s : AssignNode::make(a->lhs, root));
+            else if (auto d = s.as<DeclareNode>())
+                out.push_back(root.same_as(d->value) ? s : DeclareNode::make(d->var, root));
+        }
+        return BlockNode::make(std::move(out));
+    }
+};
+
+} // namespace
+
+Stmt eliminate_common_subexpressions(const Stmt& body) {
+    auto block = body.as<BlockNode>();
+    if (!block)
+        throw InternalError(fmt::format(
+            "common-subexpression elimination expects a block of statements, found: {}",
+            to_string(body)));
+    return Eliminator(block).run(body);
+}
+
+} // namespace loom

@@ -1,0 +1,159 @@
+#include "compiler/passes/iteration_space.hpp"
+
+#include "compiler/ir/visitor.hpp"
+#include "compiler/passes/simplify.hpp"
+#include "runtime/errors.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace loom {
+using namespace ir;
+
+namespace {
+
+Expr add(const Expr& a, const Expr& b) { return BinaryNode::make(BinaryOp::Add, a, b); }
+Expr sub(const Expr& a, const Expr& b) { return BinaryNode::make(BinaryOp::Sub, a, b); }
+Expr mul(const Expr& a, const Expr& b) { return BinaryNode::make(BinaryOp::Mul, a, b); }
+
+class Lowering : public IRMutator {
+public:
+    Lowering(const KernelAnalysis& a, const KernelConfig& c, std::vector<KernelParam>& params)
+        : a_(a), cfg_(c), it_(c.index_type) {
+        make_signature(params);
+    }
+
+    Stmt run(const Stmt& body) {
+        Stmt nest = mutate(body);
+        for (int d = a_.spatial_dims - 1; d >= 0; --d) {
+            auto [start, stop, step] = bounds(d);
+            nest = ForNode::make(counters_[d], simplify(start), simplify(stop), idx(step), nest, d);
+        }
+        return nest;
+    }
+
+private:
+    Expr idx(std::int64_t v) const { return ConstNode::make_int(it_, v); }
+    Expr to_index(const Expr& e) const { return e.type() == it_ ? e : CastNode::make(it_, e); }
+
+    void make_signature(std::vector<KernelParam>& params) {
+        int D = a_.spatial_dims;
+        for (int d = 0; d < D; ++d)
+            counters_.push_back(VarNode::make(it_, fmt::format("ctr_{}", d), VarRole::Counter, nullptr, d));
+        for (auto& f : a_.fields) {
+            bool written = std::find(a_.written.begin(), a_.written.end(), f) != a_.written.end();
+            params.push_back({f->name, "", ParamRole::FieldPointer, f->type, f, -1, !written, Expr()});
+        }
+        for (int d = 0; d < D; ++d) {
+            if (a_.fixed_shape_source) {
+                sizes_.push_back(idx(a_.fixed_shape_source->fixed_shape[d]));
+            } else {
+                Expr v = VarNode::make(it_, fmt::format("size_{}", d), VarRole::Size, nullptr, d);
+                sizes_.push_back(v);
+                params.push_back({"", "", ParamRole::Size, it_, nullptr, d, false, v});
+            }
+        }
+        for (auto& f : a_.fields) {
+            std::vector<Expr>& st = strides_[f.get()];
+            auto fixed = f->is_fixed() ? f->fixed_strides() : std::vector<std::int64_t>();
+            for (int ax = 0; ax < f->array_dims(); ++ax) {
+                if (ax == f->unit_stride_axis()) {
+                    st.push_back(idx(1));
+                } else if (f->is_fixed()) {
+                    st.push_back(idx(fixed[ax]));
+                } else {
+                    Expr v = VarNode::make(it_, fmt::format("{}_stride_{}", f->name, ax),
+                                           VarRole::Stride, f, ax);
+                    st.push_back(v);
+                    params.push_back({"", "", ParamRole::Stride, it_, f, ax, false, v});
+                }
+            }
+        }
+        for (auto& p : a_.parameters)
+            params.push_back({"", "", ParamRole::Scalar, p.type(), nullptr, -1, false, p});
+    }
+
+    /// A slice bound as an index-typed expression.
+    Expr bound(const Bound& b, int d) {
+        switch (b.kind()) {
+        case Bound::Kind::End: return sizes_[d];
+        case Bound::Kind::Index:
+            return b.index() >= 0 ? idx(b.index()) : sub(sizes_[d], idx(-b.index()));
+        case Bound::Kind::Expression: return to_index(mutate(b.expr()));
+        }
+        throw InternalError("unknown slice bound kind");
+    }
+
+    std::tuple<Expr, Expr, std::int64_t> bounds(int d) {
+        if (!cfg_.iteration_slice) {
+            auto [lo, hi] = a_.ghost_layers[d];
+            return {idx(lo), sub(sizes_[d], idx(hi)), 1};
+        }
+        const SliceDim& s = cfg_.iteration_slice->dims[d];
+        Expr start = bound(s.start, d);
+        if (s.single) return {start, add(start, idx(1)), 1};
+        return {start, bound(s.stop, d), s.step};
+    }
+
+    /// Linear element index of a field access: sum over array axes of stride * coordinate.
+    Expr address(const FieldPtr& f, const std::vector<int>& offsets, const std::vector<int>& comps) {
+        const std::vector<Expr>& st = strides_.at(f.get());
+        Expr index;
+        std::int64_t constant = 0;
+        auto term = [&](const Expr& t) { index = index.defined() ? add(index, t) : t; };
+        for (int d = 0; d < f->spatial_dims; ++d) {
+            if (is_const_value(st[d], 1)) {
+                // Unit stride: "ctr_1 + 1" joins the constant term, so the index reads
+                // "stride * ctr_0 + ctr_1 + 1" rather than "... + (ctr_1 + 1)".
+                term(counters_[d]);
+                constant += offsets[d];
+                continue;
+            }
+            Expr coord = offsets[d] == 0 ? counters_[d]
+                         : offsets[d] > 0 ? add(counters_[d], idx(offsets[d]))
+                                          : sub(counters_[d], idx(-offsets[d]));
+            term(mul(st[d], coord));
+        }
+        for (std::size_t c = 0; c < comps.size(); ++c) {
+            const Expr& s = st[f->spatial_dims + c];
+            if (comps[c] == 0) continue;
+            if (auto k = s.as<ConstNode>())
+                constant += k->int_value * comps[c];
+            else
+                term(mul(s, idx(comps[c])));
+        }
+        if (constant > 0) term(idx(constant));
+        if (constant < 0) index = sub(index, idx(-constant));
+        return simplify(index);
+    }
+
+    Expr visit_FieldAccess(const FieldAccessNode* n, const Expr&) override {
+        return LoadNode::make(n->field, address(n->field, n->offsets, n->components));
+    }
+    Expr visit_Counter(const CounterNode* n, const Expr&) override {
+        const Expr& c = counters_.at(n->axis);
+        return c.type() == ScalarType::Int64 ? c : CastNode::make(ScalarType::Int64, c);
+    }
+    Stmt visit_Assign(const AssignNode* n, const Stmt&) override {
+        Expr rhs = mutate(n->rhs);
+        if (auto fa = n->lhs.as<FieldAccessNode>())
+            return StoreNode::make(fa->field, address(fa->field, fa->offsets, fa->components), rhs);
+        return DeclareNode::make(n->lhs, rhs);
+    }
+
+    const KernelAnalysis& a_;
+    const KernelConfig& cfg_;
+    ScalarType it_;
+    std::vector<Expr> counters_, sizes_;
+    std::map<const FieldInfo*, std::vector<Expr>> strides_;
+};
+
+} // namespace
+
+Stmt lower_iteration_space(const Stmt& body, const KernelAnalysis& analysis,
+                           const KernelConfig& config, std::vector<KernelParam>& params) {
+    return Lowering(analysis, config, params).run(body);
+}
+
+} // namespace loom

@@ -1,0 +1,22 @@
+// Iteration space to a target-neutral loop nest.
+#pragma once
+
+#include "compiler/ir/ir.hpp"
+#include "compiler/kernel_config.hpp"
+#include "compiler/lower.hpp"
+#include "compiler/passes/analyze.hpp"
+
+#include <vector>
+
+namespace loom {
+
+/// Wraps `body` (Comment, Assign and Declare statements) into one For loop per spatial axis,
+/// axis 0 outermost, over the ghost-layer interior or the iteration slice. Field accesses become
+/// Loads and Stores at linear element indices, temporaries become Declares, spatial counters
+/// become the loop variables. Fills `params` with the kernel signature: field pointers, sizes,
+/// strides (the unit-stride axis of each field gets none), scalar parameters. Fixed-shape fields
+/// get their sizes and strides as literals.
+Stmt lower_iteration_space(const Stmt& body, const KernelAnalysis& analysis,
+                           const KernelConfig& config, std::vector<KernelParam>& params);
+
+} // namespace loom

@@ -1,0 +1,69 @@
+#include "compiler/passes/launch_grid.hpp"
+
+#include "compiler/ir/visitor.hpp"
+#include "compiler/passes/simplify.hpp"
+
+#include <map>
+
+namespace loom {
+using namespace ir;
+
+namespace {
+
+bool uses_counter(const Expr& e) {
+    for (const Expr& s : subexpressions(e))
+        if (auto v = s.as<VarNode>(); v && v->role == VarRole::Counter) return true;
+    return false;
+}
+
+} // namespace
+
+LaunchDescription infer_launch_grid(const Stmt& loop_nest, const std::array<int, 3>& axis_of_dim,
+                                    const KernelConfig& config) {
+    LaunchDescription L;
+    L.axis_of_dim = axis_of_dim;
+    std::map<int, const ForNode*> loop_of_axis;
+    for (Stmt s = loop_nest; auto f = s.as<ForNode>(); s = f->body) loop_of_axis[f->axis] = f;
+
+    int mapped = 0;
+    for (int a : axis_of_dim) mapped += a >= 0;
+    std::array<int, 3> block = mapped == 1 ? std::array<int, 3>{256, 1, 1} : std::array<int, 3>{64, 4, 1};
+    if (config.block_size) block = *config.block_size;
+
+    bool all_known = true;
+    for (int dim = 0; dim < 3; ++dim) {
+        if (axis_of_dim[dim] < 0) {
+            L.extents[dim] = ConstNode::make_int(config.index_type, 1);
+            block[dim] = 1;
+            continue;
+        }
+        const ForNode* f = loop_of_axis.at(axis_of_dim[dim]);
+        if (uses_counter(f->start) || uses_counter(f->stop)) {
+            L.manual = true;
+            L.manual_reason = "the iteration bounds depend on another counter";
+        }
+        Expr span = BinaryNode::make(BinaryOp::Sub, f->stop, f->start);
+        if (!is_const_value(f->step, 1)) {
+            Expr step_minus_1 = BinaryNode::make(BinaryOp::Sub, f->step, ConstNode::make_int(f->step.type(), 1));
+            span = BinaryNode::make(BinaryOp::Div, BinaryNode::make(BinaryOp::Add, span, step_minus_1), f->step);
+        }
+        L.extents[dim] = simplify(span);
+        all_known &= is_const(L.extents[dim]);
+    }
+    if (config.manual_launch_grid && !L.manual) {
+        L.manual = true;
+        L.manual_reason = "manual_launch_grid is set";
+    }
+    L.default_block = block;
+    if (L.manual) {
+        for (auto& e : L.extents) e = Expr();
+    } else if (all_known && !config.block_size) {
+        Dim3 ext{};
+        for (int d = 0; d < 3; ++d) ext[d] = L.extents[d].as<ConstNode>()->int_value;
+        Dim3 b = L.block_for(ext);
+        L.default_block = {int(b[0]), int(b[1]), int(b[2])};
+    }
+    return L;
+}
+
+} // namespace loom

@@ -1,0 +1,69 @@
+#include "compiler/passes/verify.hpp"
+
+#include "compiler/ir/printer.hpp"
+#include "compiler/ir/visitor.hpp"
+#include "runtime/errors.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace loom {
+using namespace ir;
+
+namespace {
+
+class Verifier : public IRVisitor {
+public:
+    explicit Verifier(const std::vector<KernelParam>& params) {
+        for (auto& p : params)
+            if (p.var.defined()) defined_.insert(p.var.get());
+    }
+
+protected:
+    void visit_Assign(const AssignNode*) override {
+        fail("an Assign statement", "lower_iteration_space");
+    }
+    void visit_FieldAccess(const FieldAccessNode* n) override {
+        fail(fmt::format("a field access to {}", n->field->name), "lower_iteration_space");
+    }
+    void visit_Counter(const CounterNode*) override {
+        fail("a DSL spatial counter", "lower_iteration_space");
+    }
+    void visit_Var(const VarNode* v) override {
+        if (!defined_.count(v))
+            throw InternalError(fmt::format("verify: variable '{}' is used before it is declared",
+                                            v->name));
+    }
+    void visit_Declare(const DeclareNode* n) override {
+        visit(n->value);
+        declare(n->var);
+    }
+    void visit_For(const ForNode* n) override {
+        visit(n->start);
+        visit(n->stop);
+        visit(n->step);
+        declare(n->var);
+        visit(n->body);
+    }
+
+private:
+    void declare(const Expr& var) {
+        if (!defined_.insert(var.get()).second)
+            throw InternalError(fmt::format("verify: variable '{}' is declared twice",
+                                            var.as<VarNode>()->name));
+    }
+    [[noreturn]] static void fail(const std::string& what, const char* pass) {
+        throw InternalError(fmt::format("verify: {} reached the printer; the pass {} must run "
+                                        "before printing", what, pass));
+    }
+    std::set<const void*> defined_;
+};
+
+} // namespace
+
+void verify_lowered(const Stmt& body, const std::vector<KernelParam>& params) {
+    Verifier(params).visit(body);
+}
+
+} // namespace loom

@@ -1,0 +1,55 @@
+// Assignments: what a kernel computes per cell.
+#pragma once
+
+#include "frontend/expr.hpp"
+#include "frontend/field.hpp"
+#include "frontend/vec.hpp"
+
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loom {
+
+/// `lhs = rhs` per cell. The left side is a field access (a write) or a temporary. A vector
+/// assignment (`u.vec() = ...`) is one component-wise assignment per element.
+class Assignment {
+public:
+    Assignment(const Expr& lhs, const Expr& rhs);
+    Assignment(const Access& lhs, const Expr& rhs) : Assignment(lhs.expr(), rhs) {}
+    Assignment(const Vec& lhs, const Vec& rhs);
+
+    /// The scalar (lhs, rhs) pairs, in order.
+    const std::vector<std::pair<Expr, Expr>>& parts() const { return parts_; }
+    std::string to_string() const;
+
+private:
+    std::vector<std::pair<Expr, Expr>> parts_;
+};
+
+/// A list of assignments plus named subexpressions (temporaries) that come first.
+class AssignmentCollection {
+public:
+    AssignmentCollection() = default;
+    AssignmentCollection(std::initializer_list<Assignment> main) : main_(main) {}
+    AssignmentCollection(const Assignment& a) : main_{a} {} // NOLINT: create_kernel(update, cfg)
+    AssignmentCollection(std::vector<Assignment> main, std::vector<Assignment> subexpressions = {})
+        : main_(std::move(main)), subexpressions_(std::move(subexpressions)) {}
+
+    /// Adds `name = value` as a subexpression and returns the temporary, typed like `value`.
+    Expr subexpression(const std::string& name, const Expr& value);
+    void add(const Assignment& a) { main_.push_back(a); }
+    void add_subexpression(const Assignment& a) { subexpressions_.push_back(a); }
+
+    const std::vector<Assignment>& main_assignments() const { return main_; }
+    const std::vector<Assignment>& subexpressions() const { return subexpressions_; }
+    /// Subexpressions first, then the main assignments: the order of evaluation.
+    std::vector<Assignment> all() const;
+
+private:
+    std::vector<Assignment> main_;
+    std::vector<Assignment> subexpressions_;
+};
+
+} // namespace loom

@@ -1,0 +1,345 @@
+#include "frontend/expr.hpp"
+
+#include "compiler/ir/printer.hpp"
+#include "runtime/errors.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace loom {
+using namespace ir;
+
+namespace {
+
+bool is_weak(const Expr& e) {
+    auto c = e.as<ConstNode>();
+    return c && c->weak;
+}
+
+/// A weak constant converted to `t` (strong).
+Expr strengthen(const Expr& e, ScalarType t) {
+    auto c = e.as<ConstNode>();
+    if (is_float(t)) return ConstNode::make(t, c->as_double());
+    return ConstNode::make_int(t, c->int_value);
+}
+
+bool fits_int32(const Expr& weak_int) {
+    auto v = weak_int.as<ConstNode>()->int_value;
+    return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
+}
+
+[[noreturn]] void type_error(std::string_view op, const Expr& a, const Expr& b, std::string_view hint) {
+    throw UserError(fmt::format("cannot apply '{}' to {} and {}: `{}` and `{}`. {}", op,
+                                type_name(a.type()), type_name(b.type()), to_string(a),
+                                to_string(b), hint));
+}
+
+/// Brings two operands to one type: weak constants adopt the other side's type, strong types
+/// promote. Two weak constants stay weak (float if either is).
+std::pair<Expr, Expr> unify(std::string_view op, Expr a, Expr b) {
+    if (!a.defined() || !b.defined())
+        throw UserError(fmt::format("operator '{}' got an undefined expression (a default-constructed "
+                                    "loom::Expr); give it a value before using it", op));
+    if (a.type() == ScalarType::Bool || b.type() == ScalarType::Bool) {
+        if (a.type() != b.type())
+            type_error(op, a, b, "Booleans do not mix with numbers; use select(cond, 1.0, 0.0) to "
+                                 "turn a condition into a number.");
+        return {a, b};
+    }
+    bool wa = is_weak(a), wb = is_weak(b);
+    if (wa && wb) {
+        if (a.type() == b.type()) return {a, b};
+        ScalarType t = is_float(a.type()) ? a.type() : b.type();
+        return {ConstNode::make(t, a.as<ConstNode>()->as_double(), true),
+                ConstNode::make(t, b.as<ConstNode>()->as_double(), true)};
+    }
+    if (wa || wb) {
+        Expr& weak = wa ? a : b;
+        Expr& strong = wa ? b : a;
+        ScalarType t = strong.type();
+        if (is_float(weak.type()) && is_int(t)) {
+            // 0.5 * int_field: the int converts to float64, as in C++.
+            strong = CastNode::make(ScalarType::Float64, strong);
+            t = ScalarType::Float64;
+        } else if (t == ScalarType::Int32 && !fits_int32(weak)) {
+            strong = CastNode::make(ScalarType::Int64, strong);
+            t = ScalarType::Int64;
+        }
+        weak = strengthen(weak, t);
+        return {a, b};
+    }
+    auto common = common_type(a.type(), b.type());
+    if (!common) type_error(op, a, b, "Convert one side with cast<T>(...).");
+    if (a.type() != *common) a = CastNode::make(*common, a);
+    if (b.type() != *common) b = CastNode::make(*common, b);
+    return {a, b};
+}
+
+double fold(BinaryOp op, double x, double y) {
+    switch (op) {
+    case BinaryOp::Add: return x + y;
+    case BinaryOp::Sub: return x - y;
+    case BinaryOp::Mul: return x * y;
+    case BinaryOp::Div: return x / y;
+    case BinaryOp::Mod: return std::fmod(x, y);
+    case BinaryOp::Min: return std::fmin(x, y);
+    case BinaryOp::Max: return std::fmax(x, y);
+    default: return 0;
+    }
+}
+
+Expr arithmetic(BinaryOp op, const Expr& x, const Expr& y) {
+    auto [a, b] = unify(op_name(op), x, y);
+    if (a.type() == ScalarType::Bool)
+        type_error(op_name(op), a, b, "Arithmetic needs numbers; use select(...) on conditions.");
+    if (is_weak(a) && is_weak(b)) {
+        // Two plain numbers: fold now, and keep the result weak.
+        auto ca = a.as<ConstNode>(), cb = b.as<ConstNode>();
+        if (is_int(a.type())) {
+            if ((op == BinaryOp::Div || op == BinaryOp::Mod) && cb->int_value == 0)
+                throw UserError(fmt::format("integer division by zero in `{} {} {}`", ca->int_value,
+                                            op_name(op), cb->int_value));
+            std::int64_t u = ca->int_value, v = cb->int_value, r = 0;
+            switch (op) {
+            case BinaryOp::Add: r = u + v; break;
+            case BinaryOp::Sub: r = u - v; break;
+            case BinaryOp::Mul: r = u * v; break;
+            case BinaryOp::Div: r = u / v; break;
+            case BinaryOp::Mod: r = u % v; break;
+            case BinaryOp::Min: r = std::min(u, v); break;
+            case BinaryOp::Max: r = std::max(u, v); break;
+            default: break;
+            }
+            return ConstNode::make_int(a.type(), r, true);
+        }
+        return ConstNode::make(a.type(), fold(op, ca->float_value, cb->float_value), true);
+    }
+    return BinaryNode::make(op, a, b);
+}
+
+Expr comparison(BinaryOp op, const Expr& x, const Expr& y) {
+    auto [a, b] = unify(op_name(op), x, y);
+    if (a.type() == ScalarType::Bool && op != BinaryOp::Eq && op != BinaryOp::Ne)
+        type_error(op_name(op), a, b, "Only == and != compare booleans.");
+    if (a.type() == ScalarType::Bool) {
+        // == and != on booleans are expressed with the logical operators.
+        Expr both = BinaryNode::make(BinaryOp::And, a, b);
+        Expr neither = BinaryNode::make(BinaryOp::And, UnaryNode::make(UnaryOp::Not, a),
+                                        UnaryNode::make(UnaryOp::Not, b));
+        Expr eq = BinaryNode::make(BinaryOp::Or, both, neither);
+        return op == BinaryOp::Eq ? eq : UnaryNode::make(UnaryOp::Not, eq);
+    }
+    return BinaryNode::make(op, a, b);
+}
+
+Expr logical(BinaryOp op, const Expr& a, const Expr& b) {
+    if (!a.defined() || !b.defined() || a.type() != ScalarType::Bool || b.type() != ScalarType::Bool)
+        throw UserError(fmt::format(
+            "'{}' needs two boolean operands (comparisons), found {} and {}: `{}` and `{}`. "
+            "Compare numbers first, e.g. `x > 0 {} y > 0`.",
+            op_name(op), a.defined() ? type_name(a.type()) : "undefined",
+            b.defined() ? type_name(b.type()) : "undefined", to_string(a), to_string(b), op_name(op)));
+    return BinaryNode::make(op, a, b);
+}
+
+double eval_fn(MathFn fn, const std::vector<double>& v) {
+    switch (fn) {
+    case MathFn::Sqrt: return std::sqrt(v[0]);
+    case MathFn::Rsqrt: return 1.0 / std::sqrt(v[0]);
+    case MathFn::Exp: return std::exp(v[0]);
+    case MathFn::Log: return std::log(v[0]);
+    case MathFn::Pow: return std::pow(v[0], v[1]);
+    case MathFn::Sin: return std::sin(v[0]);
+    case MathFn::Cos: return std::cos(v[0]);
+    case MathFn::Tan: return std::tan(v[0]);
+    case MathFn::Tanh: return std::tanh(v[0]);
+    case MathFn::Erf: return std::erf(v[0]);
+    case MathFn::Abs: return std::fabs(v[0]);
+    case MathFn::Floor: return std::floor(v[0]);
+    case MathFn::Ceil: return std::ceil(v[0]);
+    case MathFn::Fma: return std::fma(v[0], v[1], v[2]);
+    }
+    return 0;
+}
+
+Expr math(MathFn fn, std::vector<Expr> args) {
+    for (auto& a : args) {
+        if (!a.defined())
+            throw UserError(fmt::format("{}() got an undefined expression", fn_name(fn)));
+        if (a.type() == ScalarType::Bool)
+            throw UserError(fmt::format("{}() needs a number, found the boolean `{}`; use "
+                                        "select(cond, 1.0, 0.0) to turn a condition into a number",
+                                        fn_name(fn), to_string(a)));
+    }
+    // All plain numbers: evaluate now and stay weak.
+    bool all_weak = true;
+    for (auto& a : args) all_weak &= is_weak(a);
+    bool keeps_int = fn == MathFn::Abs || fn == MathFn::Floor || fn == MathFn::Ceil;
+    if (all_weak) {
+        std::vector<double> v;
+        bool any_float = false;
+        for (auto& a : args) {
+            v.push_back(a.as<ConstNode>()->as_double());
+            any_float |= is_float(a.type());
+        }
+        ScalarType t = (any_float || !keeps_int) ? ScalarType::Float64 : ScalarType::Int64;
+        return ConstNode::make(t, eval_fn(fn, v), true);
+    }
+    // Find the common strong type, then convert everything to it.
+    std::optional<ScalarType> t;
+    for (auto& a : args) {
+        if (is_weak(a)) continue;
+        if (!t) {
+            t = a.type();
+        } else {
+            auto c = common_type(*t, a.type());
+            t = *c;
+        }
+    }
+    for (auto& a : args)
+        if (is_weak(a) && is_float(a.type()) && is_int(*t)) t = ScalarType::Float64;
+    if (is_int(*t) && !keeps_int) t = ScalarType::Float64; // sqrt(int) is double, as in C++
+    for (auto& a : args) {
+        if (is_weak(a))
+            a = strengthen(a, *t);
+        else if (a.type() != *t)
+            a = CastNode::make(*t, a);
+    }
+    return CallNode::make(fn, std::move(args));
+}
+
+} // namespace
+
+Expr operator+(const Expr& a, const Expr& b) { return arithmetic(BinaryOp::Add, a, b); }
+Expr operator-(const Expr& a, const Expr& b) { return arithmetic(BinaryOp::Sub, a, b); }
+Expr operator*(const Expr& a, const Expr& b) { return arithmetic(BinaryOp::Mul, a, b); }
+Expr operator/(const Expr& a, const Expr& b) { return arithmetic(BinaryOp::Div, a, b); }
+Expr operator%(const Expr& a, const Expr& b) { return arithmetic(BinaryOp::Mod, a, b); }
+Expr min(const Expr& a, const Expr& b) { return arithmetic(BinaryOp::Min, a, b); }
+Expr max(const Expr& a, const Expr& b) { return arithmetic(BinaryOp::Max, a, b); }
+
+Expr operator-(const Expr& a) {
+    if (!a.defined() || a.type() == ScalarType::Bool)
+        throw UserError(fmt::format("unary '-' needs a number, found `{}`; use '!' to negate a "
+                                    "condition", to_string(a)));
+    if (is_weak(a)) {
+        auto c = a.as<ConstNode>();
+        return is_float(a.type()) ? ConstNode::make(a.type(), -c->float_value, true)
+                                  : ConstNode::make_int(a.type(), -c->int_value, true);
+    }
+    return UnaryNode::make(UnaryOp::Neg, a);
+}
+
+Expr operator==(const Expr& a, const Expr& b) { return comparison(BinaryOp::Eq, a, b); }
+Expr operator!=(const Expr& a, const Expr& b) { return comparison(BinaryOp::Ne, a, b); }
+Expr operator<(const Expr& a, const Expr& b) { return comparison(BinaryOp::Lt, a, b); }
+Expr operator<=(const Expr& a, const Expr& b) { return comparison(BinaryOp::Le, a, b); }
+Expr operator>(const Expr& a, const Expr& b) { return comparison(BinaryOp::Gt, a, b); }
+Expr operator>=(const Expr& a, const Expr& b) { return comparison(BinaryOp::Ge, a, b); }
+Expr operator&&(const Expr& a, const Expr& b) { return logical(BinaryOp::And, a, b); }
+Expr operator||(const Expr& a, const Expr& b) { return logical(BinaryOp::Or, a, b); }
+
+Expr operator!(const Expr& a) {
+    if (!a.defined() || a.type() != ScalarType::Bool)
+        throw UserError(fmt::format("'!' needs a boolean (a comparison), found `{}`; compare it "
+                                    "first, e.g. `!(v > 0)`", to_string(a)));
+    return UnaryNode::make(UnaryOp::Not, a);
+}
+
+Expr select(const Expr& cond, const Expr& if_true, const Expr& if_false) {
+    if (!cond.defined() || cond.type() != ScalarType::Bool)
+        throw UserError(fmt::format("select() needs a boolean condition, found `{}` of type {}; "
+                                    "write a comparison such as `v > 0`", to_string(cond),
+                                    cond.defined() ? type_name(cond.type()) : "undefined"));
+    auto [t, f] = unify("select", if_true, if_false);
+    // Two plain numbers give a float64 (or int64) select: only constants can be weak.
+    return SelectNode::make(cond, t, f);
+}
+
+Expr sqrt(const Expr& a) { return math(MathFn::Sqrt, {a}); }
+Expr rsqrt(const Expr& a) { return math(MathFn::Rsqrt, {a}); }
+Expr exp(const Expr& a) { return math(MathFn::Exp, {a}); }
+Expr log(const Expr& a) { return math(MathFn::Log, {a}); }
+Expr pow(const Expr& base, const Expr& exponent) { return math(MathFn::Pow, {base, exponent}); }
+Expr sin(const Expr& a) { return math(MathFn::Sin, {a}); }
+Expr cos(const Expr& a) { return math(MathFn::Cos, {a}); }
+Expr tan(const Expr& a) { return math(MathFn::Tan, {a}); }
+Expr tanh(const Expr& a) { return math(MathFn::Tanh, {a}); }
+Expr erf(const Expr& a) { return math(MathFn::Erf, {a}); }
+Expr abs(const Expr& a) { return math(MathFn::Abs, {a}); }
+Expr floor(const Expr& a) { return math(MathFn::Floor, {a}); }
+Expr ceil(const Expr& a) { return math(MathFn::Ceil, {a}); }
+Expr fma(const Expr& a, const Expr& b, const Expr& c) { return math(MathFn::Fma, {a, b, c}); }
+
+Expr cast(ScalarType type, const Expr& value) {
+    if (!value.defined()) throw UserError("cast() got an undefined expression");
+    if (type == ScalarType::Bool && value.type() != ScalarType::Bool)
+        throw UserError(fmt::format("cannot cast `{}` to bool; compare it instead, e.g. `v != 0`",
+                                    to_string(value)));
+    if (value.type() == ScalarType::Bool && type != ScalarType::Bool)
+        throw UserError(fmt::format("cannot cast the boolean `{}` to {}; use select(cond, 1, 0)",
+                                    to_string(value), type_name(type)));
+    if (is_weak(value)) return strengthen(value, type);
+    if (value.type() == type) return value;
+    return CastNode::make(type, value);
+}
+
+Expr constant(ScalarType type, double value) {
+    if (type == ScalarType::Bool) return ConstNode::make_bool(value != 0);
+    return ConstNode::make(type, value);
+}
+
+namespace {
+void check_scalar_type(ScalarType type, const std::string& what, const std::string& name) {
+    if (type == ScalarType::Bool || type == ScalarType::Float16 || type == ScalarType::BFloat16)
+        throw UserError(fmt::format("{} '{}' has type {}, which is not supported for {}s; use "
+                                    "float32, float64, int32 or int64",
+                                    what, name, type_name(type), what));
+}
+} // namespace
+
+Expr param(const std::string& name, ScalarType type) {
+    check_identifier(name, "scalar parameter");
+    check_scalar_type(type, "scalar parameter", name);
+    return VarNode::make(type, name, VarRole::Parameter);
+}
+
+Expr temp(const std::string& name, ScalarType type) {
+    check_identifier(name, "temporary");
+    check_scalar_type(type, "temporary", name);
+    return VarNode::make(type, name, VarRole::Temporary);
+}
+
+Expr ctr(int axis) {
+    if (axis < 0 || axis > 3)
+        throw UserError(fmt::format("ctr({}): fields have 1 to 4 spatial axes, so the counter "
+                                    "axis must be 0, 1, 2 or 3", axis));
+    return CounterNode::make(axis);
+}
+
+void check_identifier(const std::string& name, const std::string& what) {
+    static const std::set<std::string> reserved = {
+        "auto", "bool", "break", "case", "char", "const", "continue", "default", "do", "double",
+        "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
+        "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
+        "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "class",
+        "namespace", "template", "this", "new", "delete", "true", "false", "nullptr", "operator",
+        "private", "public", "protected", "virtual", "using", "typename", "threadIdx", "blockIdx",
+        "blockDim", "gridDim", "warpSize"};
+    bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+    for (char c : name) ok &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    if (!ok)
+        throw UserError(fmt::format("invalid {} name '{}': names must be C identifiers (a letter or "
+                                    "'_', then letters, digits or '_')", what, name));
+    if (reserved.count(name))
+        throw UserError(fmt::format("invalid {} name '{}': it is a C++/CUDA reserved word; pick "
+                                    "another name, e.g. '{}_'", what, name, name));
+    if (name.rfind("__", 0) == 0)
+        throw UserError(fmt::format("invalid {} name '{}': names starting with '__' are reserved "
+                                    "for the compiler", what, name));
+}
+
+} // namespace loom

@@ -1,0 +1,88 @@
+// The expression half of the DSL: operators, math functions, casts, constants, scalar parameters,
+// temporaries and spatial counters. Everything builds typed IR (loom::Expr) directly.
+//
+// Typing follows C with one change: plain C++ numbers are "weak" and take the type of the other
+// operand, so `0.25 * f32_field` stays float32 (as with numpy scalars). Mixing strong types
+// promotes (float beats int, wider beats narrower); narrowing is never implicit.
+#pragma once
+
+#include "compiler/ir/ir.hpp"
+
+#include <string>
+
+namespace loom {
+
+// Arithmetic, comparison and logic. Each checks its operand types and throws UserError if they
+// cannot be combined, naming the operator and the types.
+Expr operator+(const Expr& a, const Expr& b);
+Expr operator-(const Expr& a, const Expr& b);
+Expr operator*(const Expr& a, const Expr& b);
+Expr operator/(const Expr& a, const Expr& b);
+Expr operator%(const Expr& a, const Expr& b);
+Expr operator-(const Expr& a);
+Expr operator==(const Expr& a, const Expr& b);
+Expr operator!=(const Expr& a, const Expr& b);
+Expr operator<(const Expr& a, const Expr& b);
+Expr operator<=(const Expr& a, const Expr& b);
+Expr operator>(const Expr& a, const Expr& b);
+Expr operator>=(const Expr& a, const Expr& b);
+Expr operator&&(const Expr& a, const Expr& b);
+Expr operator||(const Expr& a, const Expr& b);
+Expr operator!(const Expr& a);
+
+/// `cond ? if_true : if_false`, evaluated per element; both branches are computed.
+Expr select(const Expr& cond, const Expr& if_true, const Expr& if_false);
+
+// Math functions. Integer arguments of the float functions convert to float64, as in C++.
+Expr sqrt(const Expr& a);
+Expr rsqrt(const Expr& a);
+Expr exp(const Expr& a);
+Expr log(const Expr& a);
+Expr pow(const Expr& base, const Expr& exponent);
+Expr sin(const Expr& a);
+Expr cos(const Expr& a);
+Expr tan(const Expr& a);
+Expr tanh(const Expr& a);
+Expr erf(const Expr& a);
+Expr abs(const Expr& a);
+Expr floor(const Expr& a);
+Expr ceil(const Expr& a);
+Expr min(const Expr& a, const Expr& b);
+Expr max(const Expr& a, const Expr& b);
+Expr fma(const Expr& a, const Expr& b, const Expr& c);
+
+/// An explicit conversion (C semantics: float to int truncates toward zero).
+Expr cast(ScalarType type, const Expr& value);
+template <typename T>
+Expr cast(const Expr& value) { return cast(scalar_type_of<T>(), value); }
+
+/// A strongly typed constant: `constant<float>(0.1)` is float32 0.1f whatever it meets.
+Expr constant(ScalarType type, double value);
+template <typename T>
+Expr constant(T value) { return constant(scalar_type_of<T>(), static_cast<double>(value)); }
+
+/// A scalar kernel argument, passed by name or position at launch.
+Expr param(const std::string& name, ScalarType type);
+template <typename T>
+Expr param(const std::string& name) { return param(name, scalar_type_of<T>()); }
+
+/// A named temporary (subexpression), defined by assigning it before it is read.
+Expr temp(const std::string& name, ScalarType type);
+template <typename T>
+Expr temp(const std::string& name) { return temp(name, scalar_type_of<T>()); }
+
+/// The spatial counter of array axis `axis` (int64): the cell index a thread works on.
+Expr ctr(int axis);
+
+/// The spatial counters by name, as in pystencils: x is axis 0, y axis 1, z axis 2.
+/// `using namespace loom::counters;` brings them into scope.
+namespace counters {
+inline const Expr x = ctr(0);
+inline const Expr y = ctr(1);
+inline const Expr z = ctr(2);
+} // namespace counters
+
+/// Checks that `name` is a C identifier loom can print; throws UserError naming `what` otherwise.
+void check_identifier(const std::string& name, const std::string& what);
+
+} // namespace loom

@@ -1,0 +1,267 @@
+#include "frontend/field.hpp"
+
+#include "runtime/errors.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cctype>
+
+namespace loom {
+using namespace ir;
+
+// ---- Access ----
+
+Access::Access(FieldPtr field, std::vector<int> offsets, std::vector<int> components)
+    : field_(std::move(field)), offsets_(std::move(offsets)), components_(std::move(components)) {}
+
+Access Access::with_components(std::vector<int> comps) const {
+    const FieldInfo& f = *field_;
+    if (!components_.empty())
+        throw UserError(fmt::format("field {}: components were already chosen ({}); pick them once, "
+                                    "e.g. {}[{{{}}}]({})", f.name, fmt::join(components_, ", "),
+                                    f.name, fmt::join(offsets_, ", "), fmt::join(comps, ", ")));
+    if (f.index_dims() == 0 && comps.size() == 1 && comps[0] == 0) return *this; // f(0) of a scalar
+    if (int(comps.size()) != f.index_dims())
+        throw UserError(fmt::format(
+            "field {} has {} index dimension(s) (index shape ({})), but {} component index(es) were "
+            "given; write {}",
+            f.name, f.index_dims(), fmt::join(f.index_shape, ", "), comps.size(), f.name,
+            f.index_dims() == 0 ? std::string(".center() without components")
+                                : fmt::format("({})", fmt::join(std::vector<std::string>(f.index_dims(), "i"), ", "))));
+    for (std::size_t i = 0; i < comps.size(); ++i)
+        if (comps[i] < 0 || comps[i] >= f.index_shape[i])
+            throw UserError(fmt::format("field {}: component {} is out of range for index "
+                                        "dimension {} of size {} (valid: 0..{})",
+                                        f.name, comps[i], i, f.index_shape[i], f.index_shape[i] - 1));
+    return Access(field_, offsets_, std::move(comps));
+}
+
+Vec Access::vec() const {
+    const FieldInfo& f = *field_;
+    if (!components_.empty() || f.index_dims() == 0)
+        throw UserError(fmt::format("vec() takes all components of a vector field, but {} {}; use "
+                                    "the access itself as a scalar", f.name,
+                                    f.index_dims() == 0 ? "is a scalar field" : "already has its components chosen"));
+    std::vector<Expr> out;
+    std::vector<int> idx(f.index_dims(), 0);
+    for (int n = 0; n < f.num_components(); ++n) {
+        out.push_back(FieldAccessNode::make(field_, offsets_, idx));
+        for (int d = f.index_dims() - 1; d >= 0; --d) { // row-major over the index dimensions
+            if (++idx[d] < f.index_shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return Vec(std::move(out));
+}
+
+Access::operator Expr() const {
+    const FieldInfo& f = *field_;
+    if (int(components_.size()) != f.index_dims())
+        throw UserError(fmt::format(
+            "{}[{}] reads vector field {} (index shape ({})) without choosing a component; write "
+            "{}[{{{}}}](i) for one component or {}.vec() for all of them",
+            f.name, fmt::join(offsets_, ", "), f.name, fmt::join(f.index_shape, ", "), f.name,
+            fmt::join(offsets_, ", "), f.name));
+    return FieldAccessNode::make(field_, offsets_, components_);
+}
+
+// ---- Field ----
+
+Access Field::center() const { return Access(info_, std::vector<int>(info_->spatial_dims, 0)); }
+
+Access Field::operator[](std::initializer_list<int> offsets) const {
+    return (*this)[std::vector<int>(offsets)];
+}
+
+Access Field::operator[](const std::vector<int>& offsets) const {
+    if (int(offsets.size()) != info_->spatial_dims)
+        throw UserError(fmt::format("field {} has {} spatial dimension(s), but the offset {{{}}} has "
+                                    "{} entries; give one offset per axis, e.g. {}[{{{}}}]",
+                                    name(), info_->spatial_dims, fmt::join(offsets, ", "),
+                                    offsets.size(), name(),
+                                    fmt::join(std::vector<int>(info_->spatial_dims, 0), ", ")));
+    return Access(info_, offsets);
+}
+
+Access Field::operator()(int c0) const { return center()(c0); }
+
+namespace {
+
+void validate(const FieldInfo& f) {
+    check_identifier(f.name, "field");
+    if (f.spatial_dims < 1 || f.spatial_dims > 4)
+        throw UserError(fmt::format("field {}: {} spatial dimensions requested; loom supports 1 to 4",
+                                    f.name, f.spatial_dims));
+    if (f.index_dims() > 3)
+        throw UserError(fmt::format("field {}: {} index dimensions requested; loom supports up to 3",
+                                    f.name, f.index_dims()));
+    for (int s : f.index_shape)
+        if (s < 1)
+            throw UserError(fmt::format("field {}: index dimension sizes must be at least 1, found "
+                                        "({})", f.name, fmt::join(f.index_shape, ", ")));
+    for (auto s : f.fixed_shape)
+        if (s < 1)
+            throw UserError(fmt::format("field {}: fixed sizes must be at least 1, found [{}]",
+                                        f.name, fmt::join(f.fixed_shape, ", ")));
+    if (f.type == ScalarType::Bool)
+        throw UserError(fmt::format("field {}: bool fields are not supported; use int32", f.name));
+}
+
+} // namespace
+
+Field make_field(const std::string& name, ScalarType type, int spatial_dims, FieldOptions o) {
+    auto f = std::make_shared<FieldInfo>();
+    f->name = name;
+    f->type = type;
+    f->spatial_dims = spatial_dims;
+    f->index_shape = std::move(o.index_shape);
+    f->layout = o.layout;
+    validate(*f);
+    return Field(f);
+}
+
+Field make_field(const std::string& name, ScalarType type, std::vector<std::int64_t> shape,
+                 FieldOptions o) {
+    auto f = std::make_shared<FieldInfo>();
+    f->name = name;
+    f->type = type;
+    f->spatial_dims = static_cast<int>(shape.size());
+    f->fixed_shape = std::move(shape);
+    f->index_shape = std::move(o.index_shape);
+    f->layout = o.layout;
+    validate(*f);
+    return Field(f);
+}
+
+// ---- spec parser ----
+
+namespace {
+
+class SpecParser {
+public:
+    SpecParser(const std::string& spec, Layout layout) : s_(spec), layout_(layout) {}
+
+    std::vector<Field> parse() {
+        struct Decl {
+            std::string name;
+            std::vector<int> index_shape;
+        };
+        std::vector<Decl> decls;
+        do {
+            skip_ws();
+            Decl d;
+            d.name = identifier("a field name");
+            skip_ws();
+            if (peek() == '(') {
+                ++pos_;
+                do {
+                    skip_ws();
+                    d.index_shape.push_back(static_cast<int>(integer("an index dimension size")));
+                    skip_ws();
+                } while (accept(','));
+                expect(')', "')' to close the index shape");
+            }
+            decls.push_back(std::move(d));
+            skip_ws();
+        } while (accept(','));
+        expect(':', "':' after the field names (as in \"f, g: float64[2D]\")");
+        skip_ws();
+        std::size_t type_pos = pos_;
+        std::string tname = identifier("an element type (float32, float64, int32, int64)");
+        auto type = parse_type_name(tname);
+        if (!type) fail(type_pos, fmt::format("unknown element type '{}'; expected float32, "
+                                              "float64, int32 or int64", tname));
+        skip_ws();
+        expect('[', "'[' to start the shape, as in float64[3D] or float32[64, 64]");
+        skip_ws();
+        std::vector<std::int64_t> fixed;
+        int dims = 0;
+        std::size_t dims_pos = pos_;
+        std::int64_t first = integer("a dimension count like 3D or a size like 64");
+        if (peek() == 'D' || peek() == 'd') {
+            ++pos_;
+            dims = static_cast<int>(first);
+            if (dims < 1 || dims > 4) fail(dims_pos, fmt::format("{}D: loom supports 1D to 4D fields", dims));
+        } else {
+            fixed.push_back(first);
+            skip_ws();
+            while (accept(',')) {
+                skip_ws();
+                fixed.push_back(integer("a size"));
+                skip_ws();
+            }
+            if (fixed.size() > 4) fail(dims_pos, fmt::format("{} sizes given; loom supports 1 to 4 "
+                                                             "spatial dimensions", fixed.size()));
+        }
+        skip_ws();
+        expect(']', "']' to close the shape");
+        skip_ws();
+        if (pos_ != s_.size()) fail(pos_, "unexpected text after the shape");
+
+        std::vector<Field> out;
+        for (auto& d : decls) {
+            FieldOptions o{d.index_shape, layout_};
+            out.push_back(fixed.empty() ? make_field(d.name, *type, dims, o)
+                                        : make_field(d.name, *type, fixed, o));
+        }
+        return out;
+    }
+
+private:
+    char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
+    void skip_ws() {
+        while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+    }
+    bool accept(char c) {
+        if (peek() != c) return false;
+        ++pos_;
+        return true;
+    }
+    void expect(char c, const std::string& what) {
+        if (!accept(c)) fail(pos_, "expected " + what);
+    }
+    std::string identifier(const std::string& what) {
+        std::size_t start = pos_;
+        if (!(std::isalpha(static_cast<unsigned char>(peek())) || peek() == '_')) fail(pos_, "expected " + what);
+        while (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_') ++pos_;
+        return s_.substr(start, pos_ - start);
+    }
+    std::int64_t integer(const std::string& what) {
+        std::size_t start = pos_;
+        while (std::isdigit(static_cast<unsigned char>(peek()))) ++pos_;
+        if (start == pos_) fail(pos_, "expected " + what);
+        if (pos_ - start > 12) fail(start, "number too large");
+        return std::stoll(s_.substr(start, pos_ - start));
+    }
+    [[noreturn]] void fail(std::size_t at, const std::string& why) const {
+        std::string found = at < s_.size() ? fmt::format("'{}'", s_[at]) : std::string("the end");
+        throw UserError(fmt::format("invalid field spec at column {}: {}, found {}\n  {}\n  {}^",
+                                    at + 1, why, found, s_, std::string(at, ' ')));
+    }
+
+    const std::string& s_;
+    Layout layout_;
+    std::size_t pos_ = 0;
+};
+
+} // namespace
+
+std::vector<Field> fields(const std::string& spec, Layout layout) {
+    return SpecParser(spec, layout).parse();
+}
+
+Field field(const std::string& spec, Layout layout) {
+    auto v = fields(spec, layout);
+    detail::check_field_count(spec, v.size(), 1);
+    return v[0];
+}
+
+void detail::check_field_count(const std::string& spec, std::size_t found, std::size_t expected) {
+    if (found != expected)
+        throw UserError(fmt::format("the field spec \"{}\" declares {} field(s), but {} {} bound; "
+                                    "declare exactly as many names as you bind",
+                                    spec, found, expected, expected == 1 ? "is" : "are"));
+}
+
+} // namespace loom

@@ -1,0 +1,112 @@
+// Fields and field accesses: the arrays a kernel reads and writes, and how the DSL names cells.
+//
+//   auto [f, g] = fields<2>("f, g(3): float64[3D]");   // pystencils-style spec
+//   Field h = field<float>("h", {64, 64});              // typed overload, fixed shape
+//   f.center()   f[{1, 0, -1}]   g(1)   g[{1, 0, 0}](2)   g.vec()
+#pragma once
+
+#include "compiler/ir/field.hpp"
+#include "frontend/expr.hpp"
+#include "frontend/vec.hpp"
+
+#include <array>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace loom {
+
+/// A field read or write at a relative offset. For a vector field it may still lack its
+/// components: pick them with (i, ...) or take them all with vec().
+class Access {
+public:
+    Access(FieldPtr field, std::vector<int> offsets, std::vector<int> components = {});
+
+    /// Selects components of a vector field: f[{1, 0}](2), g(1, 2).
+    Access operator()(int c0) const { return with_components({c0}); }
+    Access operator()(int c0, int c1) const { return with_components({c0, c1}); }
+    Access operator()(int c0, int c1, int c2) const { return with_components({c0, c1, c2}); }
+    /// All components at this offset, in index order.
+    Vec vec() const;
+
+    /// The access as an expression. Throws UserError if a vector field lacks its components.
+    operator Expr() const; // NOLINT(google-explicit-constructor): accesses are expressions
+    Expr expr() const { return static_cast<Expr>(*this); }
+
+    const FieldPtr& field() const { return field_; }
+
+private:
+    Access with_components(std::vector<int> components) const;
+    FieldPtr field_;
+    std::vector<int> offsets_, components_;
+};
+
+struct FieldOptions {
+    std::vector<int> index_shape; ///< components: {3} for a 3-vector, {3, 3} for a matrix
+    Layout layout = Layout::C;
+};
+
+class Field {
+public:
+    explicit Field(FieldPtr info) : info_(std::move(info)) {}
+
+    const FieldInfo& info() const { return *info_; }
+    const FieldPtr& ptr() const { return info_; }
+    const std::string& name() const { return info_->name; }
+    ScalarType type() const { return info_->type; }
+    int spatial_dims() const { return info_->spatial_dims; }
+
+    /// The cell a thread works on. For vector fields, pick components: center(1) or f(1).
+    Access center() const;
+    Access center(int c0) const { return center()(c0); }
+    /// A neighbour at a relative offset, one entry per spatial axis: f[{1, 0, -1}].
+    Access operator[](std::initializer_list<int> offsets) const;
+    Access operator[](const std::vector<int>& offsets) const;
+    /// Components at the center: f(1), g(1, 2). For a scalar field, f(0) is the center.
+    Access operator()(int c0) const;
+    Access operator()(int c0, int c1) const { return center()(c0, c1); }
+    /// All components at the center.
+    Vec vec() const { return center().vec(); }
+
+private:
+    FieldPtr info_;
+};
+
+/// Declares a field from its parts; the typed overloads below are shorthands.
+Field make_field(const std::string& name, ScalarType type, int spatial_dims, FieldOptions options = {});
+Field make_field(const std::string& name, ScalarType type, std::vector<std::int64_t> fixed_shape,
+                 FieldOptions options = {});
+template <typename T>
+Field field(const std::string& name, int spatial_dims, FieldOptions options = {}) {
+    return make_field(name, scalar_type_of<T>(), spatial_dims, std::move(options));
+}
+template <typename T>
+Field field(const std::string& name, std::vector<std::int64_t> fixed_shape, FieldOptions options = {}) {
+    return make_field(name, scalar_type_of<T>(), std::move(fixed_shape), std::move(options));
+}
+
+/// Parses a pystencils-style spec: "f, g(3): float64[3D]", "img(3): float32[512, 512]".
+/// Throws UserError pointing at the bad character.
+std::vector<Field> fields(const std::string& spec, Layout layout = Layout::C);
+/// The same, for structured bindings: `auto [src, dst] = fields<2>("src, dst: float32[2D]")`.
+template <std::size_t N>
+std::array<Field, N> fields(const std::string& spec, Layout layout = Layout::C);
+/// A single field: field("f: float64[2D]").
+Field field(const std::string& spec, Layout layout = Layout::C);
+
+namespace detail {
+void check_field_count(const std::string& spec, std::size_t found, std::size_t expected);
+template <std::size_t... I>
+std::array<Field, sizeof...(I)> to_array(const std::vector<Field>& v, std::index_sequence<I...>) {
+    return {v[I]...};
+}
+} // namespace detail
+
+template <std::size_t N>
+std::array<Field, N> fields(const std::string& spec, Layout layout) {
+    auto v = fields(spec, layout);
+    detail::check_field_count(spec, v.size(), N);
+    return detail::to_array(v, std::make_index_sequence<N>{});
+}
+
+} // namespace loom

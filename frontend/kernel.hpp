@@ -1,0 +1,50 @@
+// create_kernel and the Kernel it returns: the generated source, its parameters and its launch
+// description. Kernel::compile() (NVRTC, the driver) comes with the runtime.
+#pragma once
+
+#include "compiler/kernel_config.hpp"
+#include "compiler/launch.hpp"
+#include "compiler/lower.hpp"
+#include "frontend/assignment.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace loom {
+
+struct SourceOptions {
+    /// Reformat through clang-format's library (needs a build with LOOM_WITH_CLANG).
+    bool formatted = false;
+};
+
+class Kernel {
+public:
+    explicit Kernel(LoweredKernel lowered);
+
+    const std::string& name() const { return k_->name; }
+    /// The generated CUDA source.
+    std::string source(SourceOptions options = {}) const;
+    /// Parameters in signature order: name, C type, role (field pointer, size, stride, scalar).
+    const std::vector<KernelParam>& parameters() const { return k_->params; }
+    const LaunchDescription& launch() const { return k_->launch; }
+    const KernelConfig& config() const { return k_->config; }
+    const std::vector<FieldPtr>& fields() const { return k_->fields; }
+    /// The final IR of the kernel body.
+    const Stmt& ir() const { return k_->body; }
+    /// Everything at once, as pystencils' `ps.inspect`: fields, parameters, launch, source.
+    std::string inspect() const;
+
+private:
+    std::shared_ptr<const LoweredKernel> k_;
+};
+
+/// Generates a kernel from assignments. Throws UserError with a precise message on bad input.
+Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config = {});
+
+/// Whether this build can reformat source (built with Clang).
+bool source_formatting_available();
+/// Reformats C++/CUDA source with loom's .clang-format style. Throws UserError without Clang.
+std::string format_source(const std::string& source);
+
+} // namespace loom

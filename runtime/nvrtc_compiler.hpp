@@ -1,0 +1,37 @@
+// NVRTC: CUDA source to a CUBIN for one architecture. Needs no GPU and no driver, so CI compiles
+// every generated kernel with it.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loom {
+
+struct NvrtcOptions {
+    int arch = 90;                 ///< sm_XX
+    bool fast_math = false;        ///< --use_fast_math
+    std::vector<std::string> extra;///< more options, passed as they are
+    /// Named headers (name, contents), resolvable by #include "name" without an include path.
+    std::vector<std::pair<std::string, std::string>> headers;
+    /// The complete option list NVRTC receives.
+    std::vector<std::string> all() const;
+};
+
+struct NvrtcResult {
+    std::string cubin; ///< the CUBIN image (binary)
+    std::string log;   ///< the compile log, kept even on success (warnings)
+};
+
+/// Compiles `source` to a CUBIN. Throws CompileError with the log, the options and the numbered
+/// source on failure. With LOOM_DUMP_SOURCE_ON_ERROR=1 the source is also written to a file that
+/// the message names.
+NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, const NvrtcOptions& options);
+
+/// "13.0": the NVRTC version, part of cache keys.
+std::string nvrtc_version();
+
+/// The source with right-aligned line numbers, for error messages.
+std::string numbered_source(const std::string& source);
+
+} // namespace loom
