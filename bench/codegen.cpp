@@ -58,14 +58,18 @@ Case multi10_f64() {
 
     AssignmentCollection ac;
     Expr ke = ac.subexpression("ke", 0.5 * (u(0) * u(0) + u(1) * u(1) + u(2) * u(2)));
-    Expr lap = ac.subexpression("lap", rho[{1, 0, 0}] + rho[{-1, 0, 0}] + rho[{0, 1, 0}] +
-                                           rho[{0, -1, 0}] + rho[{0, 0, 1}] + rho[{0, 0, -1}] - 6 * r);
+    Expr lap =
+        ac.subexpression("lap", rho[{1, 0, 0}] + rho[{-1, 0, 0}] + rho[{0, 1, 0}] +
+                                    rho[{0, -1, 0}] + rho[{0, 0, 1}] + rho[{0, 0, -1}] - 6 * r);
     Expr c = ac.subexpression("c", loom::sqrt(alpha * r + ke));
 
     ac.add(Assignment(rho_out.center(), r + dt * alpha * lap));
-    ac.add(Assignment(u_out.center(0), u(0) - dt * alpha * (rho[{1, 0, 0}] - rho[{-1, 0, 0}]) / (r + ke)));
-    ac.add(Assignment(u_out.center(1), u(1) - dt * alpha * (rho[{0, 1, 0}] - rho[{0, -1, 0}]) / (r + ke)));
-    ac.add(Assignment(u_out.center(2), u(2) - dt * alpha * (rho[{0, 0, 1}] - rho[{0, 0, -1}]) / (r + ke)));
+    ac.add(Assignment(u_out.center(0),
+                      u(0) - dt * alpha * (rho[{1, 0, 0}] - rho[{-1, 0, 0}]) / (r + ke)));
+    ac.add(Assignment(u_out.center(1),
+                      u(1) - dt * alpha * (rho[{0, 1, 0}] - rho[{0, -1, 0}]) / (r + ke)));
+    ac.add(Assignment(u_out.center(2),
+                      u(2) - dt * alpha * (rho[{0, 0, 1}] - rho[{0, 0, -1}]) / (r + ke)));
     ac.add(Assignment(p_out.center(), alpha * r * loom::exp(-ke / (c * c))));
     ac.add(Assignment(e_out.center(), (r + ke) * loom::exp(-dt * alpha) + 0.5 * c * c));
     ac.add(Assignment(w_out.center(), loom::select(c > 1.0, c * loom::exp(-dt * alpha),
@@ -78,8 +82,9 @@ Case multi10_f64() {
 // (c) The 3D 7-point stencil, float64.
 Case stencil7_f64() {
     auto [src, dst] = loom::fields<2>("src, dst: float64[3D]");
-    Expr rhs = (src[{1, 0, 0}] + src[{-1, 0, 0}] + src[{0, 1, 0}] + src[{0, -1, 0}] + src[{0, 0, 1}] +
-                src[{0, 0, -1}] - 6 * src.center()) / 6;
+    Expr sum = src[{1, 0, 0}] + src[{-1, 0, 0}] + src[{0, 1, 0}] + src[{0, -1, 0}] +
+               src[{0, 0, 1}] + src[{0, 0, -1}];
+    Expr rhs = (sum - 6 * src.center()) / 6;
     loom::KernelConfig cfg;
     cfg.name = "stencil7";
     return {AssignmentCollection{Assignment(dst.center(), rhs)}, cfg};
@@ -132,13 +137,16 @@ bool smoke_check() {
         try {
             Case c = n.build();
             std::string source = loom::create_kernel(c.assignments, c.config).source();
-            if (source.find("__global__") == std::string::npos || source.find(c.config.name) == std::string::npos) {
-                std::cerr << "bench_codegen: " << n.name << ": the generated source lacks __global__ or "
-                          << c.config.name << ":\n" << source << "\n";
+            if (source.find("__global__") == std::string::npos ||
+                source.find(c.config.name) == std::string::npos) {
+                std::cerr << "bench_codegen: " << n.name
+                          << ": the generated source lacks __global__ or " << c.config.name << ":\n"
+                          << source << "\n";
                 ok = false;
             }
         } catch (const std::exception& e) {
-            std::cerr << "bench_codegen: " << n.name << ": create_kernel failed: " << e.what() << "\n";
+            std::cerr << "bench_codegen: " << n.name << ": create_kernel failed: " << e.what()
+                      << "\n";
             ok = false;
         }
     }
@@ -150,7 +158,8 @@ bool smoke_check() {
 int main(int argc, char** argv) {
     if (!smoke_check()) return 1;
     for (const Named& n : kCases) {
-        benchmark::RegisterBenchmark((std::string("create_kernel/") + n.name).c_str(), BM_create_kernel, n.build)
+        benchmark::RegisterBenchmark((std::string("create_kernel/") + n.name).c_str(),
+                                     BM_create_kernel, n.build)
             ->Unit(benchmark::kMicrosecond);
         benchmark::RegisterBenchmark((std::string("create_kernel/") + n.name + "_with_dsl").c_str(),
                                      BM_create_kernel_with_dsl, n.build)

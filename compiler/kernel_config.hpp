@@ -82,7 +82,6 @@ struct KernelConfig {
     std::string name = "kernel";          ///< the function name in the generated code
     GhostLayers ghost_layers;             ///< automatic unless set; excludes iteration_slice
     std::optional<Slice> iteration_slice; ///< replaces the ghost layers when set
-    ScalarType default_type = ScalarType::Float64; ///< for untyped literals and temporaries
     ScalarType index_type = ScalarType::Int64;     ///< counters, sizes and strides
     bool fast_math = false;                        ///< NVRTC --use_fast_math
     std::optional<std::array<int, 3>> block_size;  ///< default block (x, y, z); inferred if unset

@@ -23,6 +23,7 @@ bool is_weak(const Expr& e) {
 Expr strengthen(const Expr& e, ScalarType t) {
     auto c = e.as<ConstNode>();
     if (is_float(t)) return ConstNode::make(t, c->as_double());
+    if (is_float(c->type)) return ConstNode::make(t, c->float_value); // truncates toward zero
     return ConstNode::make_int(t, c->int_value);
 }
 
@@ -293,23 +294,25 @@ Expr constant(ScalarType type, double value) {
 }
 
 namespace {
-void check_scalar_type(ScalarType type, const std::string& what, const std::string& name) {
-    if (type == ScalarType::Bool || type == ScalarType::Float16 || type == ScalarType::BFloat16)
-        throw UserError(fmt::format("{} '{}' has type {}, which is not supported for {}s; use "
+void check_scalar_type(ScalarType type, const std::string& what, const std::string& name,
+                       bool bool_ok) {
+    if ((type == ScalarType::Bool && !bool_ok) || type == ScalarType::Float16 ||
+        type == ScalarType::BFloat16)
+        throw UserError(fmt::format("the {} '{}' has type {}, which is not supported here; use "
                                     "float32, float64, int32 or int64",
-                                    what, name, type_name(type), what));
+                                    what, name, type_name(type)));
 }
 } // namespace
 
 Expr param(const std::string& name, ScalarType type) {
     check_identifier(name, "scalar parameter");
-    check_scalar_type(type, "scalar parameter", name);
+    check_scalar_type(type, "scalar parameter", name, false);
     return VarNode::make(type, name, VarRole::Parameter);
 }
 
 Expr temp(const std::string& name, ScalarType type) {
     check_identifier(name, "temporary");
-    check_scalar_type(type, "temporary", name);
+    check_scalar_type(type, "temporary", name, true);
     return VarNode::make(type, name, VarRole::Temporary);
 }
 

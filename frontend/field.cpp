@@ -25,10 +25,10 @@ Access Access::with_components(std::vector<int> comps) const {
     if (int(comps.size()) != f.index_dims())
         throw UserError(fmt::format(
             "field {} has {} index dimension(s) (index shape ({})), but {} component index(es) were "
-            "given; write {}",
+            "given; write {}{}",
             f.name, f.index_dims(), fmt::join(f.index_shape, ", "), comps.size(), f.name,
             f.index_dims() == 0 ? std::string(".center() without components")
-                                : fmt::format("({})", fmt::join(std::vector<std::string>(f.index_dims(), "i"), ", "))));
+                                : std::string("(i, j, k)").substr(0, 3 * f.index_dims() - 1) + ")"));
     for (std::size_t i = 0; i < comps.size(); ++i)
         if (comps[i] < 0 || comps[i] >= f.index_shape[i])
             throw UserError(fmt::format("field {}: component {} is out of range for index "
@@ -59,7 +59,7 @@ Access::operator Expr() const {
     const FieldInfo& f = *field_;
     if (int(components_.size()) != f.index_dims())
         throw UserError(fmt::format(
-            "{}[{}] reads vector field {} (index shape ({})) without choosing a component; write "
+            "{}[{}] accesses vector field {} (index shape ({})) without choosing a component; write "
             "{}[{{{}}}](i) for one component or {}.vec() for all of them",
             f.name, fmt::join(offsets_, ", "), f.name, fmt::join(f.index_shape, ", "), f.name,
             fmt::join(offsets_, ", "), f.name));
@@ -91,8 +91,11 @@ namespace {
 void validate(const FieldInfo& f) {
     check_identifier(f.name, "field");
     if (f.spatial_dims < 1 || f.spatial_dims > 4)
-        throw UserError(fmt::format("field {}: {} spatial dimensions requested; loom supports 1 to 4",
-                                    f.name, f.spatial_dims));
+        throw UserError(fmt::format("field {}: {} spatial dimensions requested; loom supports 1 to 4{}",
+                                    f.name, f.spatial_dims,
+                                    f.spatial_dims > 4 ? fmt::format(". For a fixed shape pass a vector of sizes, e.g. "
+                                                                     "std::vector<std::int64_t>{{{}}}", f.spatial_dims)
+                                                       : std::string()));
     if (f.index_dims() > 3)
         throw UserError(fmt::format("field {}: {} index dimensions requested; loom supports up to 3",
                                     f.name, f.index_dims()));
@@ -151,13 +154,26 @@ public:
         do {
             skip_ws();
             Decl d;
+            std::size_t name_pos = pos_;
             d.name = identifier("a field name");
+            try {
+                check_identifier(d.name, "field");
+            } catch (const UserError& e) {
+                fail(name_pos, e.what(), false);
+            }
+            for (auto& other : decls)
+                if (other.name == d.name)
+                    fail(name_pos, fmt::format("the name '{}' is declared twice", d.name), false);
             skip_ws();
             if (peek() == '(') {
                 ++pos_;
                 do {
                     skip_ws();
-                    d.index_shape.push_back(static_cast<int>(integer("an index dimension size")));
+                    std::size_t at = pos_;
+                    std::int64_t n = integer("an index dimension size");
+                    if (n < 1 || n > (1 << 20))
+                        fail(at, fmt::format("index dimension size {} is out of range 1..{}", n, 1 << 20));
+                    d.index_shape.push_back(static_cast<int>(n));
                     skip_ws();
                 } while (accept(','));
                 expect(')', "')' to close the index shape");
@@ -171,7 +187,7 @@ public:
         std::string tname = identifier("an element type (float32, float64, int32, int64)");
         auto type = parse_type_name(tname);
         if (!type) fail(type_pos, fmt::format("unknown element type '{}'; expected float32, "
-                                              "float64, int32 or int64", tname));
+                                              "float64, int32 or int64", tname), false);
         skip_ws();
         expect('[', "'[' to start the shape, as in float64[3D] or float32[64, 64]");
         skip_ws();
@@ -181,8 +197,8 @@ public:
         std::int64_t first = integer("a dimension count like 3D or a size like 64");
         if (peek() == 'D' || peek() == 'd') {
             ++pos_;
+            if (first < 1 || first > 4) fail(dims_pos, fmt::format("{}D: loom supports 1D to 4D fields", first));
             dims = static_cast<int>(first);
-            if (dims < 1 || dims > 4) fail(dims_pos, fmt::format("{}D: loom supports 1D to 4D fields", dims));
         } else {
             fixed.push_back(first);
             skip_ws();
@@ -234,9 +250,11 @@ private:
         if (pos_ - start > 12) fail(start, "number too large");
         return std::stoll(s_.substr(start, pos_ - start));
     }
-    [[noreturn]] void fail(std::size_t at, const std::string& why) const {
-        std::string found = at < s_.size() ? fmt::format("'{}'", s_[at]) : std::string("the end");
-        throw UserError(fmt::format("invalid field spec at column {}: {}, found {}\n  {}\n  {}^",
+    [[noreturn]] void fail(std::size_t at, const std::string& why, bool say_found = true) const {
+        std::string found = !say_found      ? std::string()
+                            : at < s_.size() ? fmt::format(", found '{}'", s_[at])
+                                             : std::string(", found the end");
+        throw UserError(fmt::format("invalid field spec at column {}: {}{}\n  {}\n  {}^",
                                     at + 1, why, found, s_, std::string(at, ' ')));
     }
 

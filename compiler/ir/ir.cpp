@@ -6,57 +6,94 @@
 
 namespace loom {
 
-std::string_view op_name(UnaryOp op) { return op == UnaryOp::Neg ? "-" : "!"; }
+std::string_view op_name(UnaryOp op) {
+    return op == UnaryOp::Neg ? "-" : "!";
+}
 
 std::string_view op_name(BinaryOp op) {
     switch (op) {
-    case BinaryOp::Add: return "+";
-    case BinaryOp::Sub: return "-";
-    case BinaryOp::Mul: return "*";
-    case BinaryOp::Div: return "/";
-    case BinaryOp::Mod: return "%";
-    case BinaryOp::Min: return "min";
-    case BinaryOp::Max: return "max";
-    case BinaryOp::Eq: return "==";
-    case BinaryOp::Ne: return "!=";
-    case BinaryOp::Lt: return "<";
-    case BinaryOp::Le: return "<=";
-    case BinaryOp::Gt: return ">";
-    case BinaryOp::Ge: return ">=";
-    case BinaryOp::And: return "&&";
-    case BinaryOp::Or: return "||";
+    case BinaryOp::Add:
+        return "+";
+    case BinaryOp::Sub:
+        return "-";
+    case BinaryOp::Mul:
+        return "*";
+    case BinaryOp::Div:
+        return "/";
+    case BinaryOp::Mod:
+        return "%";
+    case BinaryOp::Min:
+        return "min";
+    case BinaryOp::Max:
+        return "max";
+    case BinaryOp::Eq:
+        return "==";
+    case BinaryOp::Ne:
+        return "!=";
+    case BinaryOp::Lt:
+        return "<";
+    case BinaryOp::Le:
+        return "<=";
+    case BinaryOp::Gt:
+        return ">";
+    case BinaryOp::Ge:
+        return ">=";
+    case BinaryOp::And:
+        return "&&";
+    case BinaryOp::Or:
+        return "||";
     }
     return "?";
 }
 
 std::string_view fn_name(MathFn fn) {
     switch (fn) {
-    case MathFn::Sqrt: return "sqrt";
-    case MathFn::Rsqrt: return "rsqrt";
-    case MathFn::Exp: return "exp";
-    case MathFn::Log: return "log";
-    case MathFn::Pow: return "pow";
-    case MathFn::Sin: return "sin";
-    case MathFn::Cos: return "cos";
-    case MathFn::Tan: return "tan";
-    case MathFn::Tanh: return "tanh";
-    case MathFn::Erf: return "erf";
-    case MathFn::Abs: return "abs";
-    case MathFn::Floor: return "floor";
-    case MathFn::Ceil: return "ceil";
-    case MathFn::Fma: return "fma";
+    case MathFn::Sqrt:
+        return "sqrt";
+    case MathFn::Rsqrt:
+        return "rsqrt";
+    case MathFn::Exp:
+        return "exp";
+    case MathFn::Log:
+        return "log";
+    case MathFn::Pow:
+        return "pow";
+    case MathFn::Sin:
+        return "sin";
+    case MathFn::Cos:
+        return "cos";
+    case MathFn::Tan:
+        return "tan";
+    case MathFn::Tanh:
+        return "tanh";
+    case MathFn::Erf:
+        return "erf";
+    case MathFn::Abs:
+        return "abs";
+    case MathFn::Floor:
+        return "floor";
+    case MathFn::Ceil:
+        return "ceil";
+    case MathFn::Fma:
+        return "fma";
     }
     return "?";
 }
 
 int fn_arity(MathFn fn) {
-    if (fn == MathFn::Pow) return 2;
-    if (fn == MathFn::Fma) return 3;
+    if (fn == MathFn::Pow)
+        return 2;
+    if (fn == MathFn::Fma)
+        return 3;
     return 1;
 }
 
-bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
-bool is_logical(BinaryOp op) { return op == BinaryOp::And || op == BinaryOp::Or; }
+bool is_comparison(BinaryOp op) {
+    return op >= BinaryOp::Eq && op <= BinaryOp::Ge;
+}
+bool is_logical(BinaryOp op) {
+    return op == BinaryOp::And || op == BinaryOp::Or;
+}
 bool is_commutative(BinaryOp op) {
     switch (op) {
     case BinaryOp::Add:
@@ -66,8 +103,10 @@ bool is_commutative(BinaryOp op) {
     case BinaryOp::Eq:
     case BinaryOp::Ne:
     case BinaryOp::And:
-    case BinaryOp::Or: return true;
-    default: return false;
+    case BinaryOp::Or:
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -79,8 +118,13 @@ bool is_const_value(const Expr& e, double v) {
 namespace ir {
 
 namespace {
-void require(bool ok, const char* node, const std::string& why) {
-    if (!ok) throw InternalError(fmt::format("ill-formed {} node: {}", node, why));
+[[noreturn]] void fail(const char* node, const std::string& why) {
+    throw InternalError(fmt::format("ill-formed {} node: {}", node, why));
+}
+// Literal messages only: the check runs on every node built, so it must not allocate.
+void require(bool ok, const char* node, const char* why) {
+    if (!ok)
+        fail(node, why);
 }
 void require_defined(const Expr& e, const char* node) {
     require(e.defined(), node, "an operand is undefined");
@@ -88,15 +132,20 @@ void require_defined(const Expr& e, const char* node) {
 } // namespace
 
 Expr ConstNode::make(ScalarType t, double value, bool weak) {
-    if (!is_float(t)) return make_int(t, static_cast<std::int64_t>(value), weak);
-    if (t == ScalarType::Float32) value = static_cast<double>(static_cast<float>(value));
+    if (!is_float(t))
+        return make_int(t, static_cast<std::int64_t>(value), weak);
+    if (t == ScalarType::Float32)
+        value = static_cast<double>(static_cast<float>(value));
     return Expr(std::make_shared<ConstNode>(t, 0, value, weak));
 }
 
 Expr ConstNode::make_int(ScalarType t, std::int64_t value, bool weak) {
-    if (is_float(t)) return make(t, static_cast<double>(value), weak);
-    if (t == ScalarType::Int32) value = static_cast<std::int32_t>(value);
-    if (t == ScalarType::Bool) value = value != 0;
+    if (is_float(t))
+        return make(t, static_cast<double>(value), weak);
+    if (t == ScalarType::Int32)
+        value = static_cast<std::int32_t>(value);
+    if (t == ScalarType::Bool)
+        value = value != 0;
     return Expr(std::make_shared<ConstNode>(t, value, 0.0, weak));
 }
 
@@ -110,7 +159,8 @@ Expr VarNode::make(ScalarType t, std::string name, VarRole role, FieldPtr field,
 }
 
 Expr CounterNode::make(int axis) {
-    require(axis >= 0 && axis < 4, "Counter", fmt::format("axis {} out of range", axis));
+    if (axis < 0 || axis > 3)
+        fail("Counter", fmt::format("axis {} out of range", axis));
     return Expr(std::make_shared<CounterNode>(axis));
 }
 
@@ -147,15 +197,16 @@ Expr UnaryNode::make(UnaryOp op, Expr a) {
 Expr BinaryNode::make(BinaryOp op, Expr a, Expr b) {
     require_defined(a, "Binary");
     require_defined(b, "Binary");
-    require(a.type() == b.type(), "Binary",
-            fmt::format("operand types differ: {} {} {}", type_name(a.type()), op_name(op),
-                        type_name(b.type())));
+    if (a.type() != b.type())
+        fail("Binary", fmt::format("operand types differ: {} {} {}", type_name(a.type()),
+                                   op_name(op), type_name(b.type())));
     ScalarType t = a.type();
     if (is_logical(op)) {
         require(t == ScalarType::Bool, "Binary", "logical operator on non-bool operands");
     } else {
         require(is_numeric(t), "Binary", "arithmetic or comparison on bool operands");
-        if (is_comparison(op)) t = ScalarType::Bool;
+        if (is_comparison(op))
+            t = ScalarType::Bool;
     }
     return Expr(std::make_shared<BinaryNode>(t, op, std::move(a), std::move(b)));
 }
@@ -166,19 +217,21 @@ Expr SelectNode::make(Expr cond, Expr if_true, Expr if_false) {
     require_defined(if_false, "Select");
     require(cond.type() == ScalarType::Bool, "Select", "condition is not bool");
     require(if_true.type() == if_false.type(), "Select", "branch types differ");
-    return Expr(std::make_shared<SelectNode>(std::move(cond), std::move(if_true), std::move(if_false)));
+    return Expr(
+        std::make_shared<SelectNode>(std::move(cond), std::move(if_true), std::move(if_false)));
 }
 
 Expr CallNode::make(MathFn fn, std::vector<Expr> args) {
-    require(int(args.size()) == fn_arity(fn), "Call", fmt::format("{} takes {} arguments", fn_name(fn), fn_arity(fn)));
+    if (int(args.size()) != fn_arity(fn))
+        fail("Call", fmt::format("{} takes {} arguments", fn_name(fn), fn_arity(fn)));
     for (auto& a : args) {
         require_defined(a, "Call");
         require(a.type() == args[0].type(), "Call", "argument types differ");
     }
     ScalarType t = args[0].type();
     bool int_ok = fn == MathFn::Abs || fn == MathFn::Floor || fn == MathFn::Ceil;
-    require(is_float(t) || (int_ok && is_int(t)), "Call",
-            fmt::format("{} on {}", fn_name(fn), type_name(t)));
+    if (!(is_float(t) || (int_ok && is_int(t))))
+        fail("Call", fmt::format("{} on {}", fn_name(fn), type_name(t)));
     return Expr(std::make_shared<CallNode>(t, fn, std::move(args)));
 }
 
@@ -190,16 +243,17 @@ Expr CastNode::make(ScalarType t, Expr value) {
 Stmt AssignNode::make(Expr lhs, Expr rhs) {
     require_defined(lhs, "Assign");
     require_defined(rhs, "Assign");
-    require(lhs.is<FieldAccessNode>() || lhs.is<VarNode>(), "Assign", "lhs is not a field access or variable");
+    require(lhs.is<FieldAccessNode>() || lhs.is<VarNode>(), "Assign",
+            "lhs is not a field access or variable");
     return Stmt(std::make_shared<AssignNode>(std::move(lhs), std::move(rhs)));
 }
 
 Stmt DeclareNode::make(Expr var, Expr value) {
     require(var.is<VarNode>(), "Declare", "not a variable");
     require_defined(value, "Declare");
-    require(var.type() == value.type(), "Declare",
-            fmt::format("{} declared as {} from a {} value", var.as<VarNode>()->name,
-                        type_name(var.type()), type_name(value.type())));
+    if (var.type() != value.type())
+        fail("Declare", fmt::format("{} declared as {} from a {} value", var.as<VarNode>()->name,
+                                    type_name(var.type()), type_name(value.type())));
     return Stmt(std::make_shared<DeclareNode>(std::move(var), std::move(value)));
 }
 
@@ -208,14 +262,15 @@ Stmt StoreNode::make(FieldPtr field, Expr index, Expr value) {
     require_defined(index, "Store");
     require_defined(value, "Store");
     require(is_int(index.type()), "Store", "index is not an integer");
-    require(value.type() == field->type, "Store",
-            fmt::format("storing {} into {} field {}", type_name(value.type()),
-                        type_name(field->type), field->name));
+    if (value.type() != field->type)
+        fail("Store", fmt::format("storing {} into {} field {}", type_name(value.type()),
+                                  type_name(field->type), field->name));
     return Stmt(std::make_shared<StoreNode>(std::move(field), std::move(index), std::move(value)));
 }
 
 Stmt BlockNode::make(std::vector<Stmt> stmts) {
-    for (auto& s : stmts) require(s.defined(), "Block", "undefined statement");
+    for (auto& s : stmts)
+        require(s.defined(), "Block", "undefined statement");
     return Stmt(std::make_shared<BlockNode>(std::move(stmts)));
 }
 
@@ -237,7 +292,9 @@ Stmt IfThenNode::make(Expr cond, Stmt then_case) {
     return Stmt(std::make_shared<IfThenNode>(std::move(cond), std::move(then_case)));
 }
 
-Stmt CommentNode::make(std::string text) { return Stmt(std::make_shared<CommentNode>(std::move(text))); }
+Stmt CommentNode::make(std::string text) {
+    return Stmt(std::make_shared<CommentNode>(std::move(text)));
+}
 
 } // namespace ir
 } // namespace loom

@@ -8,6 +8,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -16,7 +18,21 @@ using namespace ir;
 
 namespace {
 
-std::string offsets_text(const std::vector<int>& o) { return fmt::format("({})", fmt::join(o, ", ")); }
+/// Offsets print as in the DSL's debug notation, f[1, 0]; parentheses would read as components.
+std::string offsets_text(const std::vector<int>& o) { return fmt::format("[{}]", fmt::join(o, ", ")); }
+
+/// The C++ spelling of cast<T> for a scalar type, for fix-it hints.
+std::string cpp_type(ScalarType t) {
+    switch (t) {
+    case ScalarType::Float32: return "float";
+    case ScalarType::Float64: return "double";
+    case ScalarType::Int32: return "std::int32_t";
+    case ScalarType::Int64: return "std::int64_t";
+    default: return std::string(type_name(t));
+    }
+}
+
+std::string a_or_an(ScalarType t) { return is_int(t) ? "an" : "a"; }
 
 class Analyzer {
 public:
@@ -46,9 +62,6 @@ private:
         if (cfg_.index_type != ScalarType::Int32 && cfg_.index_type != ScalarType::Int64)
             fail(fmt::format("has index_type {}; the index type must be int32 or int64",
                              type_name(cfg_.index_type)));
-        if (cfg_.default_type != ScalarType::Float32 && cfg_.default_type != ScalarType::Float64)
-            fail(fmt::format("has default_type {}; the default type must be float32 or float64",
-                             type_name(cfg_.default_type)));
         if (cfg_.block_size) {
             auto b = *cfg_.block_size;
             static const int limit[3] = {1024, 1024, 64};
@@ -83,7 +96,7 @@ private:
         for (const Expr& e : subexpressions(rhs)) {
             if (auto fa = e.as<FieldAccessNode>()) {
                 note_field(fa->field);
-                reads_.push_back({fa->field, fa->offsets, stmt});
+                reads_.push_back({fa->field, fa->offsets, fa->components, stmt});
             } else if (auto v = e.as<VarNode>()) {
                 if (v->role == VarRole::Parameter) note_param(e);
                 if (v->role == VarRole::Temporary) check_temp_read(e, stmt);
@@ -107,6 +120,16 @@ private:
     void check_temp_read(const Expr& t, std::size_t stmt) {
         if (defined_temps_.count(t.get())) return;
         const std::string& name = t.as<VarNode>()->name;
+        if (in_[stmt].lhs.same_as(t))
+            fail(fmt::format("reads the temporary '{}' in its own definition (assignment {}: `{}`); "
+                             "a temporary is defined once, so compute the new value into another "
+                             "temporary", name, stmt + 1, in_[stmt].text));
+        for (const ExprNode* d : defined_temps_)
+            if (static_cast<const VarNode*>(d)->name == name)
+                fail(fmt::format("reads a temporary named '{}' in assignment {} (`{}`) that is a "
+                                 "different object from the defined temporary '{}'; create it once "
+                                 "with temp<T>(\"{}\") and reuse the Expr",
+                                 name, stmt + 1, in_[stmt].text, name, name));
         for (std::size_t j = stmt; j < in_.size(); ++j)
             if (in_[j].lhs.same_as(t))
                 fail(fmt::format("reads the temporary '{}' in assignment {} (`{}`) before it is "
@@ -203,7 +226,10 @@ private:
         for (auto& w : writes_) {
             std::set<std::vector<int>> bad;
             for (auto& r : reads_)
-                if (r.field == w.field && r.offsets != w.offsets) bad.insert(r.offsets);
+                // Another cell's copy of an element this kernel writes: a different component
+                // of a neighbour is never written, so reading it is safe.
+                if (r.field == w.field && r.offsets != w.offsets && r.components == w.components)
+                    bad.insert(r.offsets);
             if (!bad.empty()) {
                 std::vector<std::string> o;
                 for (auto& b : bad) o.push_back(offsets_text(b));
@@ -272,11 +298,15 @@ private:
             if (lo < a_.reach[d].first || hi < a_.reach[d].second) {
                 bool low = lo < a_.reach[d].first;
                 int need = low ? a_.reach[d].first : a_.reach[d].second;
+                std::string fix = gl.per_axis().empty()
+                    ? fmt::format("Set ghost_layers to at least {}", need)
+                    : fmt::format("Raise the {} ghost layers of axis {} to at least {}",
+                                  low ? "low" : "high", d, need);
                 fail(fmt::format("reads out of bounds: {} reaches {} cell(s) {} along axis {}, but "
-                                 "only {} ghost layer(s) are there. Set ghost_layers to at least "
-                                 "{}, or leave it automatic",
+                                 "only {} ghost layer(s) are there. {}, or leave ghost_layers "
+                                 "automatic",
                                  worst_access(d, low), need, low ? "below" : "above", d,
-                                 low ? lo : hi, need));
+                                 low ? lo : hi, fix));
             }
             if (a_.fixed_shape_source &&
                 a_.fixed_shape_source->fixed_shape[d] <= std::int64_t(lo) + hi)
@@ -306,8 +336,10 @@ private:
                         if (c->axis >= d)
                             fail(fmt::format("has the slice {} whose bound on axis {} uses the "
                                              "counter of axis {}; a bound may only use counters "
-                                             "of earlier axes (0..{})",
-                                             s.describe(), d, c->axis, d - 1));
+                                             "of earlier axes{}",
+                                             s.describe(), d, c->axis,
+                                             d == 0 ? std::string(", and axis 0 is the first, so its bounds cannot use counters")
+                                                    : fmt::format(" (0..{})", d - 1)));
                         a_.bounds_depend_on_counters = true;
                     } else if (e.is<FieldAccessNode>()) {
                         fail(fmt::format("has the slice {} with a field access in a bound; bounds "
@@ -323,6 +355,10 @@ private:
             }
             check_slice_reach(d, sd, s);
         }
+        if (a_.bounds_depend_on_counters && D > 3)
+            fail(fmt::format("has the slice {} whose bounds depend on another counter in a {}D "
+                             "kernel; counter-dependent bounds are supported up to 3D, because the "
+                             "fourth axis runs as a loop inside each thread", s.describe(), D));
         if (a_.bounds_depend_on_counters && !cfg_.manual_launch_grid)
             fail(fmt::format("has the iteration slice {}, whose bounds depend on another counter, "
                              "so the launch grid cannot be inferred. Set manual_launch_grid = true "
@@ -344,11 +380,18 @@ private:
             return std::nullopt;
         };
         auto start = absolute(sd.start);
+        if (start && n && (*start < 0 || *start >= *n) && sd.start.kind() == Bound::Kind::Index)
+            fail(fmt::format("has the slice {} whose start {} on axis {} lies outside the fixed "
+                             "size {} (valid indices 0..{}, or -{}..-1 from the end)",
+                             s.describe(), sd.start.index(), d, *n, *n - 1, *n));
         if (start && *start - below < 0)
             fail(fmt::format("reads out of bounds: the slice {} starts axis {} at {}, but {} "
                              "reaches {} cell(s) below; start at {} or later",
                              s.describe(), d, *start, worst_access(d, true), below, below));
         if (sd.single) {
+            if (sd.start.kind() == Bound::Kind::End)
+                fail(fmt::format("has the slice {} with the single index `end` on axis {}; pick "
+                                 "an index inside the axis", s.describe(), d));
             if (sd.start.kind() == Bound::Kind::Index && sd.start.index() < 0 && !n && above > -sd.start.index() - 1)
                 fail(fmt::format("reads out of bounds: the slice {} picks index {} on axis {}, but "
                                  "{} reaches {} cell(s) above", s.describe(), sd.start.index(), d,
@@ -377,7 +420,38 @@ private:
     }
 
     // ---- typed body ----
-    Expr convert(const Expr& rhs, ScalarType to, const std::string& target, std::size_t stmt) {
+    /// A plain number stored into a narrower type must fit: 3000000000 does not fit an int32.
+    void check_literal_range(const Expr& e, ScalarType to, const std::string& target, std::size_t stmt) {
+        for (const Expr& x : subexpressions(e)) {
+            auto c = x.as<ConstNode>();
+            if (!c || !c->weak) continue;
+            bool fits = true;
+            if (to == ScalarType::Int32 && is_int(c->type))
+                fits = c->int_value >= INT32_MIN && c->int_value <= INT32_MAX;
+            if (to == ScalarType::Float32 && is_float(c->type))
+                fits = !std::isfinite(c->float_value) || std::fabs(c->float_value) <= 3.4028234663852886e38;
+            if (!fits)
+                fail(fmt::format("stores the value {} into {} ({}) in assignment {}, which it does "
+                                 "not fit; use a wider type", to_string(x), target, type_name(to), stmt + 1));
+        }
+    }
+
+    /// A value built only from plain numbers (a weak constant, or a select between two such
+    /// values) takes the type of what it is stored into: `f32 = select(c, 1.0, 0.0)` is float32.
+    static Expr retype_weak(const Expr& e, ScalarType to) {
+        if (auto c = e.as<ConstNode>(); c && c->weak && is_numeric(c->type) && is_numeric(to) &&
+                                            (is_float(to) || is_int(c->type)))
+            return is_float(to) ? ConstNode::make(to, c->as_double()) : ConstNode::make_int(to, c->int_value);
+        if (auto s = e.as<SelectNode>()) {
+            Expr t = retype_weak(s->if_true, to), f = retype_weak(s->if_false, to);
+            if (t.type() == to && f.type() == to) return SelectNode::make(s->cond, t, f);
+        }
+        return e;
+    }
+
+    Expr convert(const Expr& original, ScalarType to, const std::string& target, std::size_t stmt) {
+        check_literal_range(original, to, target, stmt);
+        Expr rhs = retype_weak(original, to);
         auto c = rhs.as<ConstNode>();
         if (c && c->weak) {
             if (is_float(c->type) && !is_float(to))
@@ -388,14 +462,14 @@ private:
         }
         if (rhs.type() == to) return rhs;
         if (implicitly_convertible(rhs.type(), to)) return CastNode::make(to, rhs);
-        fail(fmt::format("assignment {} (`{}`) stores a {} value into {} of type {}, a conversion "
+        fail(fmt::format("assignment {} (`{}`) stores {} {} value into {} of type {}, a conversion "
                          "that is not implicit because it {}. Wrap the right side in cast<{}>(...) "
                          "if that is what you mean",
-                         stmt + 1, in_[stmt].text, type_name(rhs.type()), target, type_name(to),
+                         stmt + 1, in_[stmt].text, a_or_an(rhs.type()), type_name(rhs.type()), target, type_name(to),
                          rhs.type() == ScalarType::Bool || to == ScalarType::Bool
                              ? "mixes booleans and numbers"
                              : "can lose precision or range",
-                         type_name(to)));
+                         cpp_type(to)));
     }
 
     /// Weak constants left inside expressions (e.g. select(c, 1.0, 0.0)) become strong.
@@ -427,7 +501,7 @@ private:
 
     struct Read {
         FieldPtr field;
-        std::vector<int> offsets;
+        std::vector<int> offsets, components;
         std::size_t stmt;
     };
     struct Write {

@@ -9,8 +9,8 @@
 namespace loom {
 
 /// Checks the invariants the printers rely on: no DSL-level nodes left (Assign, FieldAccess,
-/// Counter), every variable declared once and before use (or a kernel parameter), loop and guard
-/// types consistent. Throws InternalError naming the pass that should have removed an offending
+/// Counter), every variable declared once and before use (or a kernel parameter). Types need no
+/// check here: every node's make() enforces them. Throws InternalError naming the pass that should have removed an offending
 /// node: a failure here is a loom bug, not a user error.
 void verify_lowered(const Stmt& body, const std::vector<KernelParam>& params);
 

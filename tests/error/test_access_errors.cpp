@@ -6,9 +6,9 @@ using namespace loom;
 
 TEST(AccessErrors, TooFewOffsets) {
     Field f = field("f: float64[2D]");
-    LOOM_EXPECT_ERROR(f[{1}], UserError,
-                      {"field f has 2 spatial dimension(s)", "offset {1} has 1 entries",
-                       "e.g. f[{0, 0}]"});
+    LOOM_EXPECT_ERROR(
+        f[{1}], UserError,
+        {"field f has 2 spatial dimension(s)", "offset {1} has 1 entries", "e.g. f[{0, 0}]"});
 }
 
 TEST(AccessErrors, TooManyOffsets) {
@@ -59,8 +59,7 @@ TEST(AccessErrors, TooFewComponents) {
 
 TEST(AccessErrors, ComponentsOfScalarField) {
     Field f = field("f: float64[2D]");
-    LOOM_EXPECT_ERROR(f(1), UserError,
-                      {"field f has 0 index dimension(s)", "without components"});
+    LOOM_EXPECT_ERROR(f(1), UserError, {"field f has 0 index dimension(s)", "without components"});
 }
 
 TEST(AccessErrors, ComponentsChosenTwice) {

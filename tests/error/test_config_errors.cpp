@@ -1,0 +1,110 @@
+// Bad KernelConfig values and kernels that have nothing to do.
+#include "loom/loom.hpp"
+#include "tests/support/expect_error.hpp"
+
+#include <array>
+
+using namespace loom;
+
+namespace {
+/// A valid copy kernel, so that only the config can be wrong.
+AssignmentCollection copy_kernel() {
+    auto [f, g] = fields<2>("f, g: float64[2D]");
+    return AssignmentCollection(Assignment(f.center(), g.center()));
+}
+} // namespace
+
+TEST(ConfigErrors, BlockSizeZero) {
+    KernelConfig cfg;
+    cfg.block_size = std::array<int, 3>{0, 1, 1};
+    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), cfg), UserError,
+                      {"block_size (0, 1, 1)", "dimension x must be between 1 and 1024"});
+}
+
+TEST(ConfigErrors, BlockSizeTooManyThreads) {
+    KernelConfig cfg;
+    cfg.block_size = std::array<int, 3>{64, 32, 1};
+    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), cfg), UserError,
+                      {"block_size (64, 32, 1) = 2048 threads", "at most 1024 threads"});
+}
+
+TEST(ConfigErrors, BlockSizeZTooLarge) {
+    KernelConfig cfg;
+    cfg.block_size = std::array<int, 3>{1, 1, 65};
+    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), cfg), UserError,
+                      {"block_size (1, 1, 65)", "dimension z must be between 1 and 64"});
+}
+
+TEST(ConfigErrors, BlockSizeNegative) {
+    KernelConfig cfg;
+    cfg.block_size = std::array<int, 3>{32, -4, 1};
+    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), cfg), UserError,
+                      {"block_size (32, -4, 1)", "dimension y must be between 1 and 1024"});
+}
+
+TEST(ConfigErrors, FloatIndexType) {
+    KernelConfig cfg;
+    cfg.index_type = ScalarType::Float32;
+    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), cfg), UserError,
+                      {"index_type float32", "must be int32 or int64"});
+}
+
+TEST(ConfigErrors, BoolIndexType) {
+    KernelConfig cfg;
+    cfg.index_type = ScalarType::Bool;
+    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), cfg), UserError,
+                      {"index_type bool", "must be int32 or int64"});
+}
+
+TEST(ConfigErrors, KernelNameWithSpace) {
+    KernelConfig cfg;
+    cfg.name = "my kernel";
+    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), cfg), UserError,
+                      {"invalid kernel name 'my kernel'", "C identifiers"});
+}
+
+TEST(ConfigErrors, KernelNameReserved) {
+    KernelConfig cfg;
+    cfg.name = "switch";
+    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), cfg), UserError,
+                      {"invalid kernel name 'switch'", "reserved word", "'switch_'"});
+}
+
+TEST(ConfigErrors, KernelNameEmpty) {
+    KernelConfig cfg;
+    cfg.name = "";
+    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), cfg), UserError, {"invalid kernel name ''"});
+}
+
+TEST(ConfigErrors, NoAssignments) {
+    KernelConfig cfg;
+    cfg.name = "empty";
+    LOOM_EXPECT_ERROR(create_kernel(AssignmentCollection(), cfg), UserError,
+                      {"kernel 'empty' has no assignments", "at least one Assignment"});
+}
+
+TEST(ConfigErrors, WritesNoField) {
+    Field g = field("g: float64[2D]");
+    Expr t = temp<double>("t");
+    LOOM_EXPECT_ERROR(create_kernel(Assignment(t, g.center() * 2.0)), UserError,
+                      {"writes no field", "no effect", "f.center()"});
+}
+
+TEST(ConfigErrors, AssignToParameter) {
+    Field g = field("g: float64[2D]");
+    Expr alpha = param<double>("alpha");
+    LOOM_EXPECT_ERROR(
+        Assignment(alpha, g.center()), UserError,
+        {"cannot assign to the scalar parameter alpha", "f.center()", "temp<T>(\"t\")"});
+}
+
+TEST(ConfigErrors, AssignToExpression) {
+    auto [f, g] = fields<2>("f, g: float64[2D]");
+    LOOM_EXPECT_ERROR(Assignment(f.center() + g.center(), 1.0), UserError,
+                      {"cannot assign to the expression `f[0, 0] + g[0, 0]`"});
+}
+
+TEST(ConfigErrors, AssignToCounter) {
+    using namespace loom::counters;
+    LOOM_EXPECT_ERROR(Assignment(x, 1), UserError, {"cannot assign to the expression `x`"});
+}

@@ -1,0 +1,272 @@
+// Iteration space, GPU mapping, launch-grid inference, verification and the pass log, each tested
+// as before/expected IR compared structurally. Variables compare by identity, so the expected IR
+// is built from the variables the pass created (loop variables, size and stride parameters).
+#include "compiler/pass_log.hpp"
+#include "compiler/passes/analyze.hpp"
+#include "compiler/passes/gpu_mapping.hpp"
+#include "compiler/passes/iteration_space.hpp"
+#include "compiler/passes/launch_grid.hpp"
+#include "compiler/passes/verify.hpp"
+#include "compiler/ir/equality.hpp"
+#include "tests/support/expect_error.hpp"
+
+#include <loom/loom.hpp>
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace {
+using namespace loom;
+using namespace loom::ir;
+
+Expr i64(std::int64_t v) { return ConstNode::make_int(ScalarType::Int64, v); }
+Expr add(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Add, a, b); }
+Expr sub(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Sub, a, b); }
+Expr mul(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Mul, a, b); }
+Expr lt(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Lt, a, b); }
+
+#define EXPECT_IR_EQ(actual, expected)                                                             \
+    EXPECT_TRUE(structurally_equal(actual, expected)) << "actual:\n"                               \
+                                                      << to_string(actual) << "expected:\n"        \
+                                                      << to_string(expected)
+
+/// Runs analysis and the iteration-space pass on `assignments`.
+struct Lowered {
+    KernelAnalysis analysis;
+    std::vector<KernelParam> params;
+    Stmt nest;
+    Expr param(ParamRole role, int axis, const FieldInfo* field = nullptr) const {
+        for (auto& p : params)
+            if (p.role == role && p.axis == axis && (!field || p.field.get() == field)) return p.var;
+        ADD_FAILURE() << "no such parameter";
+        return Expr();
+    }
+    /// Loop variable of the d-th loop of the nest (outermost first).
+    Expr loop_var(int depth) const {
+        Stmt s = nest;
+        for (int i = 0; i < depth; ++i) s = s.as<ForNode>()->body;
+        return s.as<ForNode>()->var;
+    }
+};
+
+Lowered lower_nest(const std::vector<SourceAssignment>& in, const KernelConfig& cfg = {}) {
+    Lowered l;
+    l.analysis = analyze_kernel(in, cfg);
+    l.nest = lower_iteration_space(l.analysis.body, l.analysis, cfg, l.params);
+    return l;
+}
+
+TEST(IterationSpace, ThreePointStencilBecomesLoopNestWithLoadsAndStores) {
+    auto [src, dst] = fields<2>("src, dst: float64[2D]");
+    Lowered l = lower_nest({{dst.center(), src[{1, 0}] + src[{0, -1}], "dsl text"}});
+    Expr c0 = l.loop_var(0), c1 = l.loop_var(1);
+    Expr n0 = l.param(ParamRole::Size, 0), n1 = l.param(ParamRole::Size, 1);
+    Expr s_src = l.param(ParamRole::Stride, 0, &src.info());
+    Expr s_dst = l.param(ParamRole::Stride, 0, &dst.info());
+
+    Stmt body = BlockNode::make(
+        {CommentNode::make("dsl text"),
+         StoreNode::make(dst.ptr(), add(mul(s_dst, c0), c1),
+                         add(LoadNode::make(src.ptr(), add(mul(s_src, add(c0, i64(1))), c1)),
+                             LoadNode::make(src.ptr(), sub(add(mul(s_src, c0), c1), i64(1)))))});
+    Stmt expected = ForNode::make(c0, i64(1), sub(n0, i64(1)), i64(1),
+                                  ForNode::make(c1, i64(1), sub(n1, i64(1)), i64(1), body, 1), 0);
+    EXPECT_IR_EQ(l.nest, expected);
+}
+
+TEST(IterationSpace, SignatureListsPointersSizesStridesAndScalars) {
+    auto [src, dst] = fields<2>("src, dst: float32[2D]");
+    Expr alpha = param<float>("alpha");
+    Lowered l = lower_nest({{dst.center(), alpha * src.center(), ""}});
+    std::vector<std::pair<ParamRole, int>> got;
+    for (auto& p : l.params) got.push_back({p.role, p.axis});
+    std::vector<std::pair<ParamRole, int>> want = {
+        {ParamRole::FieldPointer, -1}, {ParamRole::FieldPointer, -1}, {ParamRole::Size, 0},
+        {ParamRole::Size, 1},          {ParamRole::Stride, 0},        {ParamRole::Stride, 0},
+        {ParamRole::Scalar, -1}};
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(l.params[0].field, dst.ptr()); // the written field appears first
+    EXPECT_FALSE(l.params[0].read_only);
+    EXPECT_TRUE(l.params[1].read_only);
+    EXPECT_TRUE(l.params[6].var.same_as(alpha));
+}
+
+TEST(IterationSpace, FixedShapeBakesSizesAndStridesAsLiterals) {
+    auto [a, b] = fields<2>("a, b: float64[8, 16]");
+    Lowered l = lower_nest({{b.center(), a[{1, 0}], ""}}, {.ghost_layers = GhostLayers{{1, 1}, {0, 0}}});
+    Expr c0 = l.loop_var(0), c1 = l.loop_var(1);
+    EXPECT_EQ(l.params.size(), 2u) << "only the two pointers";
+    Stmt body = BlockNode::make(
+        {CommentNode::make(""),
+         StoreNode::make(b.ptr(), add(mul(i64(16), c0), c1),
+                         LoadNode::make(a.ptr(), add(mul(i64(16), add(c0, i64(1))), c1)))});
+    Stmt expected = ForNode::make(c0, i64(1), i64(7), i64(1),
+                                  ForNode::make(c1, i64(0), i64(16), i64(1), body, 1), 0);
+    EXPECT_IR_EQ(l.nest, expected);
+}
+
+TEST(IterationSpace, SliceBoundsNegativeEndsStepsAndSingleIndices) {
+    auto [a, b] = fields<2>("a, b: float64[2D]");
+    KernelConfig cfg{.iteration_slice = Slice{at(3), range(2, -1, 3)}};
+    Lowered l = lower_nest({{b.center(), a.center(), ""}}, cfg);
+    auto outer = l.nest.as<ForNode>();
+    auto inner = outer->body.as<ForNode>();
+    EXPECT_IR_EQ(outer->start, i64(3));
+    EXPECT_IR_EQ(outer->stop, i64(4));
+    EXPECT_IR_EQ(inner->start, i64(2));
+    EXPECT_IR_EQ(inner->stop, sub(l.param(ParamRole::Size, 1), i64(1)));
+    EXPECT_IR_EQ(inner->step, i64(3));
+}
+
+TEST(IterationSpace, VectorComponentsAndLayoutsAddressTheRightElement) {
+    // SoA (fzyx): components slowest, axis 0 fastest (unit stride). AoS: components fastest.
+    auto u = field("u(3): float32[2D]", Layout::SoA);
+    auto m = field("m(3): float32[2D]", Layout::AoS);
+    Lowered l = lower_nest({{m(2), u(1), ""}});
+    Expr c0 = l.loop_var(0), c1 = l.loop_var(1);
+    Expr su1 = l.param(ParamRole::Stride, 1, &u.info()), su2 = l.param(ParamRole::Stride, 2, &u.info());
+    Expr sm0 = l.param(ParamRole::Stride, 0, &m.info()), sm1 = l.param(ParamRole::Stride, 1, &m.info());
+    Stmt body = BlockNode::make(
+        {CommentNode::make(""),
+         StoreNode::make(m.ptr(), add(add(mul(sm0, c0), mul(sm1, c1)), i64(2)),
+                         LoadNode::make(u.ptr(), add(add(c0, mul(su1, c1)), su2)))});
+    auto inner = l.nest.as<ForNode>()->body.as<ForNode>();
+    EXPECT_IR_EQ(inner->body, body);
+}
+
+TEST(IterationSpace, CountersInExpressionsBecomeLoopVariables) {
+    using namespace loom::counters;
+    auto f = field("f: int64[2D]");
+    Lowered l = lower_nest({{f.center(), x * 100 + y, ""}});
+    Expr c0 = l.loop_var(0), c1 = l.loop_var(1);
+    auto inner = l.nest.as<ForNode>()->body.as<ForNode>();
+    auto store = inner->body.as<BlockNode>()->stmts[1].as<StoreNode>();
+    EXPECT_IR_EQ(store->value, add(mul(c0, i64(100)), c1));
+}
+
+TEST(GpuMapping, FastestAxisGoesToThreadIdxXAndOneGuardCoversAll) {
+    auto [src, dst] = fields<2>("src, dst: float64[2D]");
+    Lowered l = lower_nest({{dst.center(), src[{1, 0}], ""}});
+    std::array<int, 3> axis_of_dim{};
+    Stmt mapped = map_to_gpu(l.nest, *l.analysis.primary, axis_of_dim);
+    EXPECT_EQ(axis_of_dim, (std::array<int, 3>{1, 0, -1})) << "C layout: axis 1 is fastest";
+
+    auto outer = l.nest.as<ForNode>();
+    auto inner = outer->body.as<ForNode>();
+    Expr c0 = outer->var, c1 = inner->var;
+    Stmt expected = BlockNode::make(
+        {DeclareNode::make(c0, add(ThreadIndexNode::make(ScalarType::Int64, 1), i64(1))),
+         DeclareNode::make(c1, add(ThreadIndexNode::make(ScalarType::Int64, 0), i64(1))),
+         IfThenNode::make(BinaryNode::make(BinaryOp::And, lt(c0, outer->stop), lt(c1, inner->stop)),
+                          inner->body)});
+    EXPECT_IR_EQ(mapped, expected);
+}
+
+TEST(GpuMapping, FortranLayoutMapsAxisZeroToX) {
+    auto a = field("a: float32[3D]", Layout::Fortran);
+    auto b = field("b: float32[3D]", Layout::Fortran);
+    Lowered l = lower_nest({{b.center(), a.center(), ""}});
+    std::array<int, 3> axis_of_dim{};
+    map_to_gpu(l.nest, *l.analysis.primary, axis_of_dim);
+    EXPECT_EQ(axis_of_dim, (std::array<int, 3>{0, 1, 2}));
+}
+
+TEST(GpuMapping, FourthAxisStaysALoopInsideTheGuard) {
+    auto [a, b] = fields<2>("a, b: float32[4D]");
+    Lowered l = lower_nest({{b.center(), a.center(), ""}});
+    std::array<int, 3> axis_of_dim{};
+    Stmt mapped = map_to_gpu(l.nest, *l.analysis.primary, axis_of_dim);
+    EXPECT_EQ(axis_of_dim, (std::array<int, 3>{3, 2, 1}));
+    auto block = mapped.as<BlockNode>();
+    ASSERT_EQ(block->stmts.size(), 4u);
+    auto guard = block->stmts[3].as<IfThenNode>();
+    ASSERT_NE(guard, nullptr);
+    auto loop = guard->then_case.as<ForNode>();
+    ASSERT_NE(loop, nullptr);
+    EXPECT_EQ(loop->axis, 0);
+}
+
+TEST(LaunchGrid, ExtentsAreExpressionsOverSizes) {
+    auto [src, dst] = fields<2>("src, dst: float64[3D]");
+    Lowered l = lower_nest({{dst.center(), src[{0, 0, 2}], ""}});
+    std::array<int, 3> axis_of_dim{2, 1, 0};
+    LaunchDescription L = infer_launch_grid(l.nest, axis_of_dim, {});
+    EXPECT_FALSE(L.manual);
+    EXPECT_EQ(L.default_block, (std::array<int, 3>{64, 4, 1}));
+    Expr n2 = l.param(ParamRole::Size, 2);
+    EXPECT_IR_EQ(L.extents[0], sub(n2, i64(4)));
+    // Evaluate for concrete sizes: 100 x 50 x 30 with 2 ghost layers on each side.
+    Bindings args;
+    args[l.param(ParamRole::Size, 0).as<VarNode>()] = Value::of_int(ScalarType::Int64, 100);
+    args[l.param(ParamRole::Size, 1).as<VarNode>()] = Value::of_int(ScalarType::Int64, 50);
+    args[n2.as<VarNode>()] = Value::of_int(ScalarType::Int64, 30);
+    Dim3 ext = L.evaluate_extents(args);
+    EXPECT_EQ(ext, (Dim3{26, 46, 96}));
+    Dim3 block = L.block_for(ext);
+    EXPECT_EQ(block, (Dim3{32, 4, 1})) << "x trimmed to one warp for 26 cells";
+    EXPECT_EQ(LaunchDescription::grid_for(ext, block), (Dim3{1, 12, 96}));
+}
+
+TEST(LaunchGrid, CounterDependentBoundsAreManual) {
+    using namespace loom::counters;
+    auto f = field("f: float64[2D]");
+    KernelConfig cfg{.iteration_slice = Slice{all(), from(x)}, .manual_launch_grid = true};
+    Lowered l = lower_nest({{f.center(), 1, ""}}, cfg);
+    LaunchDescription L = infer_launch_grid(l.nest, {1, 0, -1}, cfg);
+    EXPECT_TRUE(L.manual);
+    EXPECT_NE(L.manual_reason.find("another counter"), std::string::npos);
+    LOOM_EXPECT_ERROR(L.evaluate_extents({}), UserError, {"manual launch grid", "num_blocks"});
+}
+
+TEST(LaunchGrid, FixedShapesTrimTheDefaultBlockAtGenerationTime) {
+    auto [a, b] = fields<2>("a, b: float32[8, 20]");
+    Lowered l = lower_nest({{b.center(), a[{0, 1}], ""}});
+    LaunchDescription L = infer_launch_grid(l.nest, {1, 0, -1}, {});
+    EXPECT_IR_EQ(L.extents[0], i64(18));
+    EXPECT_IR_EQ(L.extents[1], i64(6));
+    EXPECT_EQ(L.default_block, (std::array<int, 3>{32, 4, 1}));
+}
+
+TEST(LaunchGrid, ConfiguredBlockSizeIsKept) {
+    auto [a, b] = fields<2>("a, b: float32[2D]");
+    KernelConfig cfg{.block_size = std::array<int, 3>{128, 2, 1}};
+    Lowered l = lower_nest({{b.center(), a.center(), ""}}, cfg);
+    LaunchDescription L = infer_launch_grid(l.nest, {1, 0, -1}, cfg);
+    EXPECT_EQ(L.default_block, (std::array<int, 3>{128, 2, 1}));
+}
+
+TEST(Verify, RejectsUnloweredNodesAndUndeclaredVariables) {
+    auto f = field("f: float64[1D]");
+    Stmt unlowered = BlockNode::make({AssignNode::make(f.center(), f.center())});
+    LOOM_EXPECT_ERROR(verify_lowered(unlowered, {}), InternalError,
+                      {"Assign statement", "lower_iteration_space"});
+    Expr v = VarNode::make(ScalarType::Int64, "ghost", VarRole::Counter, nullptr, 0);
+    Stmt undeclared = StoreNode::make(f.ptr(), v, ConstNode::make(ScalarType::Float64, 1.0));
+    LOOM_EXPECT_ERROR(verify_lowered(undeclared, {}), InternalError, {"'ghost'", "before it is declared"});
+    Stmt twice = BlockNode::make({DeclareNode::make(v, i64(0)), DeclareNode::make(v, i64(1))});
+    LOOM_EXPECT_ERROR(verify_lowered(twice, {}), InternalError, {"'ghost'", "declared twice"});
+}
+
+TEST(Verify, AcceptsTheLoweredPipelineOutput) {
+    auto [src, dst] = fields<2>("src, dst: float64[2D]");
+    Kernel k = create_kernel(Assignment(dst.center(), src[{1, 0}] + src[{-1, 0}]));
+    EXPECT_NO_THROW(verify_lowered(k.ir(), k.parameters()));
+}
+
+TEST(PassLog, PrintsChangedIrAndUnchangedPasses) {
+    std::ostringstream out;
+    PassLog log("k", out);
+    Stmt a = CommentNode::make("one");
+    Stmt b = CommentNode::make("two");
+    log.start();
+    log.record("first", a, b);
+    log.start();
+    log.record("second", b, b);
+    std::string text = out.str();
+    EXPECT_NE(text.find("after first"), std::string::npos) << text;
+    EXPECT_NE(text.find("# two"), std::string::npos) << text;
+    EXPECT_NE(text.find("second: unchanged"), std::string::npos) << text;
+}
+
+} // namespace
