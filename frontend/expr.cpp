@@ -1,5 +1,6 @@
 #include "frontend/expr.hpp"
 
+#include "compiler/ir/evaluate.hpp"
 #include "compiler/ir/printer.hpp"
 #include "runtime/errors.hpp"
 
@@ -79,17 +80,9 @@ std::pair<Expr, Expr> unify(std::string_view op, Expr a, Expr b) {
     return {a, b};
 }
 
-double fold(BinaryOp op, double x, double y) {
-    switch (op) {
-    case BinaryOp::Add: return x + y;
-    case BinaryOp::Sub: return x - y;
-    case BinaryOp::Mul: return x * y;
-    case BinaryOp::Div: return x / y;
-    case BinaryOp::Mod: return std::fmod(x, y);
-    case BinaryOp::Min: return std::fmin(x, y);
-    case BinaryOp::Max: return std::fmax(x, y);
-    default: return 0;
-    }
+/// A weak constant holding an evaluated value: plain numbers fold as they are combined.
+Expr weak_value(const Value& v) {
+    return is_float(v.type) ? ConstNode::make(v.type, v.f, true) : ConstNode::make_int(v.type, v.i, true);
 }
 
 Expr arithmetic(BinaryOp op, const Expr& x, const Expr& y) {
@@ -97,26 +90,12 @@ Expr arithmetic(BinaryOp op, const Expr& x, const Expr& y) {
     if (a.type() == ScalarType::Bool)
         type_error(op_name(op), a, b, "Arithmetic needs numbers; use select(...) on conditions.");
     if (is_weak(a) && is_weak(b)) {
-        // Two plain numbers: fold now, and keep the result weak.
-        auto ca = a.as<ConstNode>(), cb = b.as<ConstNode>();
-        if (is_int(a.type())) {
-            if ((op == BinaryOp::Div || op == BinaryOp::Mod) && cb->int_value == 0)
-                throw UserError(fmt::format("integer division by zero in `{} {} {}`", ca->int_value,
-                                            op_name(op), cb->int_value));
-            std::int64_t u = ca->int_value, v = cb->int_value, r = 0;
-            switch (op) {
-            case BinaryOp::Add: r = u + v; break;
-            case BinaryOp::Sub: r = u - v; break;
-            case BinaryOp::Mul: r = u * v; break;
-            case BinaryOp::Div: r = u / v; break;
-            case BinaryOp::Mod: r = u % v; break;
-            case BinaryOp::Min: r = std::min(u, v); break;
-            case BinaryOp::Max: r = std::max(u, v); break;
-            default: break;
-            }
-            return ConstNode::make_int(a.type(), r, true);
-        }
-        return ConstNode::make(a.type(), fold(op, ca->float_value, cb->float_value), true);
+        // Two plain numbers: fold now (the interpreter has C semantics), keep the result weak.
+        auto cb = b.as<ConstNode>();
+        if (is_int(b.type()) && cb->int_value == 0 && (op == BinaryOp::Div || op == BinaryOp::Mod))
+            throw UserError(fmt::format("integer division by zero in `{} {} 0`; the divisor is a "
+                                        "literal zero", to_string(a), op_name(op)));
+        return weak_value(evaluate(BinaryNode::make(op, a, b), {}));
     }
     return BinaryNode::make(op, a, b);
 }
@@ -146,26 +125,6 @@ Expr logical(BinaryOp op, const Expr& a, const Expr& b) {
     return BinaryNode::make(op, a, b);
 }
 
-double eval_fn(MathFn fn, const std::vector<double>& v) {
-    switch (fn) {
-    case MathFn::Sqrt: return std::sqrt(v[0]);
-    case MathFn::Rsqrt: return 1.0 / std::sqrt(v[0]);
-    case MathFn::Exp: return std::exp(v[0]);
-    case MathFn::Log: return std::log(v[0]);
-    case MathFn::Pow: return std::pow(v[0], v[1]);
-    case MathFn::Sin: return std::sin(v[0]);
-    case MathFn::Cos: return std::cos(v[0]);
-    case MathFn::Tan: return std::tan(v[0]);
-    case MathFn::Tanh: return std::tanh(v[0]);
-    case MathFn::Erf: return std::erf(v[0]);
-    case MathFn::Abs: return std::fabs(v[0]);
-    case MathFn::Floor: return std::floor(v[0]);
-    case MathFn::Ceil: return std::ceil(v[0]);
-    case MathFn::Fma: return std::fma(v[0], v[1], v[2]);
-    }
-    return 0;
-}
-
 Expr math(MathFn fn, std::vector<Expr> args) {
     for (auto& a : args) {
         if (!a.defined())
@@ -180,14 +139,12 @@ Expr math(MathFn fn, std::vector<Expr> args) {
     for (auto& a : args) all_weak &= is_weak(a);
     bool keeps_int = fn == MathFn::Abs || fn == MathFn::Floor || fn == MathFn::Ceil;
     if (all_weak) {
-        std::vector<double> v;
         bool any_float = false;
-        for (auto& a : args) {
-            v.push_back(a.as<ConstNode>()->as_double());
-            any_float |= is_float(a.type());
-        }
+        for (auto& a : args) any_float |= is_float(a.type());
         ScalarType t = (any_float || !keeps_int) ? ScalarType::Float64 : ScalarType::Int64;
-        return ConstNode::make(t, eval_fn(fn, v), true);
+        std::vector<Expr> typed;
+        for (auto& a : args) typed.push_back(strengthen(a, t));
+        return weak_value(evaluate(CallNode::make(fn, typed), {}));
     }
     // Find the common strong type, then convert everything to it.
     std::optional<ScalarType> t;

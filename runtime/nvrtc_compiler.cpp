@@ -1,5 +1,6 @@
 #include "runtime/nvrtc_compiler.hpp"
 
+#include "runtime/embedded_templates.hpp"
 #include "runtime/errors.hpp"
 
 #include <fmt/format.h>
@@ -19,6 +20,17 @@ std::vector<std::string> NvrtcOptions::all() const {
     if (fast_math) o.push_back("--use_fast_math");
     o.insert(o.end(), extra.begin(), extra.end());
     return o;
+}
+
+std::vector<std::pair<std::string, std::string>> NvrtcOptions::all_headers() const {
+    std::vector<std::pair<std::string, std::string>> h = headers;
+    if (!with_templates) return h;
+    for (auto& t : loom::embedded_templates()) {
+        bool shadowed = false;
+        for (auto& u : headers) shadowed = shadowed || u.first == t.first;
+        if (!shadowed) h.push_back(t);
+    }
+    return h;
 }
 
 std::string nvrtc_version() {
@@ -61,8 +73,9 @@ std::string dump_source(const std::string& source, const std::string& name) {
 } // namespace
 
 NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, const NvrtcOptions& options) {
+    std::vector<std::pair<std::string, std::string>> headers = options.all_headers();
     std::vector<const char*> header_src, header_names;
-    for (auto& [n, text] : options.headers) {
+    for (auto& [n, text] : headers) {
         header_names.push_back(n.c_str());
         header_src.push_back(text.c_str());
     }

@@ -14,8 +14,13 @@ struct NvrtcOptions {
     std::vector<std::string> extra;///< more options, passed as they are
     /// Named headers (name, contents), resolvable by #include "name" without an include path.
     std::vector<std::pair<std::string, std::string>> headers;
+    /// Also pass loom's embedded templates (runtime/embedded_templates.hpp) as named headers.
+    bool with_templates = true;
     /// The complete option list NVRTC receives.
     std::vector<std::string> all() const;
+    /// The complete named-header list NVRTC receives: `headers`, then the embedded templates
+    /// whose names `headers` does not already use (so a caller can override one).
+    std::vector<std::pair<std::string, std::string>> all_headers() const;
 };
 
 struct NvrtcResult {

@@ -102,9 +102,7 @@ Value cast_value(ScalarType t, const Value& v) {
         return Value::of_int(t, v.i);
     }
     if (is_float(v.type)) return Value::of_float(t, v.f);
-    // Straight from int64 to float: going through double could round twice.
-    if (t == ScalarType::Float32) return Value::of_float(t, static_cast<float>(v.i));
-    return Value::of_float(t, static_cast<double>(v.i));
+    return Value::of_int(t, v.i);
 }
 
 class Evaluator {
@@ -236,6 +234,8 @@ private:
 } // namespace
 
 Value Value::of_int(ScalarType t, std::int64_t v) {
+    // Straight to float: going through double could round twice.
+    if (t == ScalarType::Float32) return of_float(t, static_cast<float>(v));
     if (is_float(t)) return of_float(t, static_cast<double>(v));
     Value r;
     r.type = t;

@@ -59,7 +59,8 @@ std::string ExprPrinter::type_name_of(ScalarType t) { return std::string(type_na
 std::string ExprPrinter::literal(const ConstNode* c) {
     if (c->type == ScalarType::Bool) return c->int_value ? "true" : "false";
     if (is_int(c->type)) return fmt::format("{}", c->int_value);
-    return format_float(c->float_value, c->type) + (c->type == ScalarType::Float32 ? "f" : "");
+    bool suffix = c->type == ScalarType::Float32 && std::isfinite(c->float_value);
+    return format_float(c->float_value, c->type) + (suffix ? "f" : "");
 }
 
 ExprPrinter::Text ExprPrinter::counter(const CounterNode* c) {

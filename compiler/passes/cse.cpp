@@ -151,7 +151,7 @@ std::string name_for(const Expr& e) {
     for (std::string_view w : words) name += fmt::format("_{}", w);
     for (char& c : name)
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
-    if (std::isdigit(static_cast<unsigned char>(name[0]))) name.insert(0, "t");
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name.insert(0, "t");
     return name;
 }
 

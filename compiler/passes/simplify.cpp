@@ -128,10 +128,10 @@ Expr int_rules(const Expr& e, const BinaryNode* n) {
         if (is_zero(a) || is_zero(b)) return ConstNode::make_int(t, 0);
         if (is_minus_one(b)) return unary(UnaryOp::Neg, a);
         if (is_minus_one(a)) return unary(UnaryOp::Neg, b);
-        if (cb && split_scale(a, x, c))
-            return binary(BinaryOp::Mul, x, ConstNode::make_int(t, wrap(t, bits(c) * bits(cb->int_value))));
-        if (ca && split_scale(b, x, c))
-            return binary(BinaryOp::Mul, x, ConstNode::make_int(t, wrap(t, bits(ca->int_value) * bits(c))));
+        if ((cb && split_scale(a, x, c)) || (ca && split_scale(b, x, c))) {
+            std::uint64_t k = bits(c) * bits(cb ? cb->int_value : ca->int_value);
+            return binary(BinaryOp::Mul, x, ConstNode::make_int(t, wrap(t, k)));
+        }
         break;
     case BinaryOp::Div:
         if (is_one(b)) return a;

@@ -191,7 +191,8 @@ TEST(Cse, DeclarationsOfTheInputAreCandidatesToo) {
 
 TEST(Cse, NamesSayWhatTheValueIs) {
     auto first_temp_name = [](Expr repeated, Expr other) {
-        Stmt body = block({assign(at(F), add(repeated, other)), assign(at(G), sub(repeated, other))});
+        Stmt body =
+            block({assign(at(F), add(repeated, other)), assign(at(G), sub(repeated, other))});
         return name_of(temp(eliminate_common_subexpressions(body), 0));
     };
     Expr alpha = param("alpha");

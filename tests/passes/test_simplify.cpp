@@ -241,7 +241,8 @@ TEST(Simplify, Statements) {
     Expr t = VarNode::make(ScalarType::Float64, "t", VarRole::Temporary);
     Stmt before = BlockNode::make({AssignNode::make(t, mul(u, f64(1.0))),
                                    AssignNode::make(f0, add(t, mul(f64(2.0), f64(3.0))))});
-    Stmt expected = BlockNode::make({AssignNode::make(t, u), AssignNode::make(f0, add(t, f64(6.0)))});
+    Stmt expected =
+        BlockNode::make({AssignNode::make(t, u), AssignNode::make(f0, add(t, f64(6.0)))});
     Stmt got = simplify(before);
     EXPECT_TRUE(structurally_equal(got, expected)) << got << "expected:\n" << expected;
 }

@@ -1,0 +1,326 @@
+#include "runtime/compile_cache.hpp"
+
+#include "runtime/embedded_templates.hpp"
+#include "runtime/sha256.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace loom {
+
+struct CompileCache::Slot {
+    std::shared_future<std::shared_ptr<const Entry>> ready;
+};
+
+namespace {
+
+// Entry layout, integers little endian:
+//   "LOOMCUBIN" | u32 format version | u64 cubin size | u64 log size | 32-byte SHA-256 of payload
+//   | payload = cubin bytes then log bytes
+constexpr char magic[] = "LOOMCUBIN";
+constexpr std::size_t magic_size = sizeof(magic) - 1;
+constexpr std::size_t header_size = magic_size + 4 + 8 + 8 + 32;
+
+std::atomic<bool> warned{false};
+
+void warn_once(const std::string& message) {
+    if (!warned.exchange(true)) std::fprintf(stderr, "%s\n", message.c_str());
+}
+
+void put_le(std::string& out, std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out.push_back(char(v >> (8 * i)));
+}
+
+std::uint64_t get_le(const std::string& in, std::size_t at, int bytes) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) v |= std::uint64_t(std::uint8_t(in[at + i])) << (8 * i);
+    return v;
+}
+
+/// Length-prefixed, so that no two different field lists hash the same byte stream.
+void hash_field(Sha256& h, std::string_view field) {
+    std::string len;
+    put_le(len, field.size(), 8);
+    h.update(len);
+    h.update(field);
+}
+
+std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+bool disk_cache_switched_off() {
+    std::string v = env("LOOM_CACHE");
+    return v == "0" || v == "off" || v == "OFF" || v == "false";
+}
+
+std::string default_directory() {
+    if (std::string d = env("LOOM_CACHE_DIR"); !d.empty()) return d;
+    if (std::string d = env("XDG_CACHE_HOME"); !d.empty()) return (fs::path(d) / "loom").string();
+    if (std::string d = env("HOME"); !d.empty()) return (fs::path(d) / ".cache" / "loom").string();
+    return "";
+}
+
+/// Writes all of `data` to `fd`, retrying short writes.
+bool write_all(int fd, const std::string& data) {
+    std::size_t done = 0;
+    while (done < data.size()) {
+        ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (n == 0) errno = EIO;
+            return false;
+        }
+        done += std::size_t(n);
+    }
+    return true;
+}
+
+} // namespace
+
+CompileCache::CompileCache() : nvrtc_version_(nvrtc_version()) {
+    Sha256 t;
+    for (auto& [name, contents] : embedded_templates()) {
+        hash_field(t, name);
+        hash_field(t, contents);
+    }
+    templates_digest_ = t.hex_digest();
+
+    if (disk_cache_switched_off()) return;
+    directory_ = default_directory();
+    if (directory_.empty()) {
+        disable_disk("neither LOOM_CACHE_DIR, XDG_CACHE_HOME nor HOME is set");
+        return;
+    }
+    std::error_code ec;
+    fs::create_directories(directory_, ec);
+    if (!ec && !fs::is_directory(directory_, ec))
+        ec = std::make_error_code(std::errc::not_a_directory);
+    if (ec) {
+        disable_disk(ec.message());
+        return;
+    }
+    if (::access(directory_.c_str(), W_OK | X_OK) != 0) {
+        disable_disk(std::strerror(errno));
+        return;
+    }
+    disk_enabled_ = true;
+}
+
+CompileCache& CompileCache::global() {
+    static CompileCache cache;
+    return cache;
+}
+
+void CompileCache::reset_warning_for_testing() { warned = false; }
+
+void CompileCache::disable_disk(const std::string& reason) {
+    disk_enabled_ = false;
+    std::string where = directory_.empty() ? "(none)" : "'" + directory_ + "'";
+    warn_once(fmt::format("loom: warning: cannot use the compile cache directory {} ({}); "
+                          "compiled kernels are cached in memory only. Set LOOM_CACHE_DIR to a "
+                          "writable directory, or LOOM_CACHE=0 to turn the disk cache off.",
+                          where, reason));
+}
+
+std::string CompileCache::key(const std::string& source, const std::string& name,
+                              const NvrtcOptions& options) const {
+    Sha256 h;
+    hash_field(h, "loom compile cache");
+    hash_field(h, std::to_string(format_version));
+    // The program name is part of the key because -lineinfo records it in the CUBIN.
+    hash_field(h, name);
+    hash_field(h, source);
+    std::vector<std::string> opts = options.all();
+    hash_field(h, std::to_string(opts.size()));
+    for (auto& o : opts) hash_field(h, o);
+    hash_field(h, std::to_string(options.arch));
+    hash_field(h, nvrtc_version_);
+    hash_field(h, std::to_string(options.headers.size()));
+    for (auto& [header_name, contents] : options.headers) {
+        hash_field(h, header_name);
+        hash_field(h, contents);
+    }
+    // The embedded templates enter through their digest, computed once: hashing their text on
+    // every memory hit would cost more than the lookup. (A caller header that shadows one is
+    // hashed above; keeping the shadowed template in the digest only makes the key stricter.)
+    hash_field(h, options.with_templates ? templates_digest_ : "no templates");
+    return h.hex_digest();
+}
+
+std::string CompileCache::entry_path(const std::string& key) const {
+    return (fs::path(directory_) / (key + ".cubin")).string();
+}
+
+CachedCubin CompileCache::get(const std::string& source, const std::string& name,
+                              const NvrtcOptions& options) {
+    CachedCubin out;
+    out.key = key(source, name, options);
+
+    // The first thread to ask for a key owns its slot and fills it; others wait on the slot's
+    // future, so concurrent requests for one kernel compile it once.
+    std::shared_ptr<Slot> slot;
+    std::promise<std::shared_ptr<const Entry>> promise;
+    bool owner = false;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = memory_.find(out.key);
+        if (it != memory_.end()) {
+            slot = it->second;
+        } else {
+            slot = std::make_shared<Slot>();
+            slot->ready = promise.get_future().share();
+            memory_.emplace(out.key, slot);
+            owner = true;
+        }
+    }
+
+    std::shared_ptr<const Entry> entry;
+    if (!owner) {
+        entry = slot->ready.get(); // rethrows the owner's CompileError
+        ++memory_hits_;
+        out.source = CachedCubin::Memory;
+    } else {
+        try {
+            entry = load_or_compile(out.key, source, name, options, out.source);
+        } catch (...) {
+            // Failures are not cached: the next request tries again.
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                auto it = memory_.find(out.key);
+                if (it != memory_.end() && it->second == slot) memory_.erase(it);
+            }
+            promise.set_exception(std::current_exception());
+            throw;
+        }
+        promise.set_value(entry);
+    }
+    out.cubin = entry->cubin;
+    out.log = entry->log;
+    return out;
+}
+
+std::shared_ptr<const CompileCache::Entry>
+CompileCache::load_or_compile(const std::string& key, const std::string& source,
+                              const std::string& name, const NvrtcOptions& options,
+                              CachedCubin::Source& source_out) {
+    if (disk_enabled()) {
+        if (auto entry = read_entry(key)) {
+            ++disk_hits_;
+            source_out = CachedCubin::Disk;
+            return entry;
+        }
+    }
+    NvrtcResult r = nvrtc_compile(source, name, options);
+    ++compiles_;
+    auto entry = std::make_shared<const Entry>(Entry{std::move(r.cubin), std::move(r.log)});
+    source_out = CachedCubin::Compiled;
+    if (disk_enabled()) write_entry(key, *entry);
+    return entry;
+}
+
+std::shared_ptr<const CompileCache::Entry> CompileCache::read_entry(const std::string& key) {
+    std::string path = entry_path(key);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return nullptr; // a plain miss
+    in.seekg(0, std::ios::end);
+    std::streamoff size = in.tellg();
+    in.seekg(0, std::ios::beg);
+    std::string data;
+    if (size > 0) {
+        data.resize(std::size_t(size));
+        in.read(data.data(), size);
+        if (in.gcount() != size) data.clear(); // shrank while reading: treat as torn
+    }
+
+    auto corrupt = [&]() -> std::shared_ptr<const Entry> {
+        ++corrupt_entries_;
+        std::error_code ec;
+        fs::remove(path, ec);
+        return nullptr;
+    };
+    if (data.size() < header_size || data.compare(0, magic_size, magic) != 0) return corrupt();
+    if (get_le(data, magic_size, 4) != format_version) return corrupt();
+    std::uint64_t cubin_size = get_le(data, magic_size + 4, 8);
+    std::uint64_t log_size = get_le(data, magic_size + 12, 8);
+    std::uint64_t payload_size = data.size() - header_size;
+    if (cubin_size > payload_size || log_size != payload_size - cubin_size) return corrupt();
+    Sha256::Digest digest = Sha256().update(data.data() + header_size, payload_size).digest();
+    if (data.compare(header_size - digest.size(), digest.size(),
+                     reinterpret_cast<const char*>(digest.data()), digest.size()) != 0)
+        return corrupt();
+    return std::make_shared<const Entry>(Entry{data.substr(header_size, cubin_size),
+                                               data.substr(header_size + cubin_size)});
+}
+
+void CompileCache::write_entry(const std::string& key, const Entry& entry) {
+    std::string data(magic, magic_size);
+    put_le(data, format_version, 4);
+    put_le(data, entry.cubin.size(), 8);
+    put_le(data, entry.log.size(), 8);
+    Sha256 h;
+    h.update(entry.cubin).update(entry.log);
+    Sha256::Digest digest = h.digest();
+    data.append(reinterpret_cast<const char*>(digest.data()), digest.size());
+    data += entry.cubin;
+    data += entry.log;
+
+    // A unique temp file in the same directory, then rename(): readers in this or any other
+    // process see either no entry or a complete one.
+    static std::atomic<std::uint64_t> counter{0};
+    std::string tmp;
+    int fd = -1;
+    for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+        tmp = (fs::path(directory_) / fmt::format(".{}.{}.{}.tmp", key, ::getpid(), counter++))
+                  .string();
+        fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) {
+        disable_disk(fmt::format("cannot create {}: {}", tmp, std::strerror(errno)));
+        return;
+    }
+    int err = write_all(fd, data) ? 0 : errno;
+    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err == 0 && std::rename(tmp.c_str(), entry_path(key).c_str()) != 0) err = errno;
+    if (err == 0) {
+        ++disk_writes_;
+        return;
+    }
+    ::unlink(tmp.c_str());
+    disable_disk(fmt::format("cannot write {}: {}", entry_path(key), std::strerror(err)));
+}
+
+void CompileCache::clear_memory() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    memory_.clear();
+}
+
+std::size_t CompileCache::memory_entries() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return memory_.size();
+}
+
+CompileCacheStats CompileCache::stats() const {
+    return {memory_hits_.load(), disk_hits_.load(), compiles_.load(), disk_writes_.load(),
+            corrupt_entries_.load()};
+}
+
+void CompileCache::reset_stats() {
+    memory_hits_ = disk_hits_ = compiles_ = disk_writes_ = corrupt_entries_ = 0;
+}
+
+} // namespace loom
