@@ -48,6 +48,84 @@ std::string Kernel::inspect() const {
     return out;
 }
 
+namespace {
+DType dtype_of(ScalarType t) {
+    switch (t) {
+    case ScalarType::Bool: return DType::Bool;
+    case ScalarType::Int32: return DType::Int32;
+    case ScalarType::Int64: return DType::Int64;
+    case ScalarType::Float16: return DType::Float16;
+    case ScalarType::BFloat16: return DType::BFloat16;
+    case ScalarType::Float32: return DType::Float32;
+    case ScalarType::Float64: return DType::Float64;
+    }
+    return DType::Float64;
+}
+} // namespace
+
+KernelSpec Kernel::spec() const {
+    KernelSpec s;
+    s.name = k_->name;
+    s.source = k_->source;
+    s.fast_math = k_->config.fast_math;
+    s.index_type = dtype_of(k_->config.index_type);
+    for (auto& f : k_->fields) {
+        FieldSpec fs;
+        fs.name = f->name;
+        fs.dtype = dtype_of(f->type);
+        fs.spatial_dims = f->spatial_dims;
+        fs.index_shape = f->index_shape;
+        fs.fixed_shape = f->fixed_shape;
+        if (f->is_fixed()) fs.fixed_strides = f->fixed_strides();
+        fs.unit_stride_axis = f->unit_stride_axis();
+        fs.layout = std::string(layout_name(f->layout));
+        for (auto& p : k_->params)
+            if (p.role == ParamRole::FieldPointer && p.field == f) fs.written = !p.read_only;
+        s.fields.push_back(std::move(fs));
+    }
+    auto field_index = [&](const FieldPtr& f) {
+        for (std::size_t i = 0; i < k_->fields.size(); ++i)
+            if (k_->fields[i] == f) return int(i);
+        return -1;
+    };
+    for (auto& p : k_->params) {
+        ParamSpec ps;
+        ps.name = p.name;
+        switch (p.role) {
+        case ParamRole::FieldPointer: ps.role = ArgRole::FieldPointer; break;
+        case ParamRole::Size: ps.role = ArgRole::Size; break;
+        case ParamRole::Stride: ps.role = ArgRole::Stride; break;
+        case ParamRole::Scalar: ps.role = ArgRole::Scalar; break;
+        }
+        ps.dtype = dtype_of(p.type);
+        ps.field = p.field ? field_index(p.field) : -1;
+        ps.axis = p.axis;
+        s.params.push_back(std::move(ps));
+    }
+    const LaunchDescription& L = k_->launch;
+    s.launch.manual = L.manual;
+    s.launch.manual_reason = L.manual_reason;
+    s.launch.default_block = {L.default_block[0], L.default_block[1], L.default_block[2]};
+    auto k = k_; // the closures keep the IR of the extents alive
+    if (!L.manual) {
+        s.launch.extents = [k](const std::vector<ScalarValue>& values) {
+            Bindings b;
+            for (std::size_t i = 0; i < k->params.size(); ++i) {
+                const KernelParam& p = k->params[i];
+                if (!p.var.defined()) continue;
+                auto v = p.var.as<ir::VarNode>();
+                b[v] = is_float(p.type) ? Value::of_float(p.type, values[i].f)
+                                        : Value::of_int(p.type, values[i].i);
+            }
+            return k->launch.evaluate_extents(b);
+        };
+    }
+    s.launch.block_for = [k](const Dim3& ext) { return k->launch.block_for(ext); };
+    return s;
+}
+
+KernelFunction Kernel::compile(int device) const { return KernelFunction(spec(), device); }
+
 Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config) {
     check_identifier(config.name, "kernel");
     std::vector<SourceAssignment> flat;

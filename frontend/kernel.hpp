@@ -6,6 +6,7 @@
 #include "compiler/launch.hpp"
 #include "compiler/lower.hpp"
 #include "frontend/assignment.hpp"
+#include "runtime/kernel_function.hpp"
 
 #include <memory>
 #include <string>
@@ -34,6 +35,12 @@ public:
     const Stmt& ir() const { return k_->body; }
     /// Everything at once, as pystencils' `ps.inspect`: fields, parameters, launch, source.
     std::string inspect() const;
+
+    /// What the runtime needs to compile, load and launch this kernel.
+    KernelSpec spec() const;
+    /// Compiles with NVRTC for the device's architecture (through the memory and disk caches),
+    /// loads the module and returns a callable kernel. Throws CudaError without a driver.
+    KernelFunction compile(int device = 0) const;
 
 private:
     std::shared_ptr<const LoweredKernel> k_;

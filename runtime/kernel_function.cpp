@@ -1,0 +1,345 @@
+#include "runtime/kernel_function.hpp"
+
+#include "runtime/compile_cache.hpp"
+#include "runtime/driver.hpp"
+#include "runtime/errors.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace loom {
+
+/// The loaded module, shared by copies of a KernelFunction and unloaded with the last of them.
+struct KernelFunction::Module {
+    int device = 0;
+    CUmodule module = nullptr;
+    CUfunction function = nullptr;
+    std::string log;
+    ~Module() {
+        if (module && cuda_available()) {
+            Context::get(device).make_current();
+            driver().cuModuleUnload(module);
+        }
+    }
+};
+
+namespace {
+
+std::string dims(const Dim3& d) { return fmt::format("({}, {}, {})", d[0], d[1], d[2]); }
+
+[[noreturn]] void arg_error(const KernelSpec& k, const std::string& what) {
+    throw UserError(fmt::format("kernel '{}': {}", k.name, what));
+}
+
+/// Names that may be passed: fields, then scalar parameters (also the positional order).
+std::vector<std::string> argument_names(const KernelSpec& k) {
+    std::vector<std::string> names;
+    for (auto& f : k.fields) names.push_back(f.name);
+    for (auto& p : k.params)
+        if (p.role == ArgRole::Scalar) names.push_back(p.name);
+    return names;
+}
+
+const char* kind_of(const Arg& a) {
+    if (std::holds_alternative<ArrayRef>(a)) return "an array";
+    return std::holds_alternative<double>(a) ? "a floating-point number" : "an integer";
+}
+
+/// Checks one array against the field the kernel was generated for.
+void check_field(const KernelSpec& k, const FieldSpec& f, const ArrayRef& a, int device) {
+    auto fail = [&](const std::string& why) {
+        arg_error(k, fmt::format("argument '{}' ({}): {}", f.name, a.describe(), why));
+    };
+    if (!a.is_device_memory)
+        fail("is host memory, but the kernel runs on the GPU; copy it with "
+             "DeviceArray<T>::from_host(...) first");
+    if (a.device != device)
+        fail(fmt::format("lives on device {}, but the kernel was loaded on device {}; move the "
+                         "array or compile the kernel for that device", a.device, device));
+    if (a.ptr == 0 && a.size() > 0) fail("has a null device pointer");
+    if (a.dtype != f.dtype)
+        fail(fmt::format("has element type {}, but field {} is {}; pass a {} array",
+                         dtype_name(a.dtype), f.name, dtype_name(f.dtype), dtype_name(f.dtype)));
+    if (a.ndim() != f.array_dims())
+        fail(fmt::format("has {} dimension(s), but field {} needs {} ({} spatial{}); reshape it",
+                         a.ndim(), f.name, f.array_dims(), f.spatial_dims,
+                         f.index_shape.empty() ? std::string()
+                                               : fmt::format(" + index shape ({})", fmt::join(f.index_shape, ", "))));
+    for (std::size_t i = 0; i < f.index_shape.size(); ++i)
+        if (a.shape[f.spatial_dims + i] != f.index_shape[i])
+            fail(fmt::format("has {} elements along index axis {} (array axis {}), but field {} "
+                             "has index shape ({})", a.shape[f.spatial_dims + i], i,
+                             f.spatial_dims + i, f.name, fmt::join(f.index_shape, ", ")));
+    if (!f.fixed_shape.empty()) {
+        Shape spatial(a.shape.begin(), a.shape.begin() + f.spatial_dims);
+        if (spatial != f.fixed_shape)
+            fail(fmt::format("has spatial shape {}, but field {} was generated for the fixed "
+                             "shape {}", shape_string(spatial), f.name, shape_string(f.fixed_shape)));
+        for (int ax = 0; ax < f.array_dims(); ++ax)
+            if (a.shape[ax] > 1 && a.strides[ax] != f.fixed_strides[ax])
+                fail(fmt::format("has strides {}, but the fixed-shape field {} was generated for "
+                                 "strides {}; pass a compact array in the {} layout",
+                                 shape_string(a.strides), f.name, shape_string(f.fixed_strides), f.layout));
+    }
+    int u = f.unit_stride_axis;
+    if (a.shape[u] > 1 && a.strides[u] != 1)
+        fail(fmt::format("has stride {} along axis {}, but field {} was generated for the {} "
+                         "layout, which addresses axis {} with stride 1. Pass an array whose axis "
+                         "{} is contiguous (a sub-box view keeps it), or declare the field with "
+                         "the layout of your array", a.strides[u], u, f.name, f.layout, u, u));
+    if (f.written && a.read_only) fail("is read-only, but the kernel writes field " + f.name);
+}
+
+std::uint64_t slot_of(DType t, double fv, std::int64_t iv, bool is_float) {
+    std::uint64_t slot = 0;
+    switch (t) {
+    case DType::Float32: {
+        float v = static_cast<float>(is_float ? fv : double(iv));
+        std::memcpy(&slot, &v, sizeof v);
+        break;
+    }
+    case DType::Float64: {
+        double v = is_float ? fv : double(iv);
+        std::memcpy(&slot, &v, sizeof v);
+        break;
+    }
+    case DType::Int32: {
+        std::int32_t v = static_cast<std::int32_t>(iv);
+        std::memcpy(&slot, &v, sizeof v);
+        break;
+    }
+    default: {
+        std::int64_t v = iv;
+        std::memcpy(&slot, &v, sizeof v);
+        break;
+    }
+    }
+    return slot;
+}
+
+} // namespace
+
+KernelFunction::KernelFunction(KernelSpec spec, int device)
+    : spec_(std::make_shared<const KernelSpec>(std::move(spec))) {
+    Context& ctx = Context::current(device);
+    NvrtcOptions options;
+    options.arch = ctx.properties().compute_capability();
+    options.fast_math = spec_->fast_math;
+    CachedCubin cubin = CompileCache::global().get(spec_->source, spec_->name, options);
+    auto m = std::make_shared<Module>();
+    m->device = device;
+    m->log = cubin.log;
+    check(driver().cuModuleLoadData(&m->module, cubin.cubin.data()), "cuModuleLoadData");
+    check(driver().cuModuleGetFunction(&m->function, m->module, spec_->name.c_str()),
+          "cuModuleGetFunction(" + spec_->name + ")");
+    module_ = std::move(m);
+    if (!spec_->launch.manual) {
+        Dim3 b = spec_->launch.default_block;
+        block_size = LaunchSize(b[0], b[1], b[2]);
+        initial_block_ = b;
+    }
+}
+
+const std::string& KernelFunction::compile_log() const { return module_->log; }
+CUfunction KernelFunction::handle() const { return module_->function; }
+
+KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
+    const KernelSpec& k = *spec_;
+    std::vector<std::string> names = argument_names(k);
+    std::vector<const Arg*> bound(names.size(), nullptr);
+
+    if (in.positional.size() > names.size())
+        arg_error(k, fmt::format("got {} positional arguments, but it takes {}: {}",
+                                 in.positional.size(), names.size(), fmt::join(names, ", ")));
+    for (std::size_t i = 0; i < in.positional.size(); ++i) bound[i] = &in.positional[i];
+    for (auto& [name, value] : in.named) {
+        auto it = std::find(names.begin(), names.end(), name);
+        if (it == names.end())
+            arg_error(k, fmt::format("has no argument named '{}'; its arguments are: {}", name,
+                                     fmt::join(names, ", ")));
+        std::size_t i = it - names.begin();
+        if (bound[i])
+            arg_error(k, fmt::format("argument '{}' is given twice", name));
+        bound[i] = &value;
+    }
+    std::vector<std::string> missing;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        if (!bound[i]) missing.push_back(names[i]);
+    if (!missing.empty())
+        arg_error(k, fmt::format("missing argument(s): {}. Pass them by name, e.g. "
+                                 "args(\"{}\", ...), or by position in the order: {}",
+                                 fmt::join(missing, ", "), missing[0], fmt::join(names, ", ")));
+
+    // Arrays: one per field, checked against what the code assumes, then against each other.
+    const int device = module_->device;
+    std::vector<ArrayRef> arrays;
+    for (std::size_t i = 0; i < k.fields.size(); ++i) {
+        const Arg& a = *bound[i];
+        if (!std::holds_alternative<ArrayRef>(a))
+            arg_error(k, fmt::format("argument '{}' must be an array for field {}, but {} was "
+                                     "passed", k.fields[i].name, k.fields[i].name, kind_of(a)));
+        arrays.push_back(std::get<ArrayRef>(a));
+        check_field(k, k.fields[i], arrays.back(), device);
+    }
+    Shape spatial(arrays[0].shape.begin(), arrays[0].shape.begin() + k.fields[0].spatial_dims);
+    for (std::size_t i = 1; i < arrays.size(); ++i) {
+        Shape s(arrays[i].shape.begin(), arrays[i].shape.begin() + k.fields[i].spatial_dims);
+        if (s != spatial)
+            arg_error(k, fmt::format("fields share one iteration space, but '{}' has spatial shape "
+                                     "{} and '{}' has {}; pass arrays of the same shape",
+                                     k.fields[0].name, shape_string(spatial), k.fields[i].name,
+                                     shape_string(s)));
+    }
+    if (k.index_type == DType::Int32) {
+        for (std::size_t i = 0; i < arrays.size(); ++i) {
+            std::int64_t span = 0;
+            for (int ax = 0; ax < arrays[i].ndim(); ++ax)
+                span += std::abs(arrays[i].strides[ax]) * std::max<std::int64_t>(arrays[i].shape[ax] - 1, 0);
+            if (span > std::numeric_limits<std::int32_t>::max())
+                arg_error(k, fmt::format("argument '{}' spans {} elements, too many for the int32 "
+                                         "index type; generate the kernel with index_type int64",
+                                         k.fields[i].name, span));
+        }
+    }
+
+    // Parameter values, in signature order.
+    Prepared p;
+    std::vector<ScalarValue> values(k.params.size());
+    std::size_t scalar_index = k.fields.size();
+    for (std::size_t i = 0; i < k.params.size(); ++i) {
+        const ParamSpec& ps = k.params[i];
+        std::uint64_t slot = 0;
+        switch (ps.role) {
+        case ArgRole::FieldPointer: slot = arrays[ps.field].ptr; break;
+        case ArgRole::Size:
+            values[i].i = spatial[ps.axis];
+            slot = slot_of(ps.dtype, 0, values[i].i, false);
+            break;
+        case ArgRole::Stride:
+            values[i].i = arrays[ps.field].strides[ps.axis];
+            slot = slot_of(ps.dtype, 0, values[i].i, false);
+            break;
+        case ArgRole::Scalar: {
+            const Arg& a = *bound[scalar_index++];
+            if (std::holds_alternative<ArrayRef>(a))
+                arg_error(k, fmt::format("argument '{}' is a scalar parameter of type {}, but an "
+                                         "array was passed", ps.name, dtype_name(ps.dtype)));
+            bool is_float = std::holds_alternative<double>(a);
+            double fv = is_float ? std::get<double>(a) : 0.0;
+            std::int64_t iv = is_float ? 0 : std::get<std::int64_t>(a);
+            bool int_param = ps.dtype == DType::Int32 || ps.dtype == DType::Int64;
+            if (int_param && is_float) {
+                if (fv != std::floor(fv))
+                    arg_error(k, fmt::format("argument '{}' is an {} parameter, but {} was passed; "
+                                             "pass an integer", ps.name, dtype_name(ps.dtype), fv));
+                iv = static_cast<std::int64_t>(fv);
+                is_float = false;
+            }
+            if (ps.dtype == DType::Int32 && (iv < INT32_MIN || iv > INT32_MAX))
+                arg_error(k, fmt::format("argument '{}' = {} does not fit the int32 parameter",
+                                         ps.name, iv));
+            values[i] = {!int_param, iv, int_param ? 0.0 : (is_float ? fv : double(iv))};
+            slot = slot_of(ps.dtype, fv, iv, is_float);
+            break;
+        }
+        }
+        p.storage.push_back(slot);
+    }
+    for (auto& s : p.storage) p.pointers.push_back(&s);
+
+    // Launch grid: inferred from the arrays unless set.
+    const LaunchSpec& L = k.launch;
+    if (L.manual && (!block_size.is_set() || !num_blocks.is_set()))
+        arg_error(k, fmt::format("has a manual launch grid ({}), so set both block_size and "
+                                 "num_blocks before calling it, e.g. k.block_size = {{8, 8, 1}}; "
+                                 "k.num_blocks = {{2, 2, 1}}. Missing: {}",
+                                 L.manual_reason,
+                                 !block_size.is_set() && !num_blocks.is_set() ? "both"
+                                 : !block_size.is_set()                       ? "block_size"
+                                                                              : "num_blocks"));
+    if (!block_size.is_set()) arg_error(k, "block_size is unset; set it or leave the default");
+    Dim3 block = block_size.dims();
+    Dim3 grid{};
+    if (num_blocks.is_set()) {
+        grid = num_blocks.dims();
+    } else {
+        Dim3 ext = L.extents(values);
+        if (block == initial_block_) block = L.block_for(ext); // the default adapts to small arrays
+        for (int d = 0; d < 3; ++d) grid[d] = ext[d] <= 0 ? 0 : (ext[d] + block[d] - 1) / block[d];
+    }
+
+    // Device limits, with the fix in the message.
+    const DeviceProperties& dev = Context::get(device).properties();
+    static const char* axis[] = {"x", "y", "z"};
+    std::int64_t threads = block[0] * block[1] * block[2];
+    for (int d = 0; d < 3; ++d) {
+        if (block[d] < 1 || block[d] > dev.max_block_dims[d])
+            arg_error(k, fmt::format("block_size {} is invalid: {} must be between 1 and {} on {}",
+                                     dims(block), axis[d], dev.max_block_dims[d], dev.name));
+        if (num_blocks.is_set() && (grid[d] < 1 || grid[d] > dev.max_grid_dims[d]))
+            arg_error(k, fmt::format("num_blocks {} is invalid: {} must be between 1 and {} on {}",
+                                     dims(grid), axis[d], dev.max_grid_dims[d], dev.name));
+        if (grid[d] > dev.max_grid_dims[d])
+            arg_error(k, fmt::format("the inferred grid {} exceeds the device limit {} along {}; "
+                                     "use a larger block_size", dims(grid), dev.max_grid_dims[d], axis[d]));
+    }
+    if (threads > dev.max_threads_per_block)
+        arg_error(k, fmt::format("block_size {} has {} threads, but {} allows at most {} per "
+                                 "block; use fewer threads, e.g. (128, 4, 1)",
+                                 dims(block), threads, dev.name, dev.max_threads_per_block));
+    p.block = block;
+    p.grid = grid;
+    return p;
+}
+
+void KernelFunction::operator()(const Args& arguments, CUstream stream) {
+    Context::current(module_->device);
+    Prepared p = prepare(arguments);
+    last_block_ = p.block;
+    last_grid_ = p.grid;
+    if (p.grid[0] == 0 || p.grid[1] == 0 || p.grid[2] == 0) return; // nothing to iterate
+    CUresult r = driver().cuLaunchKernel(
+        module_->function, unsigned(p.grid[0]), unsigned(p.grid[1]), unsigned(p.grid[2]),
+        unsigned(p.block[0]), unsigned(p.block[1]), unsigned(p.block[2]), 0, stream,
+        p.pointers.data(), nullptr);
+    if (r != CUDA_SUCCESS) {
+        const char* name = nullptr;
+        driver().cuGetErrorName(r, &name);
+        check(r, fmt::format("cuLaunchKernel of kernel '{}' with grid {}, block {}, 0 bytes of "
+                             "shared memory ({})",
+                             spec_->name, dims(p.grid), dims(p.block), name ? name : "?"));
+    }
+}
+
+void KernelFunction::synchronize() const { Context::get(module_->device).synchronize(); }
+
+double KernelFunction::benchmark(const Args& arguments, int runs) {
+    if (runs < 1) throw UserError("benchmark: runs must be at least 1");
+    Context::current(module_->device);
+    (*this)(arguments); // warm-up
+    Driver& d = driver();
+    std::vector<float> times;
+    CUevent start = nullptr, stop = nullptr;
+    check(d.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+    check(d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+    for (int i = 0; i < runs; ++i) {
+        check(d.cuEventRecord(start, nullptr), "cuEventRecord");
+        (*this)(arguments);
+        check(d.cuEventRecord(stop, nullptr), "cuEventRecord");
+        check(d.cuEventSynchronize(stop), "cuEventSynchronize");
+        float ms = 0;
+        check(d.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+        times.push_back(ms);
+    }
+    d.cuEventDestroy(start);
+    d.cuEventDestroy(stop);
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+} // namespace loom

@@ -1,0 +1,117 @@
+// KernelFunction: a compiled, loaded kernel you call on device arrays.
+//
+//   KernelFunction k = kernel.compile();
+//   k(args("src", a, "dst", b));          // grid inferred from the arrays
+//   k.block_size = {128, 2, 1};           // takes effect on the next call
+//   k.num_blocks = {64, 1024, 1};         // manual grid (must cover what you want computed)
+#pragma once
+
+#include "runtime/device_array.hpp"
+#include "runtime/kernel_spec.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace loom {
+
+/// An argument: an array (DeviceArray, DeviceView, a DLPack import, any ArrayRef) or a number.
+using Arg = std::variant<ArrayRef, double, std::int64_t>;
+
+/// Arguments by name, by position, or both (positional first, in the kernel's order: fields, then
+/// scalar parameters).
+struct Args {
+    std::vector<std::pair<std::string, Arg>> named;
+    std::vector<Arg> positional;
+};
+
+namespace detail {
+template <typename T>
+Arg to_arg(const T& v) {
+    if constexpr (std::is_floating_point_v<T>)
+        return Arg(static_cast<double>(v));
+    else if constexpr (std::is_integral_v<T>)
+        return Arg(static_cast<std::int64_t>(v));
+    else
+        return Arg(static_cast<ArrayRef>(v));
+}
+inline void add_named(Args&) {}
+template <typename V, typename... Rest>
+void add_named(Args& a, const std::string& name, const V& value, const Rest&... rest) {
+    a.named.emplace_back(name, to_arg(value));
+    add_named(a, rest...);
+}
+} // namespace detail
+
+/// args("src", a, "dst", b, "alpha", 0.5): name-value pairs.
+template <typename... T>
+Args args(const T&... name_value_pairs) {
+    static_assert(sizeof...(T) % 2 == 0, "args() takes name-value pairs");
+    Args a;
+    detail::add_named(a, name_value_pairs...);
+    return a;
+}
+/// positional(a, b, 0.5): in the kernel's order (fields, then scalar parameters).
+template <typename... T>
+Args positional(const T&... values) {
+    Args a;
+    (a.positional.push_back(detail::to_arg(values)), ...);
+    return a;
+}
+
+/// A launch dimension triple the user can set; zeros mean "not set".
+struct LaunchSize {
+    std::int64_t x = 0, y = 0, z = 0;
+    LaunchSize() = default;
+    LaunchSize(std::int64_t x_, std::int64_t y_ = 1, std::int64_t z_ = 1) : x(x_), y(y_), z(z_) {} // NOLINT
+    bool is_set() const { return x != 0 || y != 0 || z != 0; }
+    Dim3 dims() const { return {x, y, z}; }
+    void reset() { x = y = z = 0; }
+};
+
+class KernelFunction {
+public:
+    /// Compiles (through the cache) for the current device and loads the module.
+    explicit KernelFunction(KernelSpec spec, int device = 0);
+
+    /// Validates the arguments, sizes the grid and launches asynchronously on `stream`.
+    void operator()(const Args& arguments, CUstream stream = nullptr);
+    /// Waits for every launch on the device.
+    void synchronize() const;
+    /// Median time in ms of `runs` launches (CUDA events), after a warm-up launch.
+    double benchmark(const Args& arguments, int runs = 20);
+
+    /// Threads per block. Starts at the kernel's default (unset for manual grids); a change
+    /// takes effect on the next call. The default is trimmed for small arrays; a value you set
+    /// is used as it is.
+    LaunchSize block_size;
+    /// Blocks in the grid. Unset means "inferred from the arrays"; manual grids must set it.
+    LaunchSize num_blocks;
+
+    /// The block and grid of the last launch.
+    Dim3 last_block() const { return last_block_; }
+    Dim3 last_grid() const { return last_grid_; }
+    const KernelSpec& spec() const { return *spec_; }
+    /// The NVRTC log of the compile that produced the module (may hold warnings).
+    const std::string& compile_log() const;
+    CUfunction handle() const;
+
+private:
+    struct Module;
+    struct Prepared {
+        std::vector<std::uint64_t> storage; ///< one 8-byte slot per parameter
+        std::vector<void*> pointers;
+        Dim3 block{}, grid{};
+    };
+    Prepared prepare(const Args& arguments);
+
+    std::shared_ptr<const KernelSpec> spec_;
+    std::shared_ptr<Module> module_;
+    Dim3 initial_block_{};
+    Dim3 last_block_{}, last_grid_{};
+};
+
+} // namespace loom

@@ -1,0 +1,71 @@
+// What the runtime needs to know about a generated kernel: its source, its parameters, the
+// fields behind them and how to size the launch grid. The top layer (Kernel::compile) fills it
+// from the compiler's output; the runtime itself knows nothing of the compiler.
+#pragma once
+
+#include "runtime/device_array.hpp"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace loom {
+
+using Dim3 = std::array<std::int64_t, 3>;
+
+/// One field argument: what the generated code assumes about the array passed for it.
+struct FieldSpec {
+    std::string name;
+    DType dtype = DType::Float64;
+    int spatial_dims = 0;
+    std::vector<int> index_shape;     ///< sizes of the index (component) axes
+    Shape fixed_shape;                ///< spatial sizes baked into the code; empty if variable
+    Shape fixed_strides;              ///< element strides baked in (fixed shapes); empty otherwise
+    int unit_stride_axis = 0;         ///< array axis the code addresses with stride 1
+    std::string layout;               ///< "c", "fortran", "fzyx", "zyxf": for messages
+    bool written = false;
+    int array_dims() const { return spatial_dims + static_cast<int>(index_shape.size()); }
+};
+
+enum class ArgRole : std::uint8_t { FieldPointer, Size, Stride, Scalar };
+
+/// One parameter of the generated function, in signature order.
+struct ParamSpec {
+    std::string name;
+    ArgRole role = ArgRole::Scalar;
+    DType dtype = DType::Int64; ///< value type; element type for pointers
+    int field = -1;             ///< index into KernelSpec::fields (pointers and strides)
+    int axis = -1;              ///< spatial axis (sizes) or array axis (strides)
+};
+
+/// A scalar argument value as the launch-grid expressions see it.
+struct ScalarValue {
+    bool is_float = false;
+    std::int64_t i = 0;
+    double f = 0.0;
+};
+
+struct LaunchSpec {
+    bool manual = false;
+    std::string manual_reason;
+    Dim3 default_block{1, 1, 1};
+    /// Threads needed along x, y, z from the values of the parameters (indexed like
+    /// KernelSpec::params; pointers are left zero). Unset for manual grids.
+    std::function<Dim3(const std::vector<ScalarValue>&)> extents;
+    /// The default block trimmed to small extents.
+    std::function<Dim3(const Dim3& extents)> block_for;
+};
+
+struct KernelSpec {
+    std::string name;
+    std::string source;
+    std::vector<FieldSpec> fields;
+    std::vector<ParamSpec> params;
+    LaunchSpec launch;
+    bool fast_math = false;
+    DType index_type = DType::Int64;
+};
+
+} // namespace loom
