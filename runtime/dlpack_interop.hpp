@@ -42,7 +42,7 @@ DLManagedTensorVersioned* to_dlpack_owning(const ArrayRef& array, CUdeviceptr ow
 } // namespace detail
 
 /// An owning export: the memory moves into the tensor (`array` is left empty) and the consumer's
-/// call of the deleter frees it.
+/// call of the deleter frees it. (An lvalue array converts to ArrayRef instead: a borrow.)
 template <typename T>
 DLManagedTensorVersioned* to_dlpack(DeviceArray<T>&& array) {
     DLManagedTensorVersioned* t = detail::to_dlpack_owning(array.ref(), array.data());

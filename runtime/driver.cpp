@@ -24,9 +24,10 @@ struct DriverLoader {
         std::string error_name, call;   ///< for the CudaError that driver() throws
     };
 
+    // Never destroyed: static destructors (a global DeviceArray, say) may still free memory.
     static const State& state() {
-        static const State s = load();
-        return s;
+        static const State* s = new State(load());
+        return *s;
     }
 
     static std::string result_name(const Driver& d, CUresult r) {
@@ -275,7 +276,7 @@ Context::Context(int ordinal) {
 
     props_.ordinal = ordinal;
     char name[256] = {};
-    check(d.cuDeviceGetName(name, sizeof(name) - 1, device_), "cuDeviceGetName");
+    check(d.cuDeviceGetName(name, static_cast<int>(sizeof(name)) - 1, device_), "cuDeviceGetName");
     props_.name = name;
 #define LOOM_ATTR(attr) attribute(d, device_, CU_DEVICE_ATTRIBUTE_##attr, #attr)
     props_.cc_major = LOOM_ATTR(COMPUTE_CAPABILITY_MAJOR);

@@ -4,7 +4,7 @@
 #include "runtime/driver.hpp"
 #include "runtime/errors.hpp"
 
-#include "support/expect_error.hpp"
+#include "tests/support/expect_error.hpp"
 
 #include <gtest/gtest.h>
 

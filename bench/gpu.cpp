@@ -1,0 +1,817 @@
+// GPU benchmarks: generated kernels launched through the runtime, every figure a ratio against a
+// ceiling or a peer measured in the same run (rules: docs/performance.md and GPU.md).
+//
+//   bench_gpu [--json PATH]
+//
+//   1. copy ceiling: cuMemcpyDtoD of 2 GiB float32, bytes read + written
+//   2. bandwidth of generated kernels with their default launch grid (3D 7-point float64 512^3,
+//      2D 5-point float32 8192^2, f = 2 g float64 512^3), then block-size sweeps of the stencils
+//   3. compile times of a small stencil: cold NVRTC, disk-cache hit with module load, memory hit
+//   4. host cost of one launch: KernelFunction::operator() against a raw cuLaunchKernel
+//
+// Every kernel's result is checked on whole rows against the CPU before it is timed. Timed GPU
+// work is a warm-up, then back-to-back runs with a CUDA event between each two; the median wins.
+// Without a GPU it prints why and exits 0. Exit status 1: a wrong result or a CUDA error.
+#include "loom/loom.hpp"
+#include "runtime/compile_cache.hpp"
+#include "runtime/device_array.hpp"
+#include "runtime/driver.hpp"
+#include "runtime/errors.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace {
+
+using namespace loom;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kWarmup = 3;       // un-timed runs before each timed series
+constexpr int kRuns = 30;        // timed runs per series (median)
+constexpr int kCompiles = 9;     // distinct cold compiles (median)
+constexpr int kLaunches = 10000; // launches per host-overhead series
+constexpr int kLaunchReps = 5;   // host-overhead series per path, alternating (median)
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// ---- Results ----------------------------------------------------------------------------------
+
+struct Row {
+    std::string id;          // machine-readable key
+    std::string name;        // for the table
+    double value = NAN;
+    std::string unit;
+    double ratio = NAN;      // against the copy ceiling; NaN where there is none
+    std::string target;      // "" where there is none
+    int met = -1;            // 1 / 0, -1: no target
+    double time_ms = NAN;    // the median behind a bandwidth
+    double bytes = NAN;      // bytes counted for a bandwidth
+    std::string note;
+};
+
+std::vector<Row> g_rows;
+bool g_wrong = false; // some kernel computed a wrong result
+
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return NAN;
+    std::sort(v.begin(), v.end());
+    std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string dims_string(const Dim3& d) {
+    return "(" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) +
+           ")";
+}
+
+std::string fixed(double v, int digits) {
+    if (!std::isfinite(v)) return "-";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+std::string json_number(double v) {
+    if (!std::isfinite(v)) return "null";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    return buf;
+}
+
+// ---- Timing -----------------------------------------------------------------------------------
+
+// CUDA events for one timed series, created once.
+class EventTimer {
+public:
+    EventTimer() : events_(kRuns + 1, nullptr) {
+        for (CUevent& e : events_) check(driver().cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+    }
+    ~EventTimer() {
+        for (CUevent e : events_)
+            if (e) driver().cuEventDestroy(e);
+    }
+    EventTimer(const EventTimer&) = delete;
+    EventTimer& operator=(const EventTimer&) = delete;
+
+    // Median ms of kRuns calls of `work` (each enqueues GPU work on the legacy stream). The
+    // warm-up calls are still running when the first event is recorded and the host queues ahead,
+    // so no timed interval contains GPU idle time waiting for the host.
+    template <typename Work>
+    double median_ms(Work&& work) {
+        Driver& d = driver();
+        for (int i = 0; i < kWarmup; ++i) work();
+        check(d.cuEventRecord(events_[0], nullptr), "cuEventRecord");
+        for (int i = 0; i < kRuns; ++i) {
+            work();
+            check(d.cuEventRecord(events_[i + 1], nullptr), "cuEventRecord");
+        }
+        check(d.cuEventSynchronize(events_[kRuns]), "cuEventSynchronize");
+        std::vector<double> ms;
+        for (int i = 0; i < kRuns; ++i) {
+            float t = 0;
+            check(d.cuEventElapsedTime(&t, events_[i], events_[i + 1]), "cuEventElapsedTime");
+            ms.push_back(t);
+        }
+        return median(ms);
+    }
+
+private:
+    std::vector<CUevent> events_;
+};
+
+double gb_per_s(double bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; }
+
+// ---- Result checks ----------------------------------------------------------------------------
+
+// Every bit set: a NaN in float32 and float64, so a cell the kernel skips stands out.
+void fill_sentinel(CUdeviceptr ptr, std::size_t bytes) {
+    check(driver().cuMemsetD32(ptr, 0xFFFFFFFFu, bytes / 4), "cuMemsetD32");
+}
+
+template <typename T>
+bool is_sentinel(T v) {
+    unsigned char b[sizeof(T)];
+    std::memcpy(b, &v, sizeof(T));
+    return std::all_of(b, b + sizeof(T), [](unsigned char c) { return c == 0xFF; });
+}
+
+// Indices along one axis of extent n whose rows are checked: the edges of the iteration space
+// [g, n - g), the ghost layers next to them and a few random ones.
+std::vector<std::int64_t> sample_axis(std::int64_t n, int g, std::mt19937_64& rng) {
+    std::vector<std::int64_t> v = {0, g, n - 1 - g, n - 1};
+    std::uniform_int_distribution<std::int64_t> pick(0, n - 1);
+    for (int i = 0; i < 6; ++i) v.push_back(pick(rng));
+    std::vector<std::int64_t> out;
+    for (std::int64_t i : v)
+        if (i >= 0 && i < n && std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+    return out;
+}
+
+// Checks whole rows (along the last, contiguous axis) of the C-ordered result `dst` of shape
+// n = (nz, ny, nx) (nz = 1 for 2D). Inside the iteration space [ghost, n - ghost) per axis a
+// value must satisfy |got - ref| <= tol * scale with (ref, scale) from expected(z, y, x); outside
+// it the sentinel must be untouched. Prints the first mismatches; returns whether all matched.
+template <typename T, typename Expected>
+bool check_rows(const std::string& what, CUdeviceptr dst, const Dim3& n,
+                const std::array<int, 3>& ghost, double tol, Expected&& expected) {
+    std::mt19937_64 rng(12345);
+    std::vector<T> row(static_cast<std::size_t>(n[2]));
+    std::int64_t checked = 0, bad = 0;
+    for (std::int64_t z : sample_axis(n[0], ghost[0], rng)) {
+        for (std::int64_t y : sample_axis(n[1], ghost[1], rng)) {
+            std::size_t offset = static_cast<std::size_t>((z * n[1] + y) * n[2]) * sizeof(T);
+            check(driver().cuMemcpyDtoH(row.data(), dst + offset, row.size() * sizeof(T)),
+                  "cuMemcpyDtoH");
+            bool row_inside = z >= ghost[0] && z < n[0] - ghost[0] && y >= ghost[1] &&
+                              y < n[1] - ghost[1];
+            for (std::int64_t x = 0; x < n[2]; ++x) {
+                T got = row[static_cast<std::size_t>(x)];
+                bool inside = row_inside && x >= ghost[2] && x < n[2] - ghost[2];
+                double ref = 0, scale = 0;
+                bool ok;
+                if (inside) {
+                    expected(z, y, x, ref, scale);
+                    ok = std::abs(static_cast<double>(got) - ref) <= tol * scale;
+                } else {
+                    ok = is_sentinel(got);
+                }
+                ++checked;
+                if (!ok && ++bad <= 5) {
+                    char want[64] = "the sentinel (outside the iteration space)";
+                    if (inside) std::snprintf(want, sizeof want, "%.17g", ref);
+                    std::printf("  MISMATCH %s at (%lld, %lld, %lld): got %.17g, expected %s\n",
+                                what.c_str(), (long long)z, (long long)y, (long long)x,
+                                static_cast<double>(got), want);
+                }
+            }
+        }
+    }
+    if (bad) std::printf("  %s: %lld of %lld checked values wrong\n", what.c_str(), (long long)bad,
+                         (long long)checked);
+    return bad == 0;
+}
+
+// ---- Kernels ----------------------------------------------------------------------------------
+
+struct Tap {
+    int dz, dy, dx;
+    double c;
+};
+
+// Distinct weights, so a neighbour read at the wrong offset shows.
+const std::vector<Tap> kTaps7 = {{1, 0, 0, 0.11},  {-1, 0, 0, 0.13}, {0, 1, 0, 0.17},
+                                 {0, -1, 0, 0.19}, {0, 0, 1, 0.23},  {0, 0, -1, 0.29},
+                                 {0, 0, 0, 0.31}};
+const std::vector<Tap> kTaps5 = {{0, 1, 0, 0.11}, {0, -1, 0, 0.13}, {0, 0, 1, 0.17},
+                                 {0, 0, -1, 0.19}, {0, 0, 0, 0.31}};
+
+// dst = sum of weight * src[offset]; `type` is "float32" or "float64", dims 2 (taps' dy, dx) or 3.
+Kernel make_stencil(const std::string& name, const std::string& type, int dims,
+                    const std::vector<Tap>& taps) {
+    auto [src, dst] = fields<2>("src, dst: " + type + "[" + std::to_string(dims) + "D]");
+    Expr sum;
+    for (const Tap& t : taps) {
+        std::vector<int> offset = dims == 3 ? std::vector<int>{t.dz, t.dy, t.dx}
+                                            : std::vector<int>{t.dy, t.dx};
+        Expr term = t.c * src[offset];
+        sum = sum.defined() ? sum + term : term;
+    }
+    KernelConfig cfg;
+    cfg.name = name;
+    return create_kernel({Assignment(dst.center(), sum)}, cfg);
+}
+
+// The CPU result of a stencil over the C-ordered host copy `h` of shape n, in double from the
+// weights rounded to T (as the generated code has them); scale: the sum of |terms|.
+template <typename T>
+auto stencil_reference(const std::vector<T>& h, const Dim3& n, const std::vector<Tap>& taps) {
+    return [&h, n, &taps](std::int64_t z, std::int64_t y, std::int64_t x, double& ref,
+                          double& scale) {
+        ref = scale = 0;
+        for (const Tap& t : taps) {
+            std::size_t i = static_cast<std::size_t>(((z + t.dz) * n[1] + y + t.dy) * n[2] + x + t.dx);
+            double term = static_cast<double>(static_cast<T>(t.c)) * static_cast<double>(h[i]);
+            ref += term;
+            scale += std::abs(term);
+        }
+    };
+}
+
+// A rounding bound for a short sum: a handful of unit roundoffs per term, with margin. A wrong
+// neighbour changes a value by about 0.1 of `scale`, far above these.
+template <typename T>
+double stencil_tolerance() {
+    return sizeof(T) == 4 ? 4e-6 : 1e-14;
+}
+
+// ---- 1. Copy ceiling --------------------------------------------------------------------------
+
+double measure_copy(EventTimer& timer) {
+    // 2 GiB, or less when the device is short of memory (two buffers plus headroom).
+    std::size_t bytes = std::size_t(2) << 30;
+    MemoryInfo mem = memory_info();
+    while (bytes > (std::size_t(256) << 20) && 2 * bytes + (std::size_t(1) << 30) > mem.free)
+        bytes /= 2;
+    if (bytes != (std::size_t(2) << 30))
+        std::printf("  note: only %.1f GiB free, copying %.2f GiB\n", mem.free / kGiB, bytes / kGiB);
+
+    // Random data: a 256 MiB host block, uploaded once and repeated on the device.
+    const std::int64_t block = std::min<std::int64_t>(64 << 20, bytes / 4);
+    const std::int64_t n = static_cast<std::int64_t>(bytes / 4);
+    std::vector<float> h = random_values<float>(block, 1, Uniform(0.5, 1.5));
+    auto src = DeviceArray<float>::uninitialized({n});
+    auto dst = DeviceArray<float>::uninitialized({n});
+    const std::size_t block_bytes = static_cast<std::size_t>(block) * 4;
+    check(driver().cuMemcpyHtoD(src.data(), h.data(), block_bytes), "cuMemcpyHtoD");
+    for (std::int64_t at = block; at < n; at += block)
+        check(driver().cuMemcpyDtoD(src.data() + at * 4, src.data(),
+                                    std::min<std::int64_t>(block, n - at) * 4),
+              "cuMemcpyDtoD");
+
+    auto copy = [&] { check(driver().cuMemcpyDtoD(dst.data(), src.data(), bytes), "cuMemcpyDtoD"); };
+    fill_sentinel(dst.data(), bytes);
+    copy();
+    Context::get().synchronize();
+    // Chunks at the start, the end and random places.
+    std::mt19937_64 rng(7);
+    std::uniform_int_distribution<std::int64_t> pick(0, n - 4096);
+    std::vector<std::int64_t> starts = {0, n - 4096};
+    for (int i = 0; i < 64; ++i) starts.push_back(pick(rng));
+    std::vector<float> got(4096);
+    std::int64_t bad = 0;
+    for (std::int64_t s : starts) {
+        check(driver().cuMemcpyDtoH(got.data(), dst.data() + s * 4, got.size() * 4), "cuMemcpyDtoH");
+        for (std::int64_t i = 0; i < 4096; ++i)
+            if (std::memcmp(&got[i], &h[(s + i) % block], 4) != 0) ++bad;
+    }
+    if (bad) {
+        std::printf("  MISMATCH copy: %lld wrong values\n", (long long)bad);
+        g_wrong = true;
+    }
+
+    double ms = timer.median_ms(copy);
+    double moved = 2.0 * static_cast<double>(bytes);
+    double gbs = gb_per_s(moved, ms);
+    std::printf("  copy %.2f GiB: %.3f ms, %.0f GB/s\n", bytes / kGiB, ms, gbs);
+    Row r;
+    r.id = "copy_ceiling";
+    r.name = "copy ceiling, DtoD " + fixed(bytes / kGiB, 0) + " GiB f32";
+    r.value = gbs;
+    r.unit = "GB/s";
+    r.ratio = 1.0;
+    r.time_ms = ms;
+    r.bytes = moved;
+    r.note = "bytes read + written";
+    if (bad) r.note += "; WRONG RESULT";
+    g_rows.push_back(r);
+    return gbs;
+}
+
+// ---- 2. Generated kernels ---------------------------------------------------------------------
+
+struct Ratio {
+    double min = NAN; // target ratio of copy
+    std::string text;
+};
+
+// Sets dst to the sentinel, launches once, checks; then times. Adds a row; returns GB/s (NaN when
+// the result was wrong).
+template <typename T, typename Expected>
+double measure_kernel(EventTimer& timer, double copy_gbs, const std::string& id,
+                      const std::string& name, KernelFunction& k, const Args& a,
+                      const DeviceArray<T>& dst, const std::array<int, 3>& ghost, double tol,
+                      Expected&& expected, const Ratio& target) {
+    const Shape& s = dst.shape();
+    Dim3 n = s.size() == 3 ? Dim3{s[0], s[1], s[2]} : Dim3{1, s[0], s[1]};
+    fill_sentinel(dst.data(), dst.bytes());
+    k(a);
+    Context::get().synchronize();
+    Row r;
+    r.id = id;
+    r.name = name + " " + dims_string(k.last_block());
+    r.unit = "GB/s";
+    r.target = target.text;
+    // Bytes: read src once and write dst once over the iteration space.
+    double cells = 1;
+    for (int d = 0; d < 3; ++d) cells *= static_cast<double>(n[d] - 2 * ghost[d]);
+    r.bytes = 2.0 * cells * sizeof(T);
+    if (!check_rows<T>(name, dst.data(), n, ghost, tol, expected)) {
+        g_wrong = true;
+        r.note = "WRONG RESULT, not timed";
+        g_rows.push_back(r);
+        return NAN;
+    }
+    r.time_ms = timer.median_ms([&] { k(a); });
+    r.value = gb_per_s(r.bytes, r.time_ms);
+    r.ratio = r.value / copy_gbs;
+    if (std::isfinite(target.min)) r.met = r.ratio >= target.min;
+    std::printf("  %-44s %8.3f ms %6.0f GB/s %5.3f of copy\n", r.name.c_str(), r.time_ms,
+                r.value, r.ratio);
+    g_rows.push_back(r);
+    return r.value;
+}
+
+const std::vector<Dim3> kBlocks = {{32, 4, 1},  {64, 4, 1},  {128, 2, 1}, {256, 1, 1}, {32, 8, 1},
+                                   {128, 4, 1}, {64, 8, 1},  {32, 16, 1}, {512, 1, 1}, {64, 2, 1}};
+
+// The block sweep of one stencil; prints the best block.
+template <typename T, typename Expected>
+void sweep_blocks(EventTimer& timer, double copy_gbs, const std::string& id,
+                  const std::string& name, KernelFunction& k, const Args& a,
+                  const DeviceArray<T>& dst, const std::array<int, 3>& ghost, Expected&& expected) {
+    const LaunchSize initial = k.block_size;
+    Dim3 best{};
+    double best_gbs = 0;
+    for (const Dim3& b : kBlocks) {
+        k.block_size = LaunchSize(b[0], b[1], b[2]);
+        double gbs = measure_kernel<T>(timer, copy_gbs, id + "_block_" + std::to_string(b[0]) + "x" +
+                                                            std::to_string(b[1]) + "x" + std::to_string(b[2]),
+                                       name + ", block", k, a, dst, ghost, stencil_tolerance<T>(),
+                                       expected, Ratio{});
+        if (gbs > best_gbs) {
+            best_gbs = gbs;
+            best = b;
+        }
+    }
+    k.block_size = initial;
+    std::printf("  best block for %s: %s, %.3f of copy\n", name.c_str(), dims_string(best).c_str(),
+                best_gbs / copy_gbs);
+}
+
+void measure_kernels(EventTimer& timer, double copy_gbs) {
+    const Ratio t7{0.75, ">= 0.75 (GPU.md 0.90)"};
+    const Ratio t5{0.90, ">= 0.90"};
+
+    // 3D 7-point, float64, 512^3; f = 2 g on the same arrays.
+    const std::int64_t n3 = 512;
+    const Dim3 d3{n3, n3, n3};
+    std::vector<double> h3 = random_values<double>(n3 * n3 * n3, 2, Uniform(0.5, 1.5));
+    auto src3 = DeviceArray<double>::from_host(h3, {n3, n3, n3});
+    auto dst3 = DeviceArray<double>::uninitialized({n3, n3, n3});
+    Kernel s7 = make_stencil("stencil7", "float64", 3, kTaps7);
+    KernelFunction k7 = s7.compile();
+    Args a7 = args("src", src3, "dst", dst3);
+    auto ref7 = stencil_reference(h3, d3, kTaps7);
+    measure_kernel<double>(timer, copy_gbs, "stencil7_f64_default", "7-point f64 512^3, default",
+                           k7, a7, dst3, {1, 1, 1}, stencil_tolerance<double>(), ref7, t7);
+
+    auto [f, g] = fields<2>("f, g: float64[3D]");
+    KernelConfig cfg;
+    cfg.name = "scale";
+    KernelFunction ks = create_kernel({Assignment(f.center(), 2 * g.center())}, cfg).compile();
+    Args as = args("g", src3, "f", dst3);
+    auto ref_scale = [&h3, n3](std::int64_t z, std::int64_t y, std::int64_t x, double& ref,
+                               double& scale) {
+        ref = 2.0 * h3[static_cast<std::size_t>((z * n3 + y) * n3 + x)];
+        scale = std::abs(ref);
+    };
+    measure_kernel<double>(timer, copy_gbs, "scale_f64_default", "f = 2 g f64 512^3, default", ks,
+                           as, dst3, {0, 0, 0}, 0.0, ref_scale, Ratio{NAN, ""});
+
+    // 2D 5-point, float32, 8192^2.
+    const std::int64_t n2 = 8192;
+    const Dim3 d2{1, n2, n2};
+    std::vector<float> h2 = random_values<float>(n2 * n2, 3, Uniform(0.5, 1.5));
+    auto src2 = DeviceArray<float>::from_host(h2, {n2, n2});
+    auto dst2 = DeviceArray<float>::uninitialized({n2, n2});
+    KernelFunction k5 = make_stencil("stencil5", "float32", 2, kTaps5).compile();
+    Args a5 = args("src", src2, "dst", dst2);
+    auto ref5 = stencil_reference(h2, d2, kTaps5);
+    measure_kernel<float>(timer, copy_gbs, "stencil5_f32_default", "5-point f32 8192^2, default",
+                          k5, a5, dst2, {0, 1, 1}, stencil_tolerance<float>(), ref5, t5);
+
+    std::printf("block sweeps\n");
+    sweep_blocks<double>(timer, copy_gbs, "stencil7_f64", "7-point f64 512^3", k7, a7, dst3,
+                         {1, 1, 1}, ref7);
+    sweep_blocks<float>(timer, copy_gbs, "stencil5_f32", "5-point f32 8192^2", k5, a5, dst2,
+                        {0, 1, 1}, ref5);
+}
+
+// ---- 3. Compile times -------------------------------------------------------------------------
+
+// A small stencil (2D 5-point, float32) whose centre weight depends on i, so that each i gives a
+// new source and so a cache miss. 0.25 + i / 4096 is exact in float32: distinct literals.
+std::string small_source(int i) {
+    auto [src, dst] = fields<2>("src, dst: float32[2D]");
+    double w = 0.25 + i / 4096.0;
+    Expr rhs = 0.2 * (src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}]) + w * src.center();
+    KernelConfig cfg;
+    cfg.name = "small";
+    return create_kernel({Assignment(dst.center(), rhs)}, cfg).source();
+}
+
+void add_time_row(const std::string& id, const std::string& name, double value,
+                  const std::string& unit, double max, const std::string& note = "") {
+    Row r;
+    r.id = id;
+    r.name = name;
+    r.value = value;
+    r.unit = unit;
+    if (std::isfinite(max)) {
+        r.target = "<= " + fixed(max, 0) + " " + unit;
+        r.met = value <= max;
+    }
+    r.note = note;
+    g_rows.push_back(r);
+    std::printf("  %-44s %10.3f %s\n", name.c_str(), value, unit.c_str());
+}
+
+void measure_compile() {
+    // The environment points at a fresh directory (main), so this cache starts empty.
+    CompileCache cache;
+    if (!cache.disk_enabled()) std::printf("  note: disk cache unusable, disk hits not measured\n");
+    NvrtcOptions options;
+    options.arch = Context::get().properties().compute_capability();
+    const std::string name = "small";
+    auto ms_since = [](Clock::time_point t0) { return seconds_since(t0) * 1e3; };
+
+    // The first compile in the process also loads NVRTC's builtins: reported apart.
+    std::string first = small_source(kCompiles + 1);
+    Clock::time_point t0 = Clock::now();
+    CachedCubin c = cache.get(first, name, options);
+    add_time_row("compile_first_ms", "first NVRTC compile in process", ms_since(t0), "ms", NAN);
+
+    std::vector<std::string> sources;
+    for (int i = 0; i < kCompiles; ++i) sources.push_back(small_source(i));
+    std::vector<double> cold, disk, disk_get, memory;
+    for (const std::string& s : sources) {
+        t0 = Clock::now();
+        c = cache.get(s, name, options);
+        cold.push_back(ms_since(t0));
+        if (c.source != CachedCubin::Compiled) throw std::runtime_error("cold compile was a cache hit");
+    }
+    add_time_row("compile_cold_ms", "cold NVRTC compile, small stencil", median(cold), "ms", 50,
+                 "CompileCache::get miss: key, NVRTC, disk write");
+
+    if (cache.disk_enabled()) {
+        for (const std::string& s : sources) {
+            cache.clear_memory();
+            t0 = Clock::now();
+            c = cache.get(s, name, options);
+            double get_ms = ms_since(t0);
+            CUmodule module = nullptr;
+            CUfunction fn = nullptr;
+            check(driver().cuModuleLoadData(&module, c.cubin.data()), "cuModuleLoadData");
+            check(driver().cuModuleGetFunction(&fn, module, name.c_str()), "cuModuleGetFunction");
+            disk.push_back(ms_since(t0));
+            disk_get.push_back(get_ms);
+            check(driver().cuModuleUnload(module), "cuModuleUnload");
+            if (c.source != CachedCubin::Disk) throw std::runtime_error("expected a disk-cache hit");
+        }
+        add_time_row("disk_hit_ms", "disk-cache hit + module load", median(disk), "ms", 2,
+                     "clear_memory, get, cuModuleLoadData, cuModuleGetFunction");
+        add_time_row("disk_hit_get_ms", "disk-cache hit, get only", median(disk_get), "ms", NAN);
+    }
+
+    for (int i = 0; i < 101; ++i) {
+        t0 = Clock::now();
+        c = cache.get(sources[0], name, options);
+        memory.push_back(ms_since(t0) * 1e3);
+        if (c.source != CachedCubin::Memory) throw std::runtime_error("expected a memory-cache hit");
+    }
+    add_time_row("memory_hit_us", "memory-cache hit", median(memory), "us", NAN,
+                 "get: key (SHA-256) and lookup");
+}
+
+// ---- 4. Host cost of a launch -----------------------------------------------------------------
+
+// Wall-clock µs per launch of kLaunches back-to-back launches, the final synchronize included.
+template <typename Launch>
+double wall_us_per_launch(Launch&& launch) {
+    Context::get().synchronize();
+    Clock::time_point t0 = Clock::now();
+    for (int i = 0; i < kLaunches; ++i) launch();
+    Context::get().synchronize();
+    return seconds_since(t0) * 1e6 / kLaunches;
+}
+
+// Host time only: batches of 1,000 launches (few enough to never fill the launch queue), timed
+// without their synchronize. µs per launch.
+template <typename Launch>
+double enqueue_us_per_launch(Launch&& launch) {
+    double total = 0;
+    for (int b = 0; b < kLaunches / 1000; ++b) {
+        Context::get().synchronize();
+        Clock::time_point t0 = Clock::now();
+        for (int i = 0; i < 1000; ++i) launch();
+        total += seconds_since(t0);
+    }
+    Context::get().synchronize();
+    return total * 1e6 / kLaunches;
+}
+
+void measure_launch(const Kernel& s7) {
+    // The 7-point kernel on a 3 x 4 x 34 array: interior 1 x 2 x 32, one block.
+    const Dim3 n{3, 4, 34};
+    std::vector<double> h = random_values<double>(n[0] * n[1] * n[2], 4, Uniform(0.5, 1.5));
+    auto src = DeviceArray<double>::from_host(h, {n[0], n[1], n[2]});
+    auto dst = DeviceArray<double>::uninitialized({n[0], n[1], n[2]});
+    KernelFunction k = s7.compile();
+    const Args a = args("src", src, "dst", dst);
+    auto ref = stencil_reference(h, n, kTaps7);
+    const double tol = stencil_tolerance<double>();
+
+    fill_sentinel(dst.data(), dst.bytes());
+    k(a);
+    Context::get().synchronize();
+    const Dim3 grid = k.last_grid(), block = k.last_block();
+    std::printf("  tiny launch: grid %s, block %s\n", dims_string(grid).c_str(),
+                dims_string(block).c_str());
+    bool ok = check_rows<double>("tiny 7-point", dst.data(), n, {1, 1, 1}, tol, ref);
+
+    // The same parameters, built by hand from the spec.
+    const KernelSpec& spec = k.spec();
+    const ArrayRef src_ref = src.ref(), dst_ref = dst.ref();
+    auto array_of = [&](const ParamSpec& p) -> const ArrayRef& {
+        return spec.fields.at(static_cast<std::size_t>(p.field)).name == "src" ? src_ref : dst_ref;
+    };
+    std::vector<std::uint64_t> slots;
+    for (const ParamSpec& p : spec.params) {
+        std::int64_t v = 0;
+        switch (p.role) {
+        case ArgRole::FieldPointer: v = static_cast<std::int64_t>(array_of(p).ptr); break;
+        case ArgRole::Size: v = n[p.axis]; break;
+        case ArgRole::Stride: v = array_of(p).strides[p.axis]; break;
+        case ArgRole::Scalar: throw std::runtime_error("the stencil has no scalar parameter");
+        }
+        std::uint64_t slot = 0;
+        if (p.role != ArgRole::FieldPointer && p.dtype == DType::Int32) {
+            std::int32_t v32 = static_cast<std::int32_t>(v);
+            std::memcpy(&slot, &v32, sizeof v32);
+        } else {
+            std::memcpy(&slot, &v, sizeof v);
+        }
+        slots.push_back(slot);
+    }
+    std::vector<void*> params;
+    for (std::uint64_t& s : slots) params.push_back(&s);
+    const CUfunction fn = k.handle();
+    auto raw = [&] {
+        check(driver().cuLaunchKernel(fn, unsigned(grid[0]), unsigned(grid[1]), unsigned(grid[2]),
+                                      unsigned(block[0]), unsigned(block[1]), unsigned(block[2]),
+                                      0, nullptr, params.data(), nullptr),
+              "cuLaunchKernel");
+    };
+    auto loom_launch = [&] { k(a); };
+    fill_sentinel(dst.data(), dst.bytes());
+    raw();
+    Context::get().synchronize();
+    ok = check_rows<double>("tiny 7-point, raw launch", dst.data(), n, {1, 1, 1}, tol, ref) && ok;
+    if (!ok) {
+        g_wrong = true;
+        std::printf("  launch overhead not measured: wrong result\n");
+        return;
+    }
+
+    // Warm-up, then alternate the two paths.
+    wall_us_per_launch(loom_launch);
+    wall_us_per_launch(raw);
+    std::vector<double> wl, wr, el, er, ea;
+    for (int rep = 0; rep < kLaunchReps; ++rep) {
+        wl.push_back(wall_us_per_launch(loom_launch));
+        wr.push_back(wall_us_per_launch(raw));
+        el.push_back(enqueue_us_per_launch(loom_launch));
+        er.push_back(enqueue_us_per_launch(raw));
+        ea.push_back(enqueue_us_per_launch([&] { k(args("src", src, "dst", dst)); }));
+    }
+    const double l = median(wl), r = median(wr), hl = median(el), hr = median(er);
+    add_time_row("launch_loom_us", "launch via KernelFunction, 10k + sync", l, "us", NAN);
+    add_time_row("launch_raw_us", "launch via raw cuLaunchKernel, 10k + sync", r, "us", NAN);
+    add_time_row("launch_overhead_us", "launch overhead above raw, 10k + sync", l - r, "us", 2,
+                 "difference of the two rows above");
+    add_time_row("enqueue_loom_us", "host enqueue, KernelFunction", hl, "us", NAN,
+                 "batches of 1000, synchronize not timed");
+    add_time_row("enqueue_raw_us", "host enqueue, raw cuLaunchKernel", hr, "us", NAN);
+    add_time_row("enqueue_overhead_us", "host enqueue overhead above raw", hl - hr, "us", 2);
+    add_time_row("enqueue_loom_args_us", "host enqueue, KernelFunction + args()", median(ea), "us",
+                 NAN, "args(\"src\", a, \"dst\", b) built per call");
+}
+
+// ---- Report -----------------------------------------------------------------------------------
+
+struct Header {
+    std::string device, date, nvrtc;
+    int cc = 0, sms = 0, driver = 0, l2_mib = 0;
+    double memory_gib = 0;
+};
+
+void print_table(const Header& h, double seconds) {
+    std::printf("\nloom bench_gpu: %s (sm_%d, %d SMs, %.0f GiB, L2 %d MiB), driver %d, NVRTC %s\n",
+                h.device.c_str(), h.cc, h.sms, h.memory_gib, h.l2_mib, h.driver, h.nvrtc.c_str());
+    std::printf("date %s, %.1f s; bandwidth = bytes / median of %d event-timed runs\n",
+                h.date.c_str(), seconds, kRuns);
+    std::printf("%-50s %10s %-5s %6s %-22s %s\n", "name", "value", "unit", "ratio", "target", "met");
+    for (const Row& r : g_rows) {
+        std::string met = r.met < 0 ? "" : r.met ? "yes" : "NO";
+        int digits = r.unit == "GB/s" ? 0 : 3;
+        if (r.note.find("WRONG") != std::string::npos) met += " " + r.note;
+        std::printf("%-50s %10s %-5s %6s %-22s %s\n", r.name.c_str(), fixed(r.value, digits).c_str(),
+                    r.unit.c_str(), fixed(r.ratio, 3).c_str(), r.target.c_str(), met.c_str());
+    }
+}
+
+bool write_json(const std::string& path, const Header& h, double seconds, const std::string& error) {
+    std::FILE* out = std::fopen(path.c_str(), "w");
+    if (!out) {
+        std::fprintf(stderr, "bench_gpu: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+        return false;
+    }
+    std::fprintf(out, "{\n  \"benchmark\": \"bench_gpu\",\n  \"device\": %s,\n",
+                 json_string(h.device).c_str());
+    std::fprintf(out, "  \"compute_capability\": %d,\n  \"sms\": %d,\n  \"memory_gib\": %s,\n", h.cc,
+                 h.sms, json_number(h.memory_gib).c_str());
+    std::fprintf(out, "  \"l2_mib\": %d,\n  \"driver\": %d,\n  \"nvrtc\": %s,\n  \"date\": %s,\n",
+                 h.l2_mib, h.driver, json_string(h.nvrtc).c_str(), json_string(h.date).c_str());
+    std::fprintf(out, "  \"seconds\": %s,\n  \"results_correct\": %s,\n",
+                 json_number(seconds).c_str(), g_wrong ? "false" : "true");
+    if (!error.empty()) std::fprintf(out, "  \"error\": %s,\n", json_string(error).c_str());
+    std::fprintf(out, "  \"results\": [\n");
+    for (std::size_t i = 0; i < g_rows.size(); ++i) {
+        const Row& r = g_rows[i];
+        std::fprintf(out,
+                     "    {\"id\": %s, \"name\": %s, \"value\": %s, \"unit\": %s, \"ratio\": %s, "
+                     "\"target\": %s, \"met\": %s, \"time_ms\": %s, \"bytes\": %s, \"note\": %s}%s\n",
+                     json_string(r.id).c_str(), json_string(r.name).c_str(),
+                     json_number(r.value).c_str(), json_string(r.unit).c_str(),
+                     json_number(r.ratio).c_str(), json_string(r.target).c_str(),
+                     r.met < 0 ? "null" : r.met ? "true" : "false", json_number(r.time_ms).c_str(),
+                     json_number(r.bytes).c_str(), json_string(r.note).c_str(),
+                     i + 1 < g_rows.size() ? "," : "");
+    }
+    std::fprintf(out, "  ]\n}\n");
+    bool ok = std::fclose(out) == 0;
+    if (ok) std::printf("wrote %s\n", path.c_str());
+    return ok;
+}
+
+std::string utc_now() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+    return buf;
+}
+
+// A fresh compile-cache directory for this process, removed at exit.
+struct TempCacheDir {
+    std::string path;
+    TempCacheDir() {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "loom-bench-XXXXXX").string();
+        if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed: " + tmpl);
+        path = tmpl;
+    }
+    ~TempCacheDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::string json_path;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--json" && i + 1 < argc) {
+            json_path = argv[++i];
+        } else if (a.rfind("--json=", 0) == 0) {
+            json_path = a.substr(7);
+        } else {
+            std::fprintf(stderr, "usage: %s [--json PATH]\n", argv[0]);
+            return 2;
+        }
+    }
+
+    if (!cuda_available()) {
+        std::string reason = cuda_unavailable_reason();
+        std::printf("bench_gpu: skipped, no GPU: %s\n", reason.c_str());
+        if (!json_path.empty()) {
+            if (std::FILE* out = std::fopen(json_path.c_str(), "w")) {
+                std::fprintf(out, "{\n  \"benchmark\": \"bench_gpu\",\n  \"skipped\": true,\n"
+                                  "  \"reason\": %s\n}\n", json_string(reason).c_str());
+                std::fclose(out);
+            }
+        }
+        return 0;
+    }
+
+    const Clock::time_point start = Clock::now();
+    Header h;
+    std::string error;
+    try {
+        // Every cache in this process (the global one included) uses a fresh, empty directory:
+        // cold compiles are real misses and the user's cache is left alone.
+        TempCacheDir cache_dir;
+        setenv("LOOM_CACHE_DIR", cache_dir.path.c_str(), 1);
+        setenv("LOOM_CACHE", "1", 1);
+
+        Context& ctx = Context::current();
+        const DeviceProperties& p = ctx.properties();
+        int l2 = 0;
+        check(driver().cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, ctx.device()),
+              "cuDeviceGetAttribute(L2_CACHE_SIZE)");
+        h.device = p.name;
+        h.cc = p.compute_capability();
+        h.sms = p.multiprocessor_count;
+        h.memory_gib = p.total_memory / kGiB;
+        h.l2_mib = l2 >> 20;
+        h.driver = driver().version();
+        h.nvrtc = nvrtc_version();
+        h.date = utc_now();
+        std::printf("bench_gpu on %s, %s\n", h.device.c_str(), h.date.c_str());
+
+        EventTimer timer;
+        std::printf("1. copy ceiling\n");
+        const double copy_gbs = measure_copy(timer);
+        std::printf("2. generated kernels\n");
+        measure_kernels(timer, copy_gbs);
+        std::printf("3. compile times\n");
+        measure_compile();
+        std::printf("4. host cost of a launch\n");
+        measure_launch(make_stencil("stencil7", "float64", 3, kTaps7));
+    } catch (const std::exception& e) {
+        error = e.what();
+        std::fprintf(stderr, "bench_gpu: error: %s\n", e.what());
+    }
+
+    const double seconds = seconds_since(start);
+    print_table(h, seconds);
+    if (g_wrong) std::printf("\nbench_gpu: FAILED: a kernel computed a wrong result (see above)\n");
+    bool json_ok = json_path.empty() || write_json(json_path, h, seconds, error);
+    return error.empty() && !g_wrong && json_ok ? 0 : 1;
+}

@@ -1,0 +1,572 @@
+// Every golden kernel (tests/golden/test_golden.cpp), rebuilt with the same DSL, run on the GPU and
+// compared cell by cell with a hand-written CPU loop; plus the layouts, views, types and shapes
+// the goldens do not reach. Outputs start poisoned: cells a kernel must not write must keep it.
+#include "gpu_test_support.hpp"
+
+#include <loom/loom.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace loom {
+namespace {
+
+using namespace loom::gpu_test;
+
+// ---- The golden kernels -----------------------------------------------------------------------
+
+TEST(GpuKernels, SeedScale3DFloat64) {
+    LOOM_REQUIRE_GPU();
+    // pystencils' guide: f = 2 * g on 3D float64 fields.
+    auto [f, g] = fields<2>("f, g: float64[3D]");
+    KernelConfig cfg;
+    cfg.name = "scale";
+    KernelFunction k = create_kernel(Assignment(f.center(), 2 * g.center()), cfg).compile();
+
+    const Shape shape{37, 45, 66};
+    Input<double> gin = random_input<double>(shape, 1001);
+    DeviceArray<double> fout = poisoned<double>(shape);
+    k(args("f", fout, "g", gin.device));
+    k.synchronize();
+    EXPECT_TRUE(check_output(fout, [&](const Index& i) { return Cell::of(2.0 * gin.host(i)); }));
+}
+
+TEST(GpuKernels, Jacobi2DFloat32) {
+    LOOM_REQUIRE_GPU();
+    KernelFunction k = jacobi_kernel().compile();
+    const Shape shape{300, 517};
+    Input<float> src = random_input<float>(shape, 1002);
+    DeviceArray<float> dst = poisoned<float>(shape);
+    k(args("src", src.device, "dst", dst));
+    k.synchronize();
+    EXPECT_TRUE(check_output(dst, jacobi_cells(src.host, interior(shape, 1))));
+}
+
+TEST(GpuKernels, SevenPoint3DFloat64) {
+    LOOM_REQUIRE_GPU();
+    KernelFunction k = seven_point_kernel().compile();
+    const Shape shape{40, 52, 70};
+    Input<double> src = random_input<double>(shape, 1003);
+    DeviceArray<double> dst = poisoned<double>(shape);
+    k(args("src", src.device, "dst", dst));
+    k.synchronize();
+    EXPECT_TRUE(check_output(dst, cube_cells(src.host, 1, interior(shape, 1))));
+}
+
+TEST(GpuKernels, TwentySevenPoint3DFloat32) {
+    LOOM_REQUIRE_GPU();
+    auto [src, dst] = fields<2>("src, dst: float32[3D]");
+    KernelConfig cfg;
+    cfg.name = "twenty_seven_point";
+    KernelFunction k = create_kernel(Assignment(dst.center(), cube_stencil(src, 3)), cfg).compile();
+
+    const Shape shape{36, 44, 68};
+    Input<float> in = random_input<float>(shape, 1004);
+    DeviceArray<float> out = poisoned<float>(shape);
+    k(args("src", in.device, "dst", out));
+    k.synchronize();
+    EXPECT_TRUE(check_output(out, cube_cells(in.host, 3, interior(shape, 1))));
+}
+
+/// The triangle [:, x:] (axis 1 starts at the counter of axis 0) with a manual grid.
+KernelFunction triangle_function() {
+    using namespace loom::counters;
+    auto f = field("f: float64[2D]");
+    KernelConfig cfg;
+    cfg.name = "triangle";
+    cfg.iteration_slice = Slice{all(), from(x)};
+    cfg.manual_launch_grid = true;
+    return create_kernel(Assignment(f(0), 1), cfg).compile();
+}
+
+/// The cells a triangle launch writes, by walking its threads as the generated code does:
+/// ctr_0 = global y, ctr_1 = global x + ctr_0, guarded by ctr_0 < size_0 && ctr_1 < size_1.
+CellSet triangle_cells(const Shape& shape, const Dim3& grid, const Dim3& block) {
+    CellSet cells(shape);
+    for_each_thread(grid, block, [&](std::int64_t gx, std::int64_t gy, std::int64_t) {
+        std::int64_t c0 = gy, c1 = gx + c0;
+        if (c0 < shape[0] && c1 < shape[1]) cells.insert({c0, c1});
+    });
+    return cells;
+}
+
+TEST(GpuKernels, TriangleSliceManualGridCoversTheWholeTriangle) {
+    LOOM_REQUIRE_GPU();
+    KernelFunction k = triangle_function();
+    const Shape shape{16, 16};
+    DeviceArray<double> f = poisoned<double>(shape);
+    k.block_size = {8, 8, 1};
+    k.num_blocks = {2, 2, 1};
+    k(args("f", f));
+    k.synchronize();
+    EXPECT_EQ(k.last_block(), (Dim3{8, 8, 1}));
+    EXPECT_EQ(k.last_grid(), (Dim3{2, 2, 1}));
+
+    CellSet simulated = triangle_cells(shape, {2, 2, 1}, {8, 8, 1});
+    CellSet triangle = CellSet::where(shape, [](const Index& i) { return i[1] >= i[0]; });
+    EXPECT_TRUE(simulated == triangle) << "the simulation disagrees with the closed form";
+    EXPECT_EQ(triangle.count(), 16 * 17 / 2);
+    EXPECT_TRUE(check_output(f, [&](const Index& i) {
+        return simulated.contains(i) ? Cell::of(1.0) : Cell::untouched();
+    }));
+}
+
+TEST(GpuKernels, TriangleSliceManualGridPartialCoverage) {
+    LOOM_REQUIRE_GPU();
+    // The seed's partial case: block (4, 4, 1) and grid (2, 3, 1) give 8 threads along x (axis 1,
+    // the fastest in C layout) and 12 along y (axis 0).
+    KernelFunction k = triangle_function();
+    const Shape shape{16, 16};
+    DeviceArray<double> f = poisoned<double>(shape);
+    k.block_size = {4, 4, 1};
+    k.num_blocks = {2, 3, 1};
+    k(args("f", f));
+    k.synchronize();
+
+    CellSet simulated = triangle_cells(shape, {2, 3, 1}, {4, 4, 1});
+    CellSet expected = CellSet::where(shape, [](const Index& i) {
+        return i[0] < 12 && i[0] <= i[1] && i[1] < std::min<std::int64_t>(16, i[0] + 8);
+    });
+    EXPECT_TRUE(simulated == expected) << "the simulation disagrees with the closed form";
+    EXPECT_TRUE(check_output(f, [&](const Index& i) {
+        return simulated.contains(i) ? Cell::of(1.0) : Cell::untouched();
+    }));
+}
+
+TEST(GpuKernels, TriangleSliceOnANonSquareArray) {
+    LOOM_REQUIRE_GPU();
+    KernelFunction k = triangle_function();
+    for (const Shape& shape : {Shape{100, 130}, Shape{90, 40}}) {
+        SCOPED_TRACE(shape_string(shape));
+        DeviceArray<double> f = poisoned<double>(shape);
+        k.block_size = {32, 4, 1};
+        k.num_blocks = {(shape[1] + 31) / 32, (shape[0] + 3) / 4, 1};
+        k(args("f", f));
+        k.synchronize();
+        CellSet expected = CellSet::where(shape, [](const Index& i) { return i[1] >= i[0]; });
+        EXPECT_TRUE(expected == triangle_cells(shape, k.last_grid(), k.last_block()));
+        EXPECT_TRUE(check_output(f, [&](const Index& i) {
+            return expected.contains(i) ? Cell::of(1.0) : Cell::untouched();
+        }));
+    }
+}
+
+/// Momentum m = rho * u: rho C, u SoA (fzyx), m AoS (zyxf), all 2D float64 with 2 components.
+KernelFunction momentum_function() {
+    auto rho = field("rho: float64[2D]");
+    auto u = field("u(2): float64[2D]", Layout::SoA);
+    auto m = field("m(2): float64[2D]", Layout::AoS);
+    KernelConfig cfg;
+    cfg.name = "momentum";
+    return create_kernel({Assignment(m.vec(), rho.center() * u.vec())}, cfg).compile();
+}
+
+TEST(GpuKernels, VectorMomentumSoAAndAoSLayouts) {
+    LOOM_REQUIRE_GPU();
+    KernelFunction k = momentum_function();
+    const std::int64_t n0 = 70, n1 = 93;
+    Input<double> rho = random_input<double>({n0, n1}, 1005);
+    // fzyx: components slowest, then axis 1, axis 0 fastest: a Fortran-order [n0, n1, 2] array.
+    Input<double> u = random_input<double>({n0, n1, 2}, 1006, MemoryOrder::Fortran);
+    auto expected = [&](const Index& i) { return Cell::of(rho.host(i[0], i[1]) * u.host(i)); };
+
+    // zyxf: axis 1 slowest, then axis 0, components fastest: strides (2, 2 * n0, 1).
+    DeviceArray<double> m_buffer = poisoned<double>({n1, n0, 2});
+    DeviceView<double> m_zyxf(m_buffer.data(), {n0, n1, 2}, {2, 2 * n0, 1});
+    k(args("m", m_zyxf, "rho", rho.device, "u", u.device));
+    k.synchronize();
+    EXPECT_TRUE(check_output(m_zyxf, expected)) << "m in compact zyxf order";
+
+    // AoS only needs the component axis contiguous: a C-order [n0, n1, 2] array works too.
+    DeviceArray<double> m_c = poisoned<double>({n0, n1, 2});
+    k(args("m", m_c, "rho", rho.device, "u", u.device));
+    k.synchronize();
+    EXPECT_TRUE(check_output(m_c, expected)) << "m in C order";
+}
+
+/// Explicit diffusion with a named Laplacian and the scalar parameters alpha and dt.
+KernelFunction diffusion_function() {
+    auto [src, dst] = fields<2>("src, dst: float32[2D]");
+    Expr alpha = param<float>("alpha"), dt = param<float>("dt");
+    AssignmentCollection ac;
+    Expr lap = ac.subexpression(
+        "lap", src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}] - 4 * src.center());
+    ac.add(Assignment(dst.center(), src.center() + alpha * dt * lap));
+    KernelConfig cfg;
+    cfg.name = "diffusion";
+    return create_kernel(ac, cfg).compile();
+}
+
+std::function<Cell(const Index&)> diffusion_cells(const HostArray<float>& s, const Shape& shape,
+                                                  float alpha, float dt) {
+    CellSet cells = interior(shape, 1);
+    return [&s, cells, alpha, dt](const Index& idx) {
+        if (!cells.contains(idx)) return Cell::untouched();
+        std::int64_t i = idx[0], j = idx[1];
+        double lap = double(s(i + 1, j)) + s(i - 1, j) + s(i, j + 1) + s(i, j - 1) - 4.0 * s(i, j);
+        return Cell::of(s(i, j) + double(alpha) * double(dt) * lap);
+    };
+}
+
+TEST(GpuKernels, DiffusionWithScalarParametersAndSubexpression) {
+    LOOM_REQUIRE_GPU();
+    KernelFunction k = diffusion_function();
+    const Shape shape{257, 190};
+    Input<float> src = random_input<float>(shape, 1007);
+
+    DeviceArray<float> dst = poisoned<float>(shape);
+    k(args("src", src.device, "dst", dst, "alpha", 0.3f, "dt", 0.05));
+    k.synchronize();
+    EXPECT_TRUE(check_output(dst, diffusion_cells(src.host, shape, 0.3f, 0.05f)));
+
+    // Other values reach the kernel: integers convert to the float parameter.
+    DeviceArray<float> dst2 = poisoned<float>(shape);
+    k(args("dt", -0.125, "alpha", 2, "dst", dst2, "src", src.device));
+    k.synchronize();
+    EXPECT_TRUE(check_output(dst2, diffusion_cells(src.host, shape, 2.0f, -0.125f)));
+
+    // Positional: fields in the kernel's order, then the scalar parameters.
+    ASSERT_EQ(k.spec().fields.size(), 2u);
+    ASSERT_EQ(k.spec().fields[0].name, "src");
+    ASSERT_EQ(k.spec().fields[1].name, "dst");
+    DeviceArray<float> dst3 = poisoned<float>(shape);
+    k(positional(src.device, dst3, 1.5f, 0.25f));
+    k.synchronize();
+    EXPECT_TRUE(check_output(dst3, diffusion_cells(src.host, shape, 1.5f, 0.25f)));
+}
+
+TEST(GpuKernels, CommonSubexpressionsAcrossAssignments) {
+    LOOM_REQUIRE_GPU();
+    auto [u, v, speed, dir] = fields<4>("u, v, speed, dir: float32[2D]");
+    Expr mag = sqrt(u.center() * u.center() + v.center() * v.center());
+    KernelConfig cfg;
+    cfg.name = "speed";
+    KernelFunction k = create_kernel({Assignment(speed.center(), mag),
+                                      Assignment(dir.center(), u.center() / (mag + 1e-6))},
+                                     cfg)
+                           .compile();
+
+    const Shape shape{211, 333};
+    Input<float> uin = random_input<float>(shape, 1008, MemoryOrder::C, Uniform(-1.0, 1.0));
+    Input<float> vin = random_input<float>(shape, 1009, MemoryOrder::C, Uniform(-1.0, 1.0));
+    DeviceArray<float> sp = poisoned<float>(shape), di = poisoned<float>(shape);
+    k(args("u", uin.device, "v", vin.device, "speed", sp, "dir", di));
+    k.synchronize();
+    auto mag_at = [&](const Index& i) {
+        return std::sqrt(double(uin.host(i)) * uin.host(i) + double(vin.host(i)) * vin.host(i));
+    };
+    EXPECT_TRUE(check_output(sp, [&](const Index& i) { return Cell::of(mag_at(i)); }));
+    EXPECT_TRUE(check_output(di, [&](const Index& i) {
+        return Cell::of(uin.host(i) / (mag_at(i) + double(1e-6f)));
+    }));
+}
+
+TEST(GpuKernels, FixedShapeInt32Index) {
+    LOOM_REQUIRE_GPU();
+    // Sizes and strides baked in for 64 x 128; int32 index math.
+    auto [a, b] = fields<2>("a, b: float32[64, 128]");
+    KernelConfig cfg;
+    cfg.name = "fixed_diff";
+    cfg.index_type = ScalarType::Int32;
+    KernelFunction k = create_kernel(Assignment(b.center(), a[{0, 1}] - a[{0, -1}]), cfg).compile();
+
+    const Shape shape{64, 128};
+    Input<float> ain = random_input<float>(shape, 1010, MemoryOrder::C, Uniform(-1.0, 1.0));
+    DeviceArray<float> bout = poisoned<float>(shape);
+    k(args("a", ain.device, "b", bout));
+    k.synchronize();
+    CellSet cells = interior(shape, 1);
+    EXPECT_TRUE(check_output(bout, [&](const Index& i) {
+        return cells.contains(i) ? Cell::of(double(ain.host(i[0], i[1] + 1)) - ain.host(i[0], i[1] - 1))
+                                 : Cell::untouched();
+    }));
+}
+
+TEST(GpuKernels, OneDimensionalStridedSlice) {
+    LOOM_REQUIRE_GPU();
+    auto [x, y] = fields<2>("x, y: float64[1D]");
+    KernelConfig cfg;
+    cfg.name = "every_other";
+    cfg.iteration_slice = Slice{range(1, -1, 2)};
+    KernelFunction k = create_kernel(Assignment(y.center(), max(x[{-1}], x[{1}])), cfg).compile();
+
+    for (std::int64_t n : {1001, 1000, 3, 4}) {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        Input<double> xin = random_input<double>({n}, 1011 + n);
+        DeviceArray<double> yout = poisoned<double>({n});
+        k(args("x", xin.device, "y", yout));
+        k.synchronize();
+        EXPECT_TRUE(check_output(yout, [&](const Index& i) {
+            bool written = i[0] >= 1 && i[0] < n - 1 && (i[0] - 1) % 2 == 0;
+            return written ? Cell::of(std::max(xin.host(i[0] - 1), xin.host(i[0] + 1)))
+                           : Cell::untouched();
+        }));
+    }
+}
+
+TEST(GpuKernels, FourDimensionsLoopOverSlowestAxis) {
+    LOOM_REQUIRE_GPU();
+    auto [a, b] = fields<2>("a, b: float32[4D]");
+    KernelConfig cfg;
+    cfg.name = "square4d";
+    KernelFunction k = create_kernel(Assignment(b.center(), a.center() * a.center()), cfg).compile();
+
+    const Shape shape{5, 6, 11, 70};
+    Input<float> ain = random_input<float>(shape, 1012, MemoryOrder::C, Uniform(-1.0, 1.0));
+    DeviceArray<float> bout = poisoned<float>(shape);
+    k(args("a", ain.device, "b", bout));
+    k.synchronize();
+    EXPECT_TRUE(check_output(bout, [&](const Index& i) {
+        return Cell::of(double(ain.host(i)) * ain.host(i));
+    }));
+}
+
+TEST(GpuKernels, MathSelectAndCountersWithFastMath) {
+    LOOM_REQUIRE_GPU();
+    using namespace loom::counters;
+    auto [f, g] = fields<2>("f, g: float32[2D]");
+    Expr r = sqrt(cast<float>(x * x + y * y));
+    Expr v = select(r < 10.0, exp(-r) * g.center(), tanh(g.center()));
+    KernelConfig cfg;
+    cfg.name = "radial";
+    cfg.fast_math = true;
+    KernelFunction k = create_kernel(Assignment(f.center(), v), cfg).compile();
+
+    const Shape shape{150, 230};
+    Input<float> gin = random_input<float>(shape, 1013, MemoryOrder::C, Uniform(-1.0, 1.0));
+    DeviceArray<float> fout = poisoned<float>(shape);
+    k(args("f", fout, "g", gin.device));
+    k.synchronize();
+    EXPECT_TRUE(check_output(
+        fout,
+        [&](const Index& i) {
+            const std::int64_t r2 = i[0] * i[0] + i[1] * i[1];
+            const double rr = std::sqrt(double(r2)), gv = gin.host(i);
+            const double near = std::exp(-rr) * gv, far = std::tanh(gv);
+            // sqrt(100) is exactly 10 in IEEE, but fast math's approximate sqrt may round it
+            // below: both branches are right there.
+            if (r2 == 100) return Cell::either(near, far);
+            return Cell::of(r2 < 100 ? near : far);
+        },
+        fast_math_tolerance()));
+}
+
+// ---- Beyond the goldens: layouts, views, types, shapes ----------------------------------------
+
+TEST(GpuKernels, OneDimensionalFloat32ThreePoint) {
+    LOOM_REQUIRE_GPU();
+    auto [x, y] = fields<2>("x, y: float32[1D]");
+    KernelConfig cfg;
+    cfg.name = "smooth1d";
+    KernelFunction k =
+        create_kernel(Assignment(y.center(), 0.5 * (x[{-1}] + x[{1}])), cfg).compile();
+    for (std::int64_t n : {100003, 256, 257, 3}) {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        Input<float> xin = random_input<float>({n}, 1020 + n);
+        DeviceArray<float> yout = poisoned<float>({n});
+        k(args("x", xin.device, "y", yout));
+        k.synchronize();
+        EXPECT_TRUE(check_output(yout, [&](const Index& i) {
+            return i[0] >= 1 && i[0] < n - 1
+                       ? Cell::of(0.5 * (double(xin.host(i[0] - 1)) + xin.host(i[0] + 1)))
+                       : Cell::untouched();
+        }));
+    }
+}
+
+TEST(GpuKernels, FortranLayoutFieldsTakeFortranArrays) {
+    LOOM_REQUIRE_GPU();
+    {
+        KernelFunction k = seven_point_kernel(Layout::Fortran, "seven_point_f").compile();
+        const Shape shape{45, 38, 29};
+        Input<double> src = random_input<double>(shape, 1030, MemoryOrder::Fortran);
+        DeviceArray<double> dst = poisoned<double>(shape, MemoryOrder::Fortran);
+        k(args("src", src.device, "dst", dst));
+        k.synchronize();
+        // x walks axis 0, the fastest axis of a Fortran array.
+        EXPECT_EQ(k.last_grid(), grid_for({43, 36, 27}, k.last_block()));
+        EXPECT_TRUE(check_output(dst, cube_cells(src.host, 1, interior(shape, 1))));
+    }
+    {
+        KernelFunction k = jacobi_kernel(Layout::Fortran, "jacobi_f").compile();
+        const Shape shape{301, 77};
+        Input<float> src = random_input<float>(shape, 1031, MemoryOrder::Fortran);
+        DeviceArray<float> dst = poisoned<float>(shape, MemoryOrder::Fortran);
+        k(args("src", src.device, "dst", dst));
+        k.synchronize();
+        EXPECT_TRUE(check_output(dst, jacobi_cells(src.host, interior(shape, 1))));
+    }
+}
+
+TEST(GpuKernels, SubBoxViewsOfLargerArrays2D) {
+    LOOM_REQUIRE_GPU();
+    KernelFunction k = jacobi_kernel().compile();
+    const Shape big_src{230, 190}, big_dst{215, 201}, box{200, 150};
+    const Index src_at{17, 23}, dst_at{9, 40};
+    Input<float> src = random_input<float>(big_src, 1040);
+    DeviceArray<float> dst = poisoned<float>(big_dst);
+    DeviceView<float> src_view = src.device.view(src_at, box);
+    DeviceView<float> dst_view = dst.view(dst_at, box);
+    k(args("src", src_view, "dst", dst_view));
+    k.synchronize();
+
+    HostArray<float> src_box = host_sub_box(src.host, src_at, box);
+    CellSet cells = interior(box, 1);
+    EXPECT_TRUE(check_output(dst_view, jacobi_cells(src_box, cells)));
+    // The whole parent array: only the view's interior was written.
+    EXPECT_TRUE(check_output(dst, [&](const Index& i) {
+        Index local{i[0] - dst_at[0], i[1] - dst_at[1]};
+        bool inside = local[0] >= 0 && local[0] < box[0] && local[1] >= 0 && local[1] < box[1];
+        return inside && cells.contains(local) ? Cell::of(jacobi_at(src_box, local[0], local[1]))
+                                               : Cell::untouched();
+    }));
+}
+
+TEST(GpuKernels, SubBoxViewsOfLargerArrays3DInBothOrders) {
+    LOOM_REQUIRE_GPU();
+    const Shape big{40, 44, 50}, box{31, 27, 36};
+    const Index src_at{5, 9, 3}, dst_at{2, 11, 13};
+    for (MemoryOrder order : {MemoryOrder::C, MemoryOrder::Fortran}) {
+        const bool fortran = order == MemoryOrder::Fortran;
+        SCOPED_TRACE(fortran ? "Fortran" : "C");
+        KernelFunction k = seven_point_kernel(fortran ? Layout::Fortran : Layout::C,
+                                              fortran ? "seven_point_f" : "seven_point")
+                               .compile();
+        Input<double> src = random_input<double>(big, fortran ? 1051 : 1050, order);
+        DeviceArray<double> dst = poisoned<double>(big, order);
+        DeviceView<double> dst_view = dst.view(dst_at, box);
+        k(args("src", src.device.view(src_at, box), "dst", dst_view));
+        k.synchronize();
+
+        HostArray<double> src_box = host_sub_box(src.host, src_at, box);
+        CellSet cells = interior(box, 1);
+        EXPECT_TRUE(check_output(dst_view, cube_cells(src_box, 1, cells)));
+        EXPECT_TRUE(check_output(dst, [&](const Index& i) {
+            Index local{i[0] - dst_at[0], i[1] - dst_at[1], i[2] - dst_at[2]};
+            for (int d = 0; d < 3; ++d)
+                if (local[d] < 0 || local[d] >= box[d]) return Cell::untouched();
+            return cells.contains(local)
+                       ? Cell::of(cube_stencil_at(src_box, 1, local[0], local[1], local[2]))
+                       : Cell::untouched();
+        })) << "writes outside the view";
+    }
+}
+
+TEST(GpuKernels, VectorFieldFromASubBoxView) {
+    LOOM_REQUIRE_GPU();
+    // u (SoA) is a sub-box of a larger Fortran array: axis 0 stays contiguous, the others are
+    // strided by the parent's extents.
+    KernelFunction k = momentum_function();
+    const std::int64_t n0 = 50, n1 = 61;
+    Input<double> rho = random_input<double>({n0, n1}, 1060);
+    Input<double> u_big = random_input<double>({n0 + 7, n1 + 5, 2}, 1061, MemoryOrder::Fortran);
+    const Index u_at{4, 3, 0};
+    DeviceView<double> u_view = u_big.device.view(u_at, {n0, n1, 2});
+    HostArray<double> u_box = host_sub_box(u_big.host, u_at, {n0, n1, 2});
+    DeviceArray<double> m = poisoned<double>({n0, n1, 2});
+    k(args("m", m, "rho", rho.device, "u", u_view));
+    k.synchronize();
+    EXPECT_TRUE(check_output(m, [&](const Index& i) {
+        return Cell::of(rho.host(i[0], i[1]) * u_box(i));
+    }));
+}
+
+TEST(GpuKernels, FixedShape3DFloat64) {
+    LOOM_REQUIRE_GPU();
+    Field a = field<double>("a", {20, 30, 41});
+    Field b = field<double>("b", {20, 30, 41});
+    KernelConfig cfg;
+    cfg.name = "fixed3d";
+    KernelFunction k =
+        create_kernel(Assignment(b.center(), a[{1, 0, 0}] - 3.0 * a[{0, 0, -1}]), cfg).compile();
+    const Shape shape{20, 30, 41};
+    Input<double> ain = random_input<double>(shape, 1070);
+    DeviceArray<double> bout = poisoned<double>(shape);
+    k(args("a", ain.device, "b", bout));
+    k.synchronize();
+    CellSet cells = interior(shape, 1);
+    EXPECT_TRUE(check_output(bout, [&](const Index& i) {
+        return cells.contains(i)
+                   ? Cell::of(ain.host(i[0] + 1, i[1], i[2]) - 3.0 * ain.host(i[0], i[1], i[2] - 1))
+                   : Cell::untouched();
+    }));
+}
+
+TEST(GpuKernels, IntegerFields) {
+    LOOM_REQUIRE_GPU();
+    auto [a, b] = fields<2>("a, b: int32[2D]");
+    auto c = field("c: int64[2D]");
+    auto d = field("d: int32[2D]");
+    KernelConfig cfg;
+    cfg.name = "int_stencil";
+    // int32 arithmetic; c widens it to int64.
+    KernelFunction k = create_kernel({Assignment(c.center(), a.center() * 3 + b[{0, 1}] - b[{0, -1}]),
+                                      Assignment(d.center(), a.center() - b[{1, 0}])},
+                                     cfg)
+                           .compile();
+    const Shape shape{77, 130};
+    Input<std::int32_t> ain = random_input<std::int32_t>(shape, 1080);
+    Input<std::int32_t> bin = random_input<std::int32_t>(shape, 1081);
+    DeviceArray<std::int64_t> cout = poisoned<std::int64_t>(shape);
+    DeviceArray<std::int32_t> dout = poisoned<std::int32_t>(shape);
+    k(args("a", ain.device, "b", bin.device, "c", cout, "d", dout));
+    k.synchronize();
+    CellSet cells = interior(shape, 1);
+    EXPECT_TRUE(check_output(cout, [&](const Index& i) {
+        if (!cells.contains(i)) return Cell::untouched();
+        std::int64_t v = std::int64_t(ain.host(i)) * 3 + bin.host(i[0], i[1] + 1) -
+                         bin.host(i[0], i[1] - 1);
+        return Cell::of(double(v));
+    }));
+    EXPECT_TRUE(check_output(dout, [&](const Index& i) {
+        if (!cells.contains(i)) return Cell::untouched();
+        return Cell::of(double(std::int64_t(ain.host(i)) - bin.host(i[0] + 1, i[1])));
+    }));
+}
+
+TEST(GpuKernels, ScalarParametersOfEveryType) {
+    LOOM_REQUIRE_GPU();
+    auto [f, g] = fields<2>("f, g: float64[2D]");
+    Expr a = param<float>("a"), b = param<double>("b");
+    Expr n = param<std::int32_t>("n"), m = param<std::int64_t>("m");
+    KernelConfig cfg;
+    cfg.name = "params";
+    // g * a is float64 (a widens); n * m is int64 and becomes float64 in the sum.
+    KernelFunction k = create_kernel(Assignment(f.center(), g.center() * a + b + n * m), cfg).compile();
+    const Shape shape{33, 65};
+    Input<double> gin = random_input<double>(shape, 1090);
+    struct Values {
+        double a, b;
+        std::int64_t n, m;
+    };
+    for (Values p : {Values{0.5, -3.25, 7, 5000000000}, Values{-1.75, 1e-3, -2, -3}}) {
+        DeviceArray<double> fout = poisoned<double>(shape);
+        k(args("a", p.a, "b", p.b, "n", p.n, "m", p.m, "f", fout, "g", gin.device));
+        k.synchronize();
+        EXPECT_TRUE(check_output(fout, [&](const Index& i) {
+            return Cell::of(gin.host(i) * double(float(p.a)) + p.b + double(p.n * p.m));
+        })) << "a = " << p.a << ", n = " << p.n;
+    }
+    // An integral double is accepted for an integer parameter.
+    DeviceArray<double> fout = poisoned<double>(shape);
+    k(args("a", 1, "b", 2, "n", 3.0, "m", 4.0, "f", fout, "g", gin.device));
+    k.synchronize();
+    EXPECT_TRUE(check_output(fout, [&](const Index& i) { return Cell::of(gin.host(i) + 2 + 12); }));
+}
+
+TEST(GpuKernels, Int32IndexTypeWithVariableShapes) {
+    LOOM_REQUIRE_GPU();
+    KernelFunction k = jacobi_kernel(Layout::C, "jacobi_i32", ScalarType::Int32).compile();
+    const Shape shape{129, 1000};
+    Input<float> src = random_input<float>(shape, 1100);
+    DeviceArray<float> dst = poisoned<float>(shape);
+    k(args("src", src.device, "dst", dst));
+    k.synchronize();
+    EXPECT_TRUE(check_output(dst, jacobi_cells(src.host, interior(shape, 1))));
+}
+
+} // namespace
+} // namespace loom
