@@ -71,6 +71,13 @@ Shape contiguous_strides(const Shape& shape, MemoryOrder order) {
 }
 
 namespace {
+/// Uploads and fills may still be in flight when the call returns (pageable copies return once
+/// staged; memsets are asynchronous). Waiting here means a launch on any stream, even a
+/// non-blocking one, sees the data.
+void settle() { check(driver().cuStreamSynchronize(nullptr), "cuStreamSynchronize(after an upload)"); }
+} // namespace
+
+namespace {
 
 bool compact(const Shape& shape, const Shape& strides, bool c_order) {
     if (shape.size() != strides.size()) return false;
@@ -212,6 +219,7 @@ void copy_box_from_host(CUdeviceptr ptr, const Shape& shape, const Shape& stride
     if (is_c_contiguous(shape, strides)) {
         check(d.cuMemcpyHtoD(ptr, in, static_cast<std::size_t>(n) * elem),
               fmt::format("cuMemcpyHtoD({} bytes to device {})", n * elem, device));
+        settle();
         return;
     }
     // Read the covering span first so that the elements between the viewed ones keep their
@@ -229,9 +237,10 @@ void copy_box_from_host(CUdeviceptr ptr, const Shape& shape, const Shape& stride
     check(d.cuMemcpyHtoD(base, buf.data(), buf.size()),
           fmt::format("cuMemcpyHtoD({} bytes covering a strided view on device {})", buf.size(),
                       device));
+    settle();
 }
 
-// Fills a compact range with cuMemset where the bit pattern allows it.
+// Fills a compact range with cuMemset where the bit pattern allows it (the caller settles).
 template <typename T>
 bool memset_fill(CUdeviceptr ptr, std::int64_t n, T value) {
     Driver& d = driver();
@@ -239,12 +248,14 @@ bool memset_fill(CUdeviceptr ptr, std::int64_t n, T value) {
         std::uint32_t bits;
         std::memcpy(&bits, &value, 4);
         check(d.cuMemsetD32(ptr, bits, static_cast<std::size_t>(n)), "cuMemsetD32");
+        settle();
         return true;
     } else {
         std::uint32_t halves[2];
         std::memcpy(halves, &value, 8);
         if (halves[0] != halves[1]) return false;
         check(d.cuMemsetD32(ptr, halves[0], static_cast<std::size_t>(n) * 2), "cuMemsetD32");
+        settle();
         return true;
     }
 }

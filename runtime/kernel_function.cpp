@@ -52,6 +52,9 @@ const char* kind_of(const Arg& a) {
 
 /// Checks one array against the field the kernel was generated for.
 void check_field(const KernelSpec& k, const FieldSpec& f, const ArrayRef& a, int device) {
+    if (a.strides.size() != a.shape.size())
+        arg_error(k, fmt::format("argument '{}' has {} strides for {} axes; an array needs one "
+                                 "stride per axis", f.name, a.strides.size(), a.shape.size()));
     auto fail = [&](const std::string& why) {
         arg_error(k, fmt::format("argument '{}' ({}): {}", f.name, a.describe(), why));
     };
@@ -125,7 +128,7 @@ std::uint64_t slot_of(DType t, double fv, std::int64_t iv, bool is_float) {
 } // namespace
 
 KernelFunction::KernelFunction(KernelSpec spec, int device)
-    : spec_(std::make_shared<const KernelSpec>(std::move(spec))) {
+    : spec_(std::make_shared<const KernelSpec>(std::move(spec))), names_(argument_names(*spec_)) {
     Context& ctx = Context::current(device);
     NvrtcOptions options;
     options.arch = ctx.properties().compute_capability();
@@ -150,7 +153,7 @@ CUfunction KernelFunction::handle() const { return module_->function; }
 
 KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
     const KernelSpec& k = *spec_;
-    std::vector<std::string> names = argument_names(k);
+    const std::vector<std::string>& names = names_;
     std::vector<const Arg*> bound(names.size(), nullptr);
 
     if (in.positional.size() > names.size())
@@ -234,6 +237,9 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
             std::int64_t iv = is_float ? 0 : std::get<std::int64_t>(a);
             bool int_param = ps.dtype == DType::Int32 || ps.dtype == DType::Int64;
             if (int_param && is_float) {
+                if (!(fv >= -0x1p63 && fv < 0x1p63))
+                    arg_error(k, fmt::format("argument '{}' = {} does not fit the {} parameter",
+                                             ps.name, fv, dtype_name(ps.dtype)));
                 if (fv != std::floor(fv))
                     arg_error(k, fmt::format("argument '{}' is an {} parameter, but {} was passed; "
                                              "pass an integer", ps.name, dtype_name(ps.dtype), fv));
@@ -264,6 +270,12 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
                                                                               : "num_blocks"));
     if (!block_size.is_set()) arg_error(k, "block_size is unset; set it or leave the default");
     Dim3 block = block_size.dims();
+    const DeviceProperties& dev = Context::get(device).properties();
+    static const char* axis[] = {"x", "y", "z"};
+    for (int d = 0; d < 3; ++d)
+        if (block[d] < 1 || block[d] > dev.max_block_dims[d])
+            arg_error(k, fmt::format("block_size {} is invalid: {} must be between 1 and {} on {}",
+                                     dims(block), axis[d], dev.max_block_dims[d], dev.name));
     Dim3 grid{};
     if (num_blocks.is_set()) {
         grid = num_blocks.dims();
@@ -274,13 +286,8 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
     }
 
     // Device limits, with the fix in the message.
-    const DeviceProperties& dev = Context::get(device).properties();
-    static const char* axis[] = {"x", "y", "z"};
     std::int64_t threads = block[0] * block[1] * block[2];
     for (int d = 0; d < 3; ++d) {
-        if (block[d] < 1 || block[d] > dev.max_block_dims[d])
-            arg_error(k, fmt::format("block_size {} is invalid: {} must be between 1 and {} on {}",
-                                     dims(block), axis[d], dev.max_block_dims[d], dev.name));
         if (num_blocks.is_set() && (grid[d] < 1 || grid[d] > dev.max_grid_dims[d]))
             arg_error(k, fmt::format("num_blocks {} is invalid: {} must be between 1 and {} on {}",
                                      dims(grid), axis[d], dev.max_grid_dims[d], dev.name));
@@ -321,23 +328,22 @@ void KernelFunction::synchronize() const { Context::get(module_->device).synchro
 double KernelFunction::benchmark(const Args& arguments, int runs) {
     if (runs < 1) throw UserError("benchmark: runs must be at least 1");
     Context::current(module_->device);
-    (*this)(arguments); // warm-up
     Driver& d = driver();
-    std::vector<float> times;
-    CUevent start = nullptr, stop = nullptr;
-    check(d.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-    check(d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+    (*this)(arguments); // warm-up (and validation, so errors surface before timing)
+    // Queue every launch between events back to back: the host runs ahead of the GPU, so no
+    // sample includes the host's time to prepare the next launch.
+    std::vector<CUevent> events(runs + 1);
+    for (auto& e : events) check(d.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+    check(d.cuEventRecord(events[0], nullptr), "cuEventRecord");
     for (int i = 0; i < runs; ++i) {
-        check(d.cuEventRecord(start, nullptr), "cuEventRecord");
         (*this)(arguments);
-        check(d.cuEventRecord(stop, nullptr), "cuEventRecord");
-        check(d.cuEventSynchronize(stop), "cuEventSynchronize");
-        float ms = 0;
-        check(d.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
-        times.push_back(ms);
+        check(d.cuEventRecord(events[i + 1], nullptr), "cuEventRecord");
     }
-    d.cuEventDestroy(start);
-    d.cuEventDestroy(stop);
+    check(d.cuEventSynchronize(events[runs]), "cuEventSynchronize");
+    std::vector<float> times(runs);
+    for (int i = 0; i < runs; ++i)
+        check(d.cuEventElapsedTime(&times[i], events[i], events[i + 1]), "cuEventElapsedTime");
+    for (auto& e : events) d.cuEventDestroy(e);
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
 }

@@ -85,8 +85,8 @@ public:
     double benchmark(const Args& arguments, int runs = 20);
 
     /// Threads per block. Starts at the kernel's default (unset for manual grids); a change
-    /// takes effect on the next call. The default is trimmed for small arrays; a value you set
-    /// is used as it is.
+    /// takes effect on the next call. While it equals the default it is trimmed for small
+    /// arrays; any other value is used as it is.
     LaunchSize block_size;
     /// Blocks in the grid. Unset means "inferred from the arrays"; manual grids must set it.
     LaunchSize num_blocks;
@@ -110,6 +110,7 @@ private:
 
     std::shared_ptr<const KernelSpec> spec_;
     std::shared_ptr<Module> module_;
+    std::vector<std::string> names_; ///< argument names: fields, then scalars (positional order)
     Dim3 initial_block_{};
     Dim3 last_block_{}, last_grid_{};
 };

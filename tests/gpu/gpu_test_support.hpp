@@ -36,14 +36,17 @@
 /// Skips the current test, with the reason, on a machine without a usable CUDA driver.
 #define LOOM_REQUIRE_GPU()                                                                         \
     do {                                                                                           \
-        if (!::loom::cuda_available()) GTEST_SKIP() << ::loom::cuda_unavailable_reason();          \
+        if (!::loom::cuda_available())                                                             \
+            GTEST_SKIP() << ::loom::cuda_unavailable_reason();                                     \
     } while (0)
 
 namespace loom::gpu_test {
 
 using Index = std::vector<std::int64_t>;
 
-inline std::string index_string(const Index& index) { return shape_string(index); }
+inline std::string index_string(const Index& index) {
+    return shape_string(index);
+}
 
 // ---- Host arrays ----------------------------------------------------------------------------
 
@@ -136,8 +139,7 @@ struct Input {
 /// DeviceArray<T>::random(shape, seed, dist, order); the host copy comes from random_values, the
 /// documented source of those values, not from reading the device back.
 template <typename T>
-Input<T> random_input(const Shape& shape, std::uint64_t seed,
-                      MemoryOrder order = MemoryOrder::C,
+Input<T> random_input(const Shape& shape, std::uint64_t seed, MemoryOrder order = MemoryOrder::C,
                       const Distribution& dist = default_distribution<T>()) {
     Input<T> in;
     in.device = DeviceArray<T>::random(shape, seed, dist, order);
@@ -196,7 +198,9 @@ Tolerance default_tolerance() {
         return {0.0, 0.0};
 }
 /// For kernels built with fast_math (approximate exp, tanh, sqrt, division).
-inline Tolerance fast_math_tolerance() { return {2e-3, 1e-6}; }
+inline Tolerance fast_math_tolerance() {
+    return {2e-3, 1e-6};
+}
 
 /// What one cell of an output must hold after a launch.
 struct Cell {
@@ -213,8 +217,10 @@ struct Cell {
 template <typename T>
 bool close_to(T got, double expected, Tolerance tol) {
     if constexpr (std::is_floating_point_v<T>) {
-        if (!std::isfinite(got)) return false;
-        return std::abs(static_cast<double>(got) - expected) <= tol.abs + tol.rel * std::abs(expected);
+        if (!std::isfinite(got))
+            return false;
+        return std::abs(static_cast<double>(got) - expected) <=
+               tol.abs + tol.rel * std::abs(expected);
     } else {
         return static_cast<double>(got) == expected;
     }
@@ -222,7 +228,8 @@ bool close_to(T got, double expected, Tolerance tol) {
 
 template <typename T>
 std::string value_string(T v) {
-    if (is_poison(v)) return "the poison";
+    if (is_poison(v))
+        return "the poison";
     std::ostringstream s;
     s << std::setprecision(std::numeric_limits<T>::max_digits10) << v;
     return s.str();
@@ -259,7 +266,8 @@ template <typename T, typename Expected>
                 std::ostringstream s;
                 s << std::setprecision(17) << "got " << value_string(v) << ", expected "
                   << cell.value;
-                if (cell.has_alternative) s << " or " << cell.alternative;
+                if (cell.has_alternative)
+                    s << " or " << cell.alternative;
                 s << " (difference " << std::abs(static_cast<double>(v) - cell.value) << ")";
                 problem = s.str();
             }
@@ -273,11 +281,13 @@ template <typename T, typename Expected>
             ++listed;
         }
         for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-            if (++index[d] < shape[d]) break;
+            if (++index[d] < shape[d])
+                break;
             index[d] = 0;
         }
     }
-    if (wrong + missing + stray == 0) return ::testing::AssertionSuccess();
+    if (wrong + missing + stray == 0)
+        return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure()
            << "shape " << shape_string(shape) << ", " << to_write << " cells to write: " << wrong
            << " wrong value(s), " << missing << " cell(s) not written, " << stray
@@ -329,9 +339,11 @@ public:
         CellSet s(shape);
         Index index(shape.size(), 0);
         for (std::int64_t k = 0, n = element_count(shape); k < n; ++k) {
-            if (pred(static_cast<const Index&>(index))) s.insert(index);
+            if (pred(static_cast<const Index&>(index)))
+                s.insert(index);
             for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-                if (++index[d] < shape[d]) break;
+                if (++index[d] < shape[d])
+                    break;
                 index[d] = 0;
             }
         }
@@ -362,7 +374,8 @@ private:
 inline CellSet interior(const Shape& shape, std::int64_t ghost) {
     return CellSet::where(shape, [&](const Index& i) {
         for (std::size_t d = 0; d < shape.size(); ++d)
-            if (i[d] < ghost || i[d] >= shape[d] - ghost) return false;
+            if (i[d] < ghost || i[d] >= shape[d] - ghost)
+                return false;
         return true;
     });
 }
@@ -373,7 +386,8 @@ template <typename Fn>
 void for_each_thread(const Dim3& grid, const Dim3& block, Fn&& fn) {
     for (std::int64_t z = 0; z < grid[2] * block[2]; ++z)
         for (std::int64_t y = 0; y < grid[1] * block[1]; ++y)
-            for (std::int64_t x = 0; x < grid[0] * block[0]; ++x) fn(x, y, z);
+            for (std::int64_t x = 0; x < grid[0] * block[0]; ++x)
+                fn(x, y, z);
 }
 
 /// Which spatial axis block dimension x, y, z walks: the fastest memory axis of the primary
@@ -381,12 +395,14 @@ void for_each_thread(const Dim3& grid, const Dim3& block, Fn&& fn) {
 /// Axes no dimension walks (the slowest of 4D) are looped inside each thread.
 inline std::vector<int> c_mapping(int spatial_dims) {
     std::vector<int> m;
-    for (int d = 0; d < std::min(spatial_dims, 3); ++d) m.push_back(spatial_dims - 1 - d);
+    for (int d = 0; d < std::min(spatial_dims, 3); ++d)
+        m.push_back(spatial_dims - 1 - d);
     return m;
 }
 inline std::vector<int> fortran_mapping(int spatial_dims) {
     std::vector<int> m;
-    for (int d = 0; d < std::min(spatial_dims, 3); ++d) m.push_back(d);
+    for (int d = 0; d < std::min(spatial_dims, 3); ++d)
+        m.push_back(d);
     return m;
 }
 
@@ -399,18 +415,21 @@ inline CellSet simulate_launch(const Shape& spatial, const std::vector<int>& axi
     CellSet cells(spatial);
     const int D = static_cast<int>(spatial.size());
     std::vector<bool> mapped(D, false);
-    for (int a : axis_of_dim) mapped[a] = true;
+    for (int a : axis_of_dim)
+        mapped[a] = true;
     Index index(D, 0);
     for_each_thread(grid, block, [&](std::int64_t gx, std::int64_t gy, std::int64_t gz) {
         const std::int64_t g[3] = {gx, gy, gz};
         for (std::size_t d = 0; d < axis_of_dim.size(); ++d) {
             std::int64_t c = ghost + g[d];
-            if (c >= spatial[axis_of_dim[d]] - ghost) return; // the guard
+            if (c >= spatial[axis_of_dim[d]] - ghost)
+                return; // the guard
             index[axis_of_dim[d]] = c;
         }
         // Unmapped axes (at most the slowest one in 4D) are a loop in each thread.
         for (int a = 0; a < D; ++a) {
-            if (mapped[a]) continue;
+            if (mapped[a])
+                continue;
             for (std::int64_t c = ghost; c < spatial[a] - ghost; ++c) {
                 index[a] = c;
                 cells.insert(index);
@@ -425,7 +444,8 @@ inline CellSet simulate_launch(const Shape& spatial, const std::vector<int>& axi
 /// ceil(extent / block) per dimension, as the runtime sizes an inferred grid.
 inline Dim3 grid_for(const Dim3& extents, const Dim3& block) {
     Dim3 g{};
-    for (int d = 0; d < 3; ++d) g[d] = extents[d] <= 0 ? 0 : (extents[d] + block[d] - 1) / block[d];
+    for (int d = 0; d < 3; ++d)
+        g[d] = extents[d] <= 0 ? 0 : (extents[d] + block[d] - 1) / block[d];
     return g;
 }
 
@@ -440,8 +460,8 @@ inline std::string dim3_string(const Dim3& d) {
 inline Kernel jacobi_kernel(Layout layout = Layout::C, const std::string& name = "jacobi",
                             ScalarType index_type = ScalarType::Int64) {
     auto [src, dst] = fields<2>("src, dst: float32[2D]", layout);
-    auto jacobi = Assignment(dst.center(),
-                             0.25 * (src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}]));
+    auto jacobi =
+        Assignment(dst.center(), 0.25 * (src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}]));
     KernelConfig cfg;
     cfg.name = name;
     cfg.index_type = index_type;
@@ -471,7 +491,8 @@ inline Expr cube_stencil(const Field& src, int max_l1) {
     for (int i = -1; i <= 1; ++i)
         for (int j = -1; j <= 1; ++j)
             for (int k = -1; k <= 1; ++k) {
-                if (std::abs(i) + std::abs(j) + std::abs(k) > max_l1) continue;
+                if (std::abs(i) + std::abs(j) + std::abs(k) > max_l1)
+                    continue;
                 Expr term = coefficient * src[{i, j, k}];
                 coefficient += 0.125;
                 sum = sum.defined() ? sum + term : term;
@@ -486,7 +507,8 @@ double cube_stencil_at(const HostArray<T>& src, int max_l1, std::int64_t i, std:
     for (int a = -1; a <= 1; ++a)
         for (int b = -1; b <= 1; ++b)
             for (int c = -1; c <= 1; ++c) {
-                if (std::abs(a) + std::abs(b) + std::abs(c) > max_l1) continue;
+                if (std::abs(a) + std::abs(b) + std::abs(c) > max_l1)
+                    continue;
                 sum += coefficient * static_cast<double>(src(i + a, j + b, k + c));
                 coefficient += 0.125;
             }

@@ -88,7 +88,8 @@ CellSet triangle_cells(const Shape& shape, const Dim3& grid, const Dim3& block) 
     CellSet cells(shape);
     for_each_thread(grid, block, [&](std::int64_t gx, std::int64_t gy, std::int64_t) {
         std::int64_t c0 = gy, c1 = gx + c0;
-        if (c0 < shape[0] && c1 < shape[1]) cells.insert({c0, c1});
+        if (c0 < shape[0] && c1 < shape[1])
+            cells.insert({c0, c1});
     });
     return cells;
 }
@@ -192,8 +193,8 @@ KernelFunction diffusion_function() {
     auto [src, dst] = fields<2>("src, dst: float32[2D]");
     Expr alpha = param<float>("alpha"), dt = param<float>("dt");
     AssignmentCollection ac;
-    Expr lap = ac.subexpression(
-        "lap", src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}] - 4 * src.center());
+    Expr lap = ac.subexpression("lap", src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}] -
+                                           4 * src.center());
     ac.add(Assignment(dst.center(), src.center() + alpha * dt * lap));
     KernelConfig cfg;
     cfg.name = "diffusion";
@@ -204,7 +205,8 @@ std::function<Cell(const Index&)> diffusion_cells(const HostArray<float>& s, con
                                                   float alpha, float dt) {
     CellSet cells = interior(shape, 1);
     return [&s, cells, alpha, dt](const Index& idx) {
-        if (!cells.contains(idx)) return Cell::untouched();
+        if (!cells.contains(idx))
+            return Cell::untouched();
         std::int64_t i = idx[0], j = idx[1];
         double lap = double(s(i + 1, j)) + s(i - 1, j) + s(i, j + 1) + s(i, j - 1) - 4.0 * s(i, j);
         return Cell::of(s(i, j) + double(alpha) * double(dt) * lap);
@@ -259,9 +261,8 @@ TEST(GpuKernels, CommonSubexpressionsAcrossAssignments) {
         return std::sqrt(double(uin.host(i)) * uin.host(i) + double(vin.host(i)) * vin.host(i));
     };
     EXPECT_TRUE(check_output(sp, [&](const Index& i) { return Cell::of(mag_at(i)); }));
-    EXPECT_TRUE(check_output(di, [&](const Index& i) {
-        return Cell::of(uin.host(i) / (mag_at(i) + double(1e-6f)));
-    }));
+    EXPECT_TRUE(check_output(
+        di, [&](const Index& i) { return Cell::of(uin.host(i) / (mag_at(i) + double(1e-6f))); }));
 }
 
 TEST(GpuKernels, FixedShapeInt32Index) {
@@ -280,8 +281,9 @@ TEST(GpuKernels, FixedShapeInt32Index) {
     k.synchronize();
     CellSet cells = interior(shape, 1);
     EXPECT_TRUE(check_output(bout, [&](const Index& i) {
-        return cells.contains(i) ? Cell::of(double(ain.host(i[0], i[1] + 1)) - ain.host(i[0], i[1] - 1))
-                                 : Cell::untouched();
+        return cells.contains(i)
+                   ? Cell::of(double(ain.host(i[0], i[1] + 1)) - ain.host(i[0], i[1] - 1))
+                   : Cell::untouched();
     }));
 }
 
@@ -312,16 +314,16 @@ TEST(GpuKernels, FourDimensionsLoopOverSlowestAxis) {
     auto [a, b] = fields<2>("a, b: float32[4D]");
     KernelConfig cfg;
     cfg.name = "square4d";
-    KernelFunction k = create_kernel(Assignment(b.center(), a.center() * a.center()), cfg).compile();
+    KernelFunction k =
+        create_kernel(Assignment(b.center(), a.center() * a.center()), cfg).compile();
 
     const Shape shape{5, 6, 11, 70};
     Input<float> ain = random_input<float>(shape, 1012, MemoryOrder::C, Uniform(-1.0, 1.0));
     DeviceArray<float> bout = poisoned<float>(shape);
     k(args("a", ain.device, "b", bout));
     k.synchronize();
-    EXPECT_TRUE(check_output(bout, [&](const Index& i) {
-        return Cell::of(double(ain.host(i)) * ain.host(i));
-    }));
+    EXPECT_TRUE(check_output(
+        bout, [&](const Index& i) { return Cell::of(double(ain.host(i)) * ain.host(i)); }));
 }
 
 TEST(GpuKernels, MathSelectAndCountersWithFastMath) {
@@ -348,7 +350,8 @@ TEST(GpuKernels, MathSelectAndCountersWithFastMath) {
             const double near = std::exp(-rr) * gv, far = std::tanh(gv);
             // sqrt(100) is exactly 10 in IEEE, but fast math's approximate sqrt may round it
             // below: both branches are right there.
-            if (r2 == 100) return Cell::either(near, far);
+            if (r2 == 100)
+                return Cell::either(near, far);
             return Cell::of(r2 < 100 ? near : far);
         },
         fast_math_tolerance()));
@@ -447,7 +450,8 @@ TEST(GpuKernels, SubBoxViewsOfLargerArrays3DInBothOrders) {
         EXPECT_TRUE(check_output(dst, [&](const Index& i) {
             Index local{i[0] - dst_at[0], i[1] - dst_at[1], i[2] - dst_at[2]};
             for (int d = 0; d < 3; ++d)
-                if (local[d] < 0 || local[d] >= box[d]) return Cell::untouched();
+                if (local[d] < 0 || local[d] >= box[d])
+                    return Cell::untouched();
             return cells.contains(local)
                        ? Cell::of(cube_stencil_at(src_box, 1, local[0], local[1], local[2]))
                        : Cell::untouched();
@@ -469,9 +473,8 @@ TEST(GpuKernels, VectorFieldFromASubBoxView) {
     DeviceArray<double> m = poisoned<double>({n0, n1, 2});
     k(args("m", m, "rho", rho.device, "u", u_view));
     k.synchronize();
-    EXPECT_TRUE(check_output(m, [&](const Index& i) {
-        return Cell::of(rho.host(i[0], i[1]) * u_box(i));
-    }));
+    EXPECT_TRUE(
+        check_output(m, [&](const Index& i) { return Cell::of(rho.host(i[0], i[1]) * u_box(i)); }));
 }
 
 TEST(GpuKernels, FixedShape3DFloat64) {
@@ -503,26 +506,29 @@ TEST(GpuKernels, IntegerFields) {
     KernelConfig cfg;
     cfg.name = "int_stencil";
     // int32 arithmetic; c widens it to int64.
-    KernelFunction k = create_kernel({Assignment(c.center(), a.center() * 3 + b[{0, 1}] - b[{0, -1}]),
-                                      Assignment(d.center(), a.center() - b[{1, 0}])},
-                                     cfg)
-                           .compile();
+    KernelFunction k =
+        create_kernel({Assignment(c.center(), a.center() * 3 + b[{0, 1}] - b[{0, -1}]),
+                       Assignment(d.center(), a.center() - b[{1, 0}])},
+                      cfg)
+            .compile();
     const Shape shape{77, 130};
     Input<std::int32_t> ain = random_input<std::int32_t>(shape, 1080);
     Input<std::int32_t> bin = random_input<std::int32_t>(shape, 1081);
-    DeviceArray<std::int64_t> cout = poisoned<std::int64_t>(shape);
-    DeviceArray<std::int32_t> dout = poisoned<std::int32_t>(shape);
-    k(args("a", ain.device, "b", bin.device, "c", cout, "d", dout));
+    DeviceArray<std::int64_t> c_out = poisoned<std::int64_t>(shape);
+    DeviceArray<std::int32_t> d_out = poisoned<std::int32_t>(shape);
+    k(args("a", ain.device, "b", bin.device, "c", c_out, "d", d_out));
     k.synchronize();
     CellSet cells = interior(shape, 1);
-    EXPECT_TRUE(check_output(cout, [&](const Index& i) {
-        if (!cells.contains(i)) return Cell::untouched();
-        std::int64_t v = std::int64_t(ain.host(i)) * 3 + bin.host(i[0], i[1] + 1) -
-                         bin.host(i[0], i[1] - 1);
+    EXPECT_TRUE(check_output(c_out, [&](const Index& i) {
+        if (!cells.contains(i))
+            return Cell::untouched();
+        std::int64_t v =
+            std::int64_t(ain.host(i)) * 3 + bin.host(i[0], i[1] + 1) - bin.host(i[0], i[1] - 1);
         return Cell::of(double(v));
     }));
-    EXPECT_TRUE(check_output(dout, [&](const Index& i) {
-        if (!cells.contains(i)) return Cell::untouched();
+    EXPECT_TRUE(check_output(d_out, [&](const Index& i) {
+        if (!cells.contains(i))
+            return Cell::untouched();
         return Cell::of(double(std::int64_t(ain.host(i)) - bin.host(i[0] + 1, i[1])));
     }));
 }
@@ -535,7 +541,8 @@ TEST(GpuKernels, ScalarParametersOfEveryType) {
     KernelConfig cfg;
     cfg.name = "params";
     // g * a is float64 (a widens); n * m is int64 and becomes float64 in the sum.
-    KernelFunction k = create_kernel(Assignment(f.center(), g.center() * a + b + n * m), cfg).compile();
+    KernelFunction k =
+        create_kernel(Assignment(f.center(), g.center() * a + b + n * m), cfg).compile();
     const Shape shape{33, 65};
     Input<double> gin = random_input<double>(shape, 1090);
     struct Values {
@@ -546,9 +553,12 @@ TEST(GpuKernels, ScalarParametersOfEveryType) {
         DeviceArray<double> fout = poisoned<double>(shape);
         k(args("a", p.a, "b", p.b, "n", p.n, "m", p.m, "f", fout, "g", gin.device));
         k.synchronize();
-        EXPECT_TRUE(check_output(fout, [&](const Index& i) {
-            return Cell::of(gin.host(i) * double(float(p.a)) + p.b + double(p.n * p.m));
-        })) << "a = " << p.a << ", n = " << p.n;
+        EXPECT_TRUE(check_output(fout,
+                                 [&](const Index& i) {
+                                     return Cell::of(gin.host(i) * double(float(p.a)) + p.b +
+                                                     double(p.n * p.m));
+                                 }))
+            << "a = " << p.a << ", n = " << p.n;
     }
     // An integral double is accepted for an integer parameter.
     DeviceArray<double> fout = poisoned<double>(shape);
