@@ -260,7 +260,8 @@ const std::vector<Tap> kTaps5 = {
 
 // dst = sum of weight * src[offset]; `type` is "float32" or "float64", dims 2 (taps' dy, dx) or 3.
 Kernel make_stencil(const std::string& name, const std::string& type, int dims,
-                    const std::vector<Tap>& taps) {
+                    const std::vector<Tap>& taps, int cells_per_thread = 0,
+                    ScalarType index_type = ScalarType::Int64) {
     auto [src, dst] = fields<2>("src, dst: " + type + "[" + std::to_string(dims) + "D]");
     Expr sum;
     for (const Tap& t : taps) {
@@ -271,6 +272,8 @@ Kernel make_stencil(const std::string& name, const std::string& type, int dims,
     }
     KernelConfig cfg;
     cfg.name = name;
+    cfg.cells_per_thread = cells_per_thread;
+    cfg.index_type = index_type;
     return create_kernel({Assignment(dst.center(), sum)}, cfg);
 }
 
@@ -487,6 +490,20 @@ void measure_kernels(EventTimer& timer, double copy_gbs) {
     auto ref5 = stencil_reference(h2, d2, kTaps5);
     measure_kernel<float>(timer, copy_gbs, "stencil5_f32_default", "5-point f32 8192^2, default",
                           k5, a5, dst2, {0, 1, 1}, stencil_tolerance<float>(), ref5, t5);
+
+    std::printf("cells per thread and index type (default block)\n");
+    for (int cells : {1, 2, 4, 8}) {
+        for (ScalarType it : {ScalarType::Int64, ScalarType::Int32}) {
+            std::string suffix = "_cells" + std::to_string(cells) + (it == ScalarType::Int32 ? "_i32" : "_i64");
+            std::string label = ", " + std::to_string(cells) + " cells/thread, " + std::string(type_name(it));
+            KernelFunction kc7 = make_stencil("stencil7", "float64", 3, kTaps7, cells, it).compile();
+            measure_kernel<double>(timer, copy_gbs, "stencil7_f64" + suffix, "7-point f64 512^3" + label,
+                                   kc7, a7, dst3, {1, 1, 1}, stencil_tolerance<double>(), ref7, Ratio{});
+            KernelFunction kc5 = make_stencil("stencil5", "float32", 2, kTaps5, cells, it).compile();
+            measure_kernel<float>(timer, copy_gbs, "stencil5_f32" + suffix, "5-point f32 8192^2" + label,
+                                  kc5, a5, dst2, {0, 1, 1}, stencil_tolerance<float>(), ref5, Ratio{});
+        }
+    }
 
     std::printf("block sweeps\n");
     sweep_blocks<double>(timer, copy_gbs, "stencil7_f64", "7-point f64 512^3", k7, a7, dst3,

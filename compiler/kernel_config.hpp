@@ -85,6 +85,9 @@ struct KernelConfig {
     ScalarType index_type = ScalarType::Int64;     ///< counters, sizes and strides
     bool fast_math = false;                        ///< NVRTC --use_fast_math
     std::optional<std::array<int, 3>> block_size;  ///< default block (x, y, z); inferred if unset
+    /// Consecutive cells each thread computes along the slowest mapped axis; 0 chooses (4 in 2D
+    /// and up, 1 in 1D and for manual grids).
+    int cells_per_thread = 0;
     bool manual_launch_grid = false; ///< the caller sets block_size and num_blocks at launch
     bool ghost_layers_set() const { return !ghost_layers.is_automatic(); }
 };

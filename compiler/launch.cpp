@@ -45,7 +45,10 @@ std::string LaunchDescription::describe() const {
     if (manual) return fmt::format("manual ({}); suggested block {}", manual_reason, block);
     std::vector<std::string> e;
     for (auto& x : extents) e.push_back(to_string(x));
-    return fmt::format("block {} by default; grid = ceil(({}) / block)", block, fmt::join(e, ", "));
+    std::string cells;
+    for (int d = 0; d < 3; ++d)
+        if (cells_per_thread[d] > 1) cells = fmt::format("; {} cells per thread along {}", cells_per_thread[d], "xyz"[d]);
+    return fmt::format("block {} by default; grid = ceil(({}) / block){}", block, fmt::join(e, ", "), cells);
 }
 
 } // namespace loom

@@ -23,6 +23,7 @@ struct LaunchDescription {
     std::array<int, 3> default_block{1, 1, 1};
     std::array<Expr, 3> extents;             ///< threads needed along x, y, z (undefined if manual)
     std::array<int, 3> axis_of_dim{-1, -1, -1}; ///< spatial axis each block dimension walks
+    std::array<int, 3> cells_per_thread{1, 1, 1}; ///< consecutive cells one thread computes
 
     /// The extents for the given argument values (Size and Parameter variables).
     Dim3 evaluate_extents(const Bindings& args) const;

@@ -53,13 +53,14 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
 
     // 5. GPU mapping: the fastest memory axis to threadIdx.x, one bounds guard.
     log.start();
-    std::array<int, 3> axis_of_dim{};
-    Stmt mapped = map_to_gpu(nest, *analysis.primary, axis_of_dim);
+    bool manual = config.manual_launch_grid || analysis.bounds_depend_on_counters;
+    ThreadMapping mapping = plan_thread_mapping(*analysis.primary, config, manual);
+    Stmt mapped = map_to_gpu(nest, mapping);
     log.record("map_to_gpu", nest, mapped);
 
     // 6. Launch grid, read off the loop bounds: ceil(extent / block), or manual.
     log.start();
-    k.launch = infer_launch_grid(nest, axis_of_dim, config);
+    k.launch = infer_launch_grid(nest, mapping, config);
     log.note("infer_launch_grid", k.launch.describe());
 
     // 7. Verify the invariants the printer relies on.

@@ -40,7 +40,8 @@ std::string Kernel::inspect() const {
         static const char* dims[] = {"x", "y", "z"};
         for (int d = 0; d < 3; ++d) {
             std::string axis = L.axis_of_dim[d] >= 0 ? fmt::format("axis {}", L.axis_of_dim[d]) : "unused";
-            out += fmt::format("  {}: {:<7} threads {}\n", dims[d], axis, to_string(L.extents[d]));
+            std::string cells = L.cells_per_thread[d] > 1 ? fmt::format(" ({} cells each)", L.cells_per_thread[d]) : "";
+            out += fmt::format("  {}: {:<7} threads {}{}\n", dims[d], axis, to_string(L.extents[d]), cells);
         }
         out += fmt::format("  default block ({}), grid = ceil(threads / block)\n", fmt::join(L.default_block, ", "));
     }
@@ -106,6 +107,7 @@ KernelSpec Kernel::spec() const {
     s.launch.manual = L.manual;
     s.launch.manual_reason = L.manual_reason;
     s.launch.default_block = {L.default_block[0], L.default_block[1], L.default_block[2]};
+    s.launch.cells_per_thread = {L.cells_per_thread[0], L.cells_per_thread[1], L.cells_per_thread[2]};
     auto k = k_; // the closures keep the IR of the extents alive
     if (!L.manual) {
         s.launch.extents = [k](const std::vector<ScalarValue>& values) {

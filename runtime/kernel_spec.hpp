@@ -51,6 +51,9 @@ struct LaunchSpec {
     bool manual = false;
     std::string manual_reason;
     Dim3 default_block{1, 1, 1};
+    /// Consecutive cells one thread computes along each block dimension (a manual grid of
+    /// num_blocks x block_size threads covers that many times more cells).
+    Dim3 cells_per_thread{1, 1, 1};
     /// Threads needed along x, y, z from the values of the parameters (indexed like
     /// KernelSpec::params; pointers are left zero). Unset for manual grids.
     std::function<Dim3(const std::vector<ScalarValue>&)> extents;

@@ -150,7 +150,9 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
         auto f = s.as<ForNode>();
         std::string var = print(f->var);
         std::string step = is_const_value(f->step, 1) ? "++" + var : fmt::format("{} += {}", var, print(f->step));
-        return fmt::format("{}for ({} {} = {}; {} < {}; {}) {{\n{}{}}}\n", pad,
+        // Constant trip counts (the cells of one thread) unroll, so their loads overlap.
+        std::string unroll = is_const(f->start) && is_const(f->stop) ? pad + "#pragma unroll\n" : "";
+        return unroll + fmt::format("{}for ({} {} = {}; {} < {}; {}) {{\n{}{}}}\n", pad,
                            type_name_of(f->var.type()), var, print(f->start), var, print(f->stop),
                            step, print_stmt(f->body, indent + 1), pad);
     }

@@ -76,6 +76,9 @@ private:
                 fail(fmt::format("has block_size ({}) = {} threads; a block holds at most 1024 "
                                  "threads", fmt::join(b, ", "), n));
         }
+        if (cfg_.cells_per_thread < 0 || cfg_.cells_per_thread > 64)
+            fail(fmt::format("has cells_per_thread = {}; use 1 to 64, or 0 to let loom choose",
+                             cfg_.cells_per_thread));
         if (cfg_.iteration_slice && cfg_.ghost_layers_set())
             fail("sets both iteration_slice and ghost_layers; a slice gives the iteration space "
                  "exactly, so set only one of them");

@@ -9,7 +9,23 @@
 namespace loom {
 using namespace ir;
 
-Stmt map_to_gpu(const Stmt& loop_nest, const FieldInfo& primary, std::array<int, 3>& axis_of_dim) {
+ThreadMapping plan_thread_mapping(const FieldInfo& primary, const KernelConfig& config,
+                                  bool manual_grid) {
+    ThreadMapping m;
+    std::vector<int> order = primary.spatial_axes_fastest_first();
+    int mapped = std::min<int>(3, static_cast<int>(order.size()));
+    for (int dim = 0; dim < mapped; ++dim) m.axis_of_dim[dim] = order[dim];
+    int k = config.cells_per_thread > 0 ? config.cells_per_thread : 4;
+    if (mapped >= 2 && !manual_grid) m.cells_per_thread[mapped - 1] = k;
+    return m;
+}
+
+namespace {
+Expr add(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Add, a, b); }
+Expr mul(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Mul, a, b); }
+} // namespace
+
+Stmt map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping) {
     // Peel the perfect nest: one For per spatial axis, axis 0 outermost.
     std::vector<const ForNode*> loops;
     Stmt inner = loop_nest;
@@ -17,20 +33,14 @@ Stmt map_to_gpu(const Stmt& loop_nest, const FieldInfo& primary, std::array<int,
         loops.push_back(f);
         inner = f->body;
     }
-    if (int(loops.size()) != primary.spatial_dims)
-        throw InternalError("map_to_gpu expects one loop per spatial axis; run "
-                            "lower_iteration_space first");
-
-    std::vector<int> order = primary.spatial_axes_fastest_first();
-    axis_of_dim = {-1, -1, -1};
-    for (int dim = 0; dim < 3 && dim < int(order.size()); ++dim) axis_of_dim[dim] = order[dim];
+    if (loops.empty())
+        throw InternalError("map_to_gpu expects a loop nest; run lower_iteration_space first");
     auto dim_of_axis = [&](int axis) {
-        auto it = std::find(axis_of_dim.begin(), axis_of_dim.end(), axis);
-        return it == axis_of_dim.end() ? -1 : int(it - axis_of_dim.begin());
+        const auto& a = mapping.axis_of_dim;
+        auto it = std::find(a.begin(), a.end(), axis);
+        return it == a.end() ? -1 : int(it - a.begin());
     };
 
-    std::vector<Stmt> decls;
-    Expr guard;
     Stmt body = inner;
     // Unmapped axes (only in 4D) stay loops, innermost first, inside the guard.
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
@@ -38,18 +48,44 @@ Stmt map_to_gpu(const Stmt& loop_nest, const FieldInfo& primary, std::array<int,
         if (dim_of_axis(f->axis) >= 0) continue;
         body = ForNode::make(f->var, f->start, f->stop, f->step, body, f->axis);
     }
+
+    std::vector<Stmt> decls;
+    Expr guard;
+    const ForNode* coarse = nullptr;
+    int coarse_k = 1;
     for (const ForNode* f : loops) {
         int dim = dim_of_axis(f->axis);
         if (dim < 0) continue;
         ScalarType t = f->var.type();
+        int k = mapping.cells_per_thread[dim];
+        if (k > 1) { // declared per cell inside the unrolled loop below
+            coarse = f;
+            coarse_k = k;
+            continue;
+        }
         Expr pos = ThreadIndexNode::make(t, dim);
-        if (!is_const_value(f->step, 1)) pos = BinaryNode::make(BinaryOp::Mul, pos, f->step);
-        if (!is_const_value(f->start, 0)) pos = BinaryNode::make(BinaryOp::Add, pos, f->start);
+        if (!is_const_value(f->step, 1)) pos = mul(pos, f->step);
+        if (!is_const_value(f->start, 0)) pos = add(pos, f->start);
         decls.push_back(DeclareNode::make(f->var, pos));
         Expr in_range = BinaryNode::make(BinaryOp::Lt, f->var, f->stop);
         guard = guard.defined() ? BinaryNode::make(BinaryOp::And, guard, in_range) : in_range;
     }
-    decls.push_back(IfThenNode::make(guard, body));
+    if (coarse) {
+        // for (cell = 0; cell < K; ++cell) { ctr = index * (K * step) + cell * step + start;
+        //                                    if (ctr < stop) body }
+        ScalarType t = coarse->var.type();
+        Expr cell = VarNode::make(t, "cell", VarRole::Counter, nullptr, -1);
+        Expr k = ConstNode::make_int(t, coarse_k);
+        Expr first = mul(ThreadIndexNode::make(t, dim_of_axis(coarse->axis)), simplify(mul(k, coarse->step)));
+        Expr offset = is_const_value(coarse->step, 1) ? cell : mul(cell, coarse->step);
+        Expr pos = add(first, offset);
+        if (!is_const_value(coarse->start, 0)) pos = add(pos, coarse->start);
+        Stmt per_cell = BlockNode::make(
+            {DeclareNode::make(coarse->var, pos),
+             IfThenNode::make(BinaryNode::make(BinaryOp::Lt, coarse->var, coarse->stop), body)});
+        body = ForNode::make(cell, ConstNode::make_int(t, 0), k, ConstNode::make_int(t, 1), per_cell, -1);
+    }
+    decls.push_back(guard.defined() ? IfThenNode::make(guard, body) : body);
     return BlockNode::make(std::move(decls));
 }
 

@@ -18,10 +18,12 @@ bool uses_counter(const Expr& e) {
 
 } // namespace
 
-LaunchDescription infer_launch_grid(const Stmt& loop_nest, const std::array<int, 3>& axis_of_dim,
+LaunchDescription infer_launch_grid(const Stmt& loop_nest, const ThreadMapping& mapping,
                                     const KernelConfig& config) {
     LaunchDescription L;
+    const auto& axis_of_dim = mapping.axis_of_dim;
     L.axis_of_dim = axis_of_dim;
+    L.cells_per_thread = mapping.cells_per_thread;
     std::map<int, const ForNode*> loop_of_axis;
     for (Stmt s = loop_nest; auto f = s.as<ForNode>(); s = f->body) loop_of_axis[f->axis] = f;
 
@@ -46,6 +48,11 @@ LaunchDescription infer_launch_grid(const Stmt& loop_nest, const std::array<int,
         if (!is_const_value(f->step, 1)) {
             Expr step_minus_1 = BinaryNode::make(BinaryOp::Sub, f->step, ConstNode::make_int(f->step.type(), 1));
             span = BinaryNode::make(BinaryOp::Div, BinaryNode::make(BinaryOp::Add, span, step_minus_1), f->step);
+        }
+        if (int k = mapping.cells_per_thread[dim]; k > 1) {
+            Expr kk = ConstNode::make_int(span.type(), k);
+            Expr k_minus_1 = ConstNode::make_int(span.type(), k - 1);
+            span = BinaryNode::make(BinaryOp::Div, BinaryNode::make(BinaryOp::Add, span, k_minus_1), kk);
         }
         L.extents[dim] = simplify(span);
         all_known &= is_const(L.extents[dim]);

@@ -4,18 +4,19 @@
 #include "compiler/ir/ir.hpp"
 #include "compiler/kernel_config.hpp"
 #include "compiler/launch.hpp"
+#include "compiler/passes/gpu_mapping.hpp"
 
 #include <array>
 
 namespace loom {
 
 /// Builds the launch description from the loop nest of lower_iteration_space (before GPU
-/// mapping) and the axis each block dimension walks: per dimension the thread count
-/// ceil((stop - start) / step), an expression over size and scalar arguments. Bounds that use
-/// another counter, or config.manual_launch_grid, make the description manual. The default block
-/// is config.block_size, else warp-wide in x (64 x 4 in 2D and 3D, 256 in 1D), trimmed to the
-/// extents when they are known at generation time (fixed shapes).
-LaunchDescription infer_launch_grid(const Stmt& loop_nest, const std::array<int, 3>& axis_of_dim,
+/// mapping) and the thread mapping: per dimension the thread count
+/// ceil(ceil((stop - start) / step) / cells_per_thread), an expression over size and scalar
+/// arguments. Bounds that use another counter, or config.manual_launch_grid, make the
+/// description manual. The default block is config.block_size, else warp-wide in x (64 x 4 in 2D
+/// and 3D, 256 in 1D), trimmed to the extents when they are known at generation time.
+LaunchDescription infer_launch_grid(const Stmt& loop_nest, const ThreadMapping& mapping,
                                     const KernelConfig& config);
 
 } // namespace loom

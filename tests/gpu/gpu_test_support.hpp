@@ -409,36 +409,52 @@ inline std::vector<int> fortran_mapping(int spatial_dims) {
 /// The cells a launch of (grid, block) writes for a kernel with uniform ghost layers `ghost`:
 /// the counter of axis axis_of_dim[d] is ghost + the global index along d, and a thread works
 /// when every mapped counter is below size - ghost (the generated guard). Threads of unused
-/// dimensions repeat the same cells.
+/// dimensions repeat the same cells. A thread computes `cells[d]` consecutive cells along d
+/// (the kernel's LaunchSpec::cells_per_thread), each with its own guard.
 inline CellSet simulate_launch(const Shape& spatial, const std::vector<int>& axis_of_dim,
-                               std::int64_t ghost, const Dim3& grid, const Dim3& block) {
-    CellSet cells(spatial);
+                               std::int64_t ghost, const Dim3& grid, const Dim3& block,
+                               const Dim3& cells = {1, 1, 1}) {
     const int D = static_cast<int>(spatial.size());
     std::vector<bool> mapped(D, false);
     for (int a : axis_of_dim)
         mapped[a] = true;
     Index index(D, 0);
+    CellSet out(spatial);
     for_each_thread(grid, block, [&](std::int64_t gx, std::int64_t gy, std::int64_t gz) {
         const std::int64_t g[3] = {gx, gy, gz};
-        for (std::size_t d = 0; d < axis_of_dim.size(); ++d) {
-            std::int64_t c = ghost + g[d];
-            if (c >= spatial[axis_of_dim[d]] - ghost)
-                return; // the guard
-            index[axis_of_dim[d]] = c;
-        }
-        // Unmapped axes (at most the slowest one in 4D) are a loop in each thread.
-        for (int a = 0; a < D; ++a) {
-            if (mapped[a])
-                continue;
-            for (std::int64_t c = ghost; c < spatial[a] - ghost; ++c) {
-                index[a] = c;
-                cells.insert(index);
-            }
-            return;
-        }
-        cells.insert(index);
+        // Every combination of the thread's cells along each dimension.
+        std::int64_t k[3] = {0, 0, 0};
+        for (k[2] = 0; k[2] < cells[2]; ++k[2])
+            for (k[1] = 0; k[1] < cells[1]; ++k[1])
+                for (k[0] = 0; k[0] < cells[0]; ++k[0]) {
+                    bool inside = true;
+                    for (std::size_t d = 0; d < axis_of_dim.size(); ++d) {
+                        std::int64_t c = ghost + g[d] * cells[d] + k[d];
+                        if (c >= spatial[axis_of_dim[d]] - ghost) inside = false; // the guard
+                        index[axis_of_dim[d]] = c;
+                    }
+                    if (!inside) continue;
+                    // Unmapped axes (at most the slowest one in 4D) are a loop in each thread.
+                    bool looped = false;
+                    for (int a = 0; a < D && !looped; ++a) {
+                        if (mapped[a]) continue;
+                        looped = true;
+                        for (std::int64_t c = ghost; c < spatial[a] - ghost; ++c) {
+                            index[a] = c;
+                            out.insert(index);
+                        }
+                    }
+                    if (!looped) out.insert(index);
+                }
     });
-    return cells;
+    return out;
+}
+
+/// Threads needed per dimension for `cells` cells: ceil(cells / cells_per_thread).
+inline Dim3 threads_for(const Dim3& cells, const Dim3& per_thread) {
+    Dim3 t{};
+    for (int d = 0; d < 3; ++d) t[d] = (cells[d] + per_thread[d] - 1) / per_thread[d];
+    return t;
 }
 
 /// ceil(extent / block) per dimension, as the runtime sizes an inferred grid.

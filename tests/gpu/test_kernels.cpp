@@ -390,7 +390,8 @@ TEST(GpuKernels, FortranLayoutFieldsTakeFortranArrays) {
         k(args("src", src.device, "dst", dst));
         k.synchronize();
         // x walks axis 0, the fastest axis of a Fortran array.
-        EXPECT_EQ(k.last_grid(), grid_for({43, 36, 27}, k.last_block()));
+        EXPECT_EQ(k.last_grid(),
+                  grid_for(threads_for({43, 36, 27}, k.spec().launch.cells_per_thread), k.last_block()));
         EXPECT_TRUE(check_output(dst, cube_cells(src.host, 1, interior(shape, 1))));
     }
     {

@@ -53,7 +53,7 @@ TEST(GpuLaunch, SevenPointBlockSizeOverrides) {
         k(args("src", src.device, "dst", dst));
         k.synchronize();
         EXPECT_EQ(k.last_block(), block);
-        EXPECT_EQ(k.last_grid(), grid_for(extents, block));
+        EXPECT_EQ(k.last_grid(), grid_for(threads_for(extents, k.spec().launch.cells_per_thread), block));
         EXPECT_TRUE(check_output(dst, expected));
     }
 }
@@ -76,7 +76,7 @@ TEST(GpuLaunch, JacobiBlockSizeOverrides) {
         k(args("src", src.device, "dst", dst));
         k.synchronize();
         EXPECT_EQ(k.last_block(), block);
-        EXPECT_EQ(k.last_grid(), grid_for(extents, block));
+        EXPECT_EQ(k.last_grid(), grid_for(threads_for(extents, k.spec().launch.cells_per_thread), block));
         EXPECT_TRUE(check_output(dst, expected));
     }
 }
@@ -97,7 +97,7 @@ TEST(GpuLaunch, FourDimensionalBlockSizeOverrides) {
         k.block_size = {block[0], block[1], block[2]};
         k(args("a", ain.device, "b", bout));
         k.synchronize();
-        EXPECT_EQ(k.last_grid(), grid_for({33, 7, 5}, block));
+        EXPECT_EQ(k.last_grid(), grid_for(threads_for({33, 7, 5}, k.spec().launch.cells_per_thread), block));
         EXPECT_TRUE(check_output(
             bout, [&](const Index& i) { return Cell::of(double(ain.host(i)) * ain.host(i)); }));
     }
@@ -128,9 +128,11 @@ TEST(GpuLaunch, TooFewBlocksWriteExactlyTheSimulatedCells2D) {
         k.synchronize();
         EXPECT_EQ(k.last_grid(), c.grid);
         EXPECT_EQ(k.last_block(), c.block);
-        CellSet cells = simulate_launch(shape, c_mapping(2), 1, c.grid, c.block);
+        const Dim3 per_thread = k.spec().launch.cells_per_thread;
+        CellSet cells = simulate_launch(shape, c_mapping(2), 1, c.grid, c.block, per_thread);
         const std::int64_t covered_x = std::min<std::int64_t>(c.grid[0] * c.block[0], 510);
-        const std::int64_t covered_y = std::min<std::int64_t>(c.grid[1] * c.block[1], 510);
+        const std::int64_t covered_y =
+            std::min<std::int64_t>(c.grid[1] * c.block[1] * per_thread[1], 510);
         EXPECT_EQ(cells.count(), covered_x * covered_y); // the simulation's own sanity check
         EXPECT_LT(cells.count(), interior(shape, 1).count());
         EXPECT_TRUE(check_output(dst, jacobi_cells(src.host, cells)));
@@ -149,8 +151,10 @@ TEST(GpuLaunch, TooFewBlocksWriteExactlyTheSimulatedCells3DAnd4D) {
         k.num_blocks = {grid[0], grid[1], grid[2]};
         k(args("src", src.device, "dst", dst));
         k.synchronize();
-        CellSet cells = simulate_launch(shape, c_mapping(3), 1, grid, block);
-        EXPECT_EQ(cells.count(), 24 * 16 * 10);
+        const Dim3 per_thread = k.spec().launch.cells_per_thread;
+        EXPECT_EQ(per_thread, (Dim3{1, 1, 4}));
+        CellSet cells = simulate_launch(shape, c_mapping(3), 1, grid, block, per_thread);
+        EXPECT_EQ(cells.count(), 24 * 16 * 38); // z: 5 blocks of 2 threads of 4 cells cover all 38
         EXPECT_TRUE(check_output(dst, cube_cells(src.host, 1, cells)));
     }
     {
@@ -168,8 +172,9 @@ TEST(GpuLaunch, TooFewBlocksWriteExactlyTheSimulatedCells3DAnd4D) {
         k.num_blocks = {grid[0], grid[1], grid[2]};
         k(args("a", ain.device, "b", bout));
         k.synchronize();
-        CellSet cells = simulate_launch(shape, c_mapping(4), 0, grid, block);
-        EXPECT_EQ(cells.count(), 3 * 4 * 4 * 32);
+        CellSet cells =
+            simulate_launch(shape, c_mapping(4), 0, grid, block, k.spec().launch.cells_per_thread);
+        EXPECT_EQ(cells.count(), 3 * 5 * 4 * 32); // z: 2 x 2 threads x 4 cells cover all 5
         EXPECT_TRUE(check_output(bout, [&](const Index& i) {
             return cells.contains(i) ? Cell::of(double(ain.host(i)) * ain.host(i))
                                      : Cell::untouched();
@@ -219,14 +224,15 @@ TEST(GpuLaunch, ResettingNumBlocksReturnsToTheInferredGrid) {
     k.synchronize();
     EXPECT_TRUE(check_output(
         partial,
-        jacobi_cells(src.host, simulate_launch(shape, c_mapping(2), 1, {1, 1, 1}, {32, 8, 1}))));
+        jacobi_cells(src.host, simulate_launch(shape, c_mapping(2), 1, {1, 1, 1}, {32, 8, 1},
+                                               k.spec().launch.cells_per_thread))));
 
     k.num_blocks.reset();
     EXPECT_FALSE(k.num_blocks.is_set());
     DeviceArray<float> full = poisoned<float>(shape);
     k(args("src", src.device, "dst", full));
     k.synchronize();
-    EXPECT_EQ(k.last_grid(), grid_for({198, 128, 1}, {32, 8, 1}));
+    EXPECT_EQ(k.last_grid(), grid_for({198, 32, 1}, {32, 8, 1})); // 128 rows, 4 per thread
     EXPECT_TRUE(check_output(full, jacobi_cells(src.host, interior(shape, 1))));
 }
 
@@ -284,8 +290,9 @@ TEST(GpuLaunch, DefaultBlockShrinksForSmallArraysButASetOneDoesNot) {
     DeviceArray<float> dst = poisoned<float>(shape);
     k(args("src", src.device, "dst", dst));
     k.synchronize();
-    // Extents (7, 3): x shrinks to the next power of two below 32, y to a power of two.
-    EXPECT_EQ(k.last_block(), (Dim3{8, 4, 1}));
+    // 7 x 3 cells, 4 rows per thread: 7 x 1 threads. x shrinks to the next power of two below
+    // 32, y to a power of two.
+    EXPECT_EQ(k.last_block(), (Dim3{8, 1, 1}));
     EXPECT_EQ(k.last_grid(), (Dim3{1, 1, 1}));
     EXPECT_TRUE(check_output(dst, jacobi_cells(src.host, interior(shape, 1))));
 
@@ -324,7 +331,9 @@ TEST(GpuLaunch, OneFunctionOnManyShapes) {
         DeviceArray<float> dst = poisoned<float>(shape);
         k(args("src", src.device, "dst", dst));
         k.synchronize();
-        EXPECT_EQ(k.last_grid(), grid_for({shape[1] - 2, shape[0] - 2, 1}, k.last_block()));
+        EXPECT_EQ(k.last_grid(), grid_for(threads_for({shape[1] - 2, shape[0] - 2, 1},
+                                                      k.spec().launch.cells_per_thread),
+                                          k.last_block()));
         EXPECT_TRUE(check_output(dst, jacobi_cells(src.host, interior(shape, 1))));
     }
 }

@@ -148,9 +148,9 @@ TEST(IterationSpace, CountersInExpressionsBecomeLoopVariables) {
 TEST(GpuMapping, FastestAxisGoesToThreadIdxXAndOneGuardCoversAll) {
     auto [src, dst] = fields<2>("src, dst: float64[2D]");
     Lowered l = lower_nest({{dst.center(), src[{1, 0}], ""}});
-    std::array<int, 3> axis_of_dim{};
-    Stmt mapped = map_to_gpu(l.nest, *l.analysis.primary, axis_of_dim);
-    EXPECT_EQ(axis_of_dim, (std::array<int, 3>{1, 0, -1})) << "C layout: axis 1 is fastest";
+    ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {.cells_per_thread = 1}, false);
+    EXPECT_EQ(m.axis_of_dim, (std::array<int, 3>{1, 0, -1})) << "C layout: axis 1 is fastest";
+    Stmt mapped = map_to_gpu(l.nest, m);
 
     auto outer = l.nest.as<ForNode>();
     auto inner = outer->body.as<ForNode>();
@@ -163,21 +163,61 @@ TEST(GpuMapping, FastestAxisGoesToThreadIdxXAndOneGuardCoversAll) {
     EXPECT_IR_EQ(mapped, expected);
 }
 
+TEST(GpuMapping, SeveralCellsPerThreadBecomeAnUnrolledLoopWithOneGuardEach) {
+    auto [src, dst] = fields<2>("src, dst: float64[2D]");
+    Lowered l = lower_nest({{dst.center(), src[{1, 0}], ""}});
+    ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {}, false);
+    EXPECT_EQ(m.cells_per_thread, (std::array<int, 3>{1, 4, 1})) << "4 cells along y by default";
+    Stmt mapped = map_to_gpu(l.nest, m);
+
+    auto outer = l.nest.as<ForNode>();
+    auto inner = outer->body.as<ForNode>();
+    Expr c0 = outer->var, c1 = inner->var;
+    auto block = mapped.as<BlockNode>();
+    ASSERT_EQ(block->stmts.size(), 2u);
+    auto guard = block->stmts[1].as<IfThenNode>();
+    ASSERT_NE(guard, nullptr);
+    auto loop = guard->then_case.as<ForNode>();
+    ASSERT_NE(loop, nullptr);
+    Expr cell = loop->var;
+    Stmt expected = BlockNode::make(
+        {DeclareNode::make(c1, add(ThreadIndexNode::make(ScalarType::Int64, 0), i64(1))),
+         IfThenNode::make(
+             lt(c1, inner->stop),
+             ForNode::make(cell, i64(0), i64(4), i64(1),
+                           BlockNode::make({DeclareNode::make(
+                                                c0, add(add(mul(ThreadIndexNode::make(ScalarType::Int64, 1), i64(4)), cell), i64(1))),
+                                            IfThenNode::make(lt(c0, outer->stop), inner->body)}),
+                           -1))});
+    EXPECT_IR_EQ(mapped, expected);
+
+    LaunchDescription L = infer_launch_grid(l.nest, m, {});
+    // ceil((size_0 - 2) / 4) threads along y, simplified to (size_0 + 1) / 4.
+    EXPECT_IR_EQ(L.extents[1], BinaryNode::make(BinaryOp::Div, add(l.param(ParamRole::Size, 0), i64(1)), i64(4)));
+}
+
+TEST(GpuMapping, ManualGridsKeepOneCellPerThread) {
+    auto f = field("f: float64[2D]");
+    Lowered l = lower_nest({{f.center(), 1, ""}});
+    ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {}, /*manual_grid=*/true);
+    EXPECT_EQ(m.cells_per_thread, (std::array<int, 3>{1, 1, 1}));
+}
+
 TEST(GpuMapping, FortranLayoutMapsAxisZeroToX) {
     auto a = field("a: float32[3D]", Layout::Fortran);
     auto b = field("b: float32[3D]", Layout::Fortran);
     Lowered l = lower_nest({{b.center(), a.center(), ""}});
-    std::array<int, 3> axis_of_dim{};
-    map_to_gpu(l.nest, *l.analysis.primary, axis_of_dim);
-    EXPECT_EQ(axis_of_dim, (std::array<int, 3>{0, 1, 2}));
+    ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {}, false);
+    EXPECT_EQ(m.axis_of_dim, (std::array<int, 3>{0, 1, 2}));
+    EXPECT_EQ(m.cells_per_thread, (std::array<int, 3>{1, 1, 4})) << "the slowest mapped dimension";
 }
 
 TEST(GpuMapping, FourthAxisStaysALoopInsideTheGuard) {
     auto [a, b] = fields<2>("a, b: float32[4D]");
     Lowered l = lower_nest({{b.center(), a.center(), ""}});
-    std::array<int, 3> axis_of_dim{};
-    Stmt mapped = map_to_gpu(l.nest, *l.analysis.primary, axis_of_dim);
-    EXPECT_EQ(axis_of_dim, (std::array<int, 3>{3, 2, 1}));
+    ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {.cells_per_thread = 1}, false);
+    EXPECT_EQ(m.axis_of_dim, (std::array<int, 3>{3, 2, 1}));
+    Stmt mapped = map_to_gpu(l.nest, m);
     auto block = mapped.as<BlockNode>();
     ASSERT_EQ(block->stmts.size(), 4u);
     auto guard = block->stmts[3].as<IfThenNode>();
@@ -190,8 +230,8 @@ TEST(GpuMapping, FourthAxisStaysALoopInsideTheGuard) {
 TEST(LaunchGrid, ExtentsAreExpressionsOverSizes) {
     auto [src, dst] = fields<2>("src, dst: float64[3D]");
     Lowered l = lower_nest({{dst.center(), src[{0, 0, 2}], ""}});
-    std::array<int, 3> axis_of_dim{2, 1, 0};
-    LaunchDescription L = infer_launch_grid(l.nest, axis_of_dim, {});
+    ThreadMapping m{{2, 1, 0}, {1, 1, 1}};
+    LaunchDescription L = infer_launch_grid(l.nest, m, {});
     EXPECT_FALSE(L.manual);
     EXPECT_EQ(L.default_block, (std::array<int, 3>{64, 4, 1}));
     Expr n2 = l.param(ParamRole::Size, 2);
@@ -213,7 +253,7 @@ TEST(LaunchGrid, CounterDependentBoundsAreManual) {
     auto f = field("f: float64[2D]");
     KernelConfig cfg{.iteration_slice = Slice{all(), from(x)}, .manual_launch_grid = true};
     Lowered l = lower_nest({{f.center(), 1, ""}}, cfg);
-    LaunchDescription L = infer_launch_grid(l.nest, {1, 0, -1}, cfg);
+    LaunchDescription L = infer_launch_grid(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}, cfg);
     EXPECT_TRUE(L.manual);
     EXPECT_NE(L.manual_reason.find("another counter"), std::string::npos);
     LOOM_EXPECT_ERROR(L.evaluate_extents({}), UserError, {"manual launch grid", "num_blocks"});
@@ -222,7 +262,7 @@ TEST(LaunchGrid, CounterDependentBoundsAreManual) {
 TEST(LaunchGrid, FixedShapesTrimTheDefaultBlockAtGenerationTime) {
     auto [a, b] = fields<2>("a, b: float32[8, 20]");
     Lowered l = lower_nest({{b.center(), a[{0, 1}], ""}});
-    LaunchDescription L = infer_launch_grid(l.nest, {1, 0, -1}, {});
+    LaunchDescription L = infer_launch_grid(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}, {});
     EXPECT_IR_EQ(L.extents[0], i64(18));
     EXPECT_IR_EQ(L.extents[1], i64(6));
     EXPECT_EQ(L.default_block, (std::array<int, 3>{32, 4, 1}));
@@ -232,7 +272,7 @@ TEST(LaunchGrid, ConfiguredBlockSizeIsKept) {
     auto [a, b] = fields<2>("a, b: float32[2D]");
     KernelConfig cfg{.block_size = std::array<int, 3>{128, 2, 1}};
     Lowered l = lower_nest({{b.center(), a.center(), ""}}, cfg);
-    LaunchDescription L = infer_launch_grid(l.nest, {1, 0, -1}, cfg);
+    LaunchDescription L = infer_launch_grid(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}, cfg);
     EXPECT_EQ(L.default_block, (std::array<int, 3>{128, 2, 1}));
 }
 

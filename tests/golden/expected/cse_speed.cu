@@ -3,20 +3,25 @@
 // options: index type int64, fast math off
 // space:   ghost layers (0, 0) (0, 0) (low, high) per axis
 // fields:  speed: float32[2D]; u: float32[2D]; v: float32[2D]; dir: float32[2D]
-// launch:  block (64, 4, 1) by default; grid = ceil((size_1, size_0, 1) / block)
+// launch:  block (64, 4, 1) by default; grid = ceil((size_1, (size_0 + 3) / 4, 1) / block); 4 cells per thread along y
 
 extern "C" __global__ void speed(
     float* __restrict__ speed_1, const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ dir,
     const long long size_0, const long long size_1,
     const long long speed_stride_0, const long long u_stride_0, const long long v_stride_0, const long long dir_stride_0)
 {
-    const long long ctr_0 = (long long) blockIdx.y * blockDim.y + threadIdx.y;
     const long long ctr_1 = (long long) blockIdx.x * blockDim.x + threadIdx.x;
-    if (ctr_0 < size_0 && ctr_1 < size_1) {
-        const float sqrt_sum = sqrtf(u[u_stride_0 * ctr_0 + ctr_1] * u[u_stride_0 * ctr_0 + ctr_1] + v[v_stride_0 * ctr_0 + ctr_1] * v[v_stride_0 * ctr_0 + ctr_1]);
-        // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
-        speed_1[speed_stride_0 * ctr_0 + ctr_1] = sqrt_sum;
-        // dir[0, 0] = u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
-        dir[dir_stride_0 * ctr_0 + ctr_1] = u[u_stride_0 * ctr_0 + ctr_1] / (sqrt_sum + 1e-06f);
+    if (ctr_1 < size_1) {
+        #pragma unroll
+        for (long long cell = 0; cell < 4; ++cell) {
+            const long long ctr_0 = ((long long) blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
+            if (ctr_0 < size_0) {
+                const float sqrt_sum = sqrtf(u[u_stride_0 * ctr_0 + ctr_1] * u[u_stride_0 * ctr_0 + ctr_1] + v[v_stride_0 * ctr_0 + ctr_1] * v[v_stride_0 * ctr_0 + ctr_1]);
+                // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
+                speed_1[speed_stride_0 * ctr_0 + ctr_1] = sqrt_sum;
+                // dir[0, 0] = u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
+                dir[dir_stride_0 * ctr_0 + ctr_1] = u[u_stride_0 * ctr_0 + ctr_1] / (sqrt_sum + 1e-06f);
+            }
+        }
     }
 }

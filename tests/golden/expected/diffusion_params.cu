@@ -3,7 +3,7 @@
 // options: index type int64, fast math off
 // space:   ghost layers (1, 1) (1, 1) (low, high) per axis
 // fields:  src: float32[2D]; dst: float32[2D]
-// launch:  block (64, 4, 1) by default; grid = ceil((size_1 - 2, size_0 - 2, 1) / block)
+// launch:  block (64, 4, 1) by default; grid = ceil((size_1 - 2, (size_0 + 1) / 4, 1) / block); 4 cells per thread along y
 
 extern "C" __global__ void diffusion(
     const float* __restrict__ src, float* __restrict__ dst,
@@ -11,12 +11,17 @@ extern "C" __global__ void diffusion(
     const long long src_stride_0, const long long dst_stride_0,
     const float alpha, const float dt)
 {
-    const long long ctr_0 = (long long) blockIdx.y * blockDim.y + threadIdx.y + 1;
     const long long ctr_1 = (long long) blockIdx.x * blockDim.x + threadIdx.x + 1;
-    if (ctr_0 < size_0 - 1 && ctr_1 < size_1 - 1) {
-        // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
-        const float lap = src[src_stride_0 * (ctr_0 + 1) + ctr_1] + src[src_stride_0 * (ctr_0 - 1) + ctr_1] + src[src_stride_0 * ctr_0 + ctr_1 + 1] + src[src_stride_0 * ctr_0 + ctr_1 - 1] - 4.0f * src[src_stride_0 * ctr_0 + ctr_1];
-        // dst[0, 0] = src[0, 0] + alpha * dt * lap
-        dst[dst_stride_0 * ctr_0 + ctr_1] = src[src_stride_0 * ctr_0 + ctr_1] + alpha * dt * lap;
+    if (ctr_1 < size_1 - 1) {
+        #pragma unroll
+        for (long long cell = 0; cell < 4; ++cell) {
+            const long long ctr_0 = ((long long) blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
+            if (ctr_0 < size_0 - 1) {
+                // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
+                const float lap = src[src_stride_0 * (ctr_0 + 1) + ctr_1] + src[src_stride_0 * (ctr_0 - 1) + ctr_1] + src[src_stride_0 * ctr_0 + ctr_1 + 1] + src[src_stride_0 * ctr_0 + ctr_1 - 1] - 4.0f * src[src_stride_0 * ctr_0 + ctr_1];
+                // dst[0, 0] = src[0, 0] + alpha * dt * lap
+                dst[dst_stride_0 * ctr_0 + ctr_1] = src[src_stride_0 * ctr_0 + ctr_1] + alpha * dt * lap;
+            }
+        }
     }
 }

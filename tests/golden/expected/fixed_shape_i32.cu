@@ -3,15 +3,20 @@
 // options: index type int32, fast math off
 // space:   ghost layers (1, 1) (1, 1) (low, high) per axis
 // fields:  b: float32[64, 128]; a: float32[64, 128]
-// launch:  block (64, 4, 1) by default; grid = ceil((126, 62, 1) / block)
+// launch:  block (64, 4, 1) by default; grid = ceil((126, 16, 1) / block); 4 cells per thread along y
 
 extern "C" __global__ void fixed_diff(
     float* __restrict__ b, const float* __restrict__ a)
 {
-    const int ctr_0 = (int) (blockIdx.y * blockDim.y + threadIdx.y) + 1;
     const int ctr_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
-    if (ctr_0 < 63 && ctr_1 < 127) {
-        // b[0, 0] = a[0, 1] - a[0, -1]
-        b[128 * ctr_0 + ctr_1] = a[128 * ctr_0 + ctr_1 + 1] - a[128 * ctr_0 + ctr_1 - 1];
+    if (ctr_1 < 127) {
+        #pragma unroll
+        for (int cell = 0; cell < 4; ++cell) {
+            const int ctr_0 = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
+            if (ctr_0 < 63) {
+                // b[0, 0] = a[0, 1] - a[0, -1]
+                b[128 * ctr_0 + ctr_1] = a[128 * ctr_0 + ctr_1 + 1] - a[128 * ctr_0 + ctr_1 - 1];
+            }
+        }
     }
 }

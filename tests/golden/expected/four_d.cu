@@ -3,20 +3,25 @@
 // options: index type int64, fast math off
 // space:   ghost layers (0, 0) (0, 0) (0, 0) (0, 0) (low, high) per axis
 // fields:  b: float32[4D]; a: float32[4D]
-// launch:  block (64, 4, 1) by default; grid = ceil((size_3, size_2, size_1) / block)
+// launch:  block (64, 4, 1) by default; grid = ceil((size_3, size_2, (size_1 + 3) / 4) / block); 4 cells per thread along z
 
 extern "C" __global__ void square4d(
     float* __restrict__ b, const float* __restrict__ a,
     const long long size_0, const long long size_1, const long long size_2, const long long size_3,
     const long long b_stride_0, const long long b_stride_1, const long long b_stride_2, const long long a_stride_0, const long long a_stride_1, const long long a_stride_2)
 {
-    const long long ctr_1 = (long long) blockIdx.z * blockDim.z + threadIdx.z;
     const long long ctr_2 = (long long) blockIdx.y * blockDim.y + threadIdx.y;
     const long long ctr_3 = (long long) blockIdx.x * blockDim.x + threadIdx.x;
-    if (ctr_1 < size_1 && ctr_2 < size_2 && ctr_3 < size_3) {
-        for (long long ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
-            // b[0, 0, 0, 0] = a[0, 0, 0, 0] * a[0, 0, 0, 0]
-            b[b_stride_0 * ctr_0 + b_stride_1 * ctr_1 + b_stride_2 * ctr_2 + ctr_3] = a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 + ctr_3] * a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 + ctr_3];
+    if (ctr_2 < size_2 && ctr_3 < size_3) {
+        #pragma unroll
+        for (long long cell = 0; cell < 4; ++cell) {
+            const long long ctr_1 = ((long long) blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell;
+            if (ctr_1 < size_1) {
+                for (long long ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
+                    // b[0, 0, 0, 0] = a[0, 0, 0, 0] * a[0, 0, 0, 0]
+                    b[b_stride_0 * ctr_0 + b_stride_1 * ctr_1 + b_stride_2 * ctr_2 + ctr_3] = a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 + ctr_3] * a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 + ctr_3];
+                }
+            }
         }
     }
 }

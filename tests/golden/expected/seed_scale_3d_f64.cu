@@ -3,18 +3,23 @@
 // options: index type int64, fast math off
 // space:   ghost layers (0, 0) (0, 0) (0, 0) (low, high) per axis
 // fields:  f: float64[3D]; g: float64[3D]
-// launch:  block (64, 4, 1) by default; grid = ceil((size_2, size_1, size_0) / block)
+// launch:  block (64, 4, 1) by default; grid = ceil((size_2, size_1, (size_0 + 3) / 4) / block); 4 cells per thread along z
 
 extern "C" __global__ void scale(
     double* __restrict__ f, const double* __restrict__ g,
     const long long size_0, const long long size_1, const long long size_2,
     const long long f_stride_0, const long long f_stride_1, const long long g_stride_0, const long long g_stride_1)
 {
-    const long long ctr_0 = (long long) blockIdx.z * blockDim.z + threadIdx.z;
     const long long ctr_1 = (long long) blockIdx.y * blockDim.y + threadIdx.y;
     const long long ctr_2 = (long long) blockIdx.x * blockDim.x + threadIdx.x;
-    if (ctr_0 < size_0 && ctr_1 < size_1 && ctr_2 < size_2) {
-        // f[0, 0, 0] = 2.0 * g[0, 0, 0]
-        f[f_stride_0 * ctr_0 + f_stride_1 * ctr_1 + ctr_2] = 2.0 * g[g_stride_0 * ctr_0 + g_stride_1 * ctr_1 + ctr_2];
+    if (ctr_1 < size_1 && ctr_2 < size_2) {
+        #pragma unroll
+        for (long long cell = 0; cell < 4; ++cell) {
+            const long long ctr_0 = ((long long) blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell;
+            if (ctr_0 < size_0) {
+                // f[0, 0, 0] = 2.0 * g[0, 0, 0]
+                f[f_stride_0 * ctr_0 + f_stride_1 * ctr_1 + ctr_2] = 2.0 * g[g_stride_0 * ctr_0 + g_stride_1 * ctr_1 + ctr_2];
+            }
+        }
     }
 }

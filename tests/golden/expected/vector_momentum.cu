@@ -3,7 +3,7 @@
 // options: index type int64, fast math off
 // space:   ghost layers (0, 0) (0, 0) (low, high) per axis
 // fields:  m(2): float64[2D], layout zyxf; rho: float64[2D]; u(2): float64[2D], layout fzyx
-// launch:  block (64, 4, 1) by default; grid = ceil((size_0, size_1, 1) / block)
+// launch:  block (64, 4, 1) by default; grid = ceil((size_0, (size_1 + 3) / 4, 1) / block); 4 cells per thread along y
 
 extern "C" __global__ void momentum(
     double* __restrict__ m, const double* __restrict__ rho, const double* __restrict__ u,
@@ -11,11 +11,16 @@ extern "C" __global__ void momentum(
     const long long m_stride_0, const long long m_stride_1, const long long rho_stride_0, const long long u_stride_1, const long long u_stride_2)
 {
     const long long ctr_0 = (long long) blockIdx.x * blockDim.x + threadIdx.x;
-    const long long ctr_1 = (long long) blockIdx.y * blockDim.y + threadIdx.y;
-    if (ctr_0 < size_0 && ctr_1 < size_1) {
-        // m[0, 0](0) = rho[0, 0] * u[0, 0](0)
-        m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1] = rho[rho_stride_0 * ctr_0 + ctr_1] * u[ctr_0 + u_stride_1 * ctr_1];
-        // m[0, 0](1) = rho[0, 0] * u[0, 0](1)
-        m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1 + 1] = rho[rho_stride_0 * ctr_0 + ctr_1] * u[ctr_0 + u_stride_1 * ctr_1 + u_stride_2];
+    if (ctr_0 < size_0) {
+        #pragma unroll
+        for (long long cell = 0; cell < 4; ++cell) {
+            const long long ctr_1 = ((long long) blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
+            if (ctr_1 < size_1) {
+                // m[0, 0](0) = rho[0, 0] * u[0, 0](0)
+                m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1] = rho[rho_stride_0 * ctr_0 + ctr_1] * u[ctr_0 + u_stride_1 * ctr_1];
+                // m[0, 0](1) = rho[0, 0] * u[0, 0](1)
+                m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1 + 1] = rho[rho_stride_0 * ctr_0 + ctr_1] * u[ctr_0 + u_stride_1 * ctr_1 + u_stride_2];
+            }
+        }
     }
 }
