@@ -82,7 +82,10 @@ struct KernelConfig {
     std::string name = "kernel";          ///< the function name in the generated code
     GhostLayers ghost_layers;             ///< automatic unless set; excludes iteration_slice
     std::optional<Slice> iteration_slice; ///< replaces the ghost layers when set
-    ScalarType index_type = ScalarType::Int64;     ///< counters, sizes and strides
+    /// Type of counters, sizes and strides. Unset (the default): int32, the faster, wherever the
+    /// arrays of a call allow it, with an int64 variant compiled on first need (create_kernel
+    /// generates both; lower() treats unset as int64).
+    std::optional<ScalarType> index_type;
     bool fast_math = false;                        ///< NVRTC --use_fast_math
     std::optional<std::array<int, 3>> block_size;  ///< default block (x, y, z); inferred if unset
     /// Consecutive cells each thread computes along the slowest mapped axis; 0 chooses (4 in 2D

@@ -23,7 +23,9 @@ std::string_view role_name(ParamRole r) {
     return "?";
 }
 
-LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const KernelConfig& config) {
+LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const KernelConfig& requested) {
+    KernelConfig config = requested;
+    if (!config.index_type) config.index_type = ScalarType::Int64;
     LoweredKernel k;
     k.name = config.name;
     k.config = config;

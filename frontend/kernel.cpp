@@ -8,7 +8,11 @@
 
 namespace loom {
 
-Kernel::Kernel(LoweredKernel lowered) : k_(std::make_shared<const LoweredKernel>(std::move(lowered))) {}
+Kernel::Kernel(LoweredKernel lowered, std::vector<SourceAssignment> assignments, bool automatic_index)
+    : k_(std::make_shared<const LoweredKernel>(std::move(lowered))) {
+    if (automatic_index)
+        assignments_ = std::make_shared<const std::vector<SourceAssignment>>(std::move(assignments));
+}
 
 std::string Kernel::source(SourceOptions options) const {
     return options.formatted ? format_source(k_->source) : k_->source;
@@ -32,6 +36,10 @@ std::string Kernel::inspect() const {
         }
         out += fmt::format("  {:<{}}  {:<13}  {}\n", decl, w, role_name(p.role), what);
     }
+    out += fmt::format("Index type: {}{}\n", type_name(*k_->config.index_type),
+                       assignments_ ? " (automatic: an int64 variant is generated and used for "
+                                      "arrays that span more than 2^31 - 1 elements)"
+                                    : "");
     const LaunchDescription& L = k_->launch;
     out += "Launch:\n";
     if (L.manual) {
@@ -64,12 +72,13 @@ DType dtype_of(ScalarType t) {
 }
 } // namespace
 
-KernelSpec Kernel::spec() const {
+namespace {
+KernelSpec spec_of(const std::shared_ptr<const LoweredKernel>& k_) {
     KernelSpec s;
     s.name = k_->name;
     s.source = k_->source;
     s.fast_math = k_->config.fast_math;
-    s.index_type = dtype_of(k_->config.index_type);
+    s.index_type = dtype_of(*k_->config.index_type);
     for (auto& f : k_->fields) {
         FieldSpec fs;
         fs.name = f->name;
@@ -125,6 +134,19 @@ KernelSpec Kernel::spec() const {
     s.launch.block_for = [k](const Dim3& ext) { return k->launch.block_for(ext); };
     return s;
 }
+} // namespace
+
+KernelSpec Kernel::spec() const {
+    KernelSpec s = spec_of(k_);
+    if (assignments_) {
+        // The same kernel with 64-bit index math, for arrays that int32 cannot address.
+        KernelConfig wide = k_->config;
+        wide.index_type = ScalarType::Int64;
+        auto lowered = std::make_shared<const LoweredKernel>(lower(*assignments_, wide));
+        s.wide = std::make_shared<const KernelSpec>(spec_of(lowered));
+    }
+    return s;
+}
 
 KernelFunction Kernel::compile(int device) const { return KernelFunction(spec(), device); }
 
@@ -134,7 +156,12 @@ Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig
     for (const Assignment& a : assignments.all())
         for (auto& [lhs, rhs] : a.parts())
             flat.push_back({lhs, rhs, to_string(lhs) + " = " + to_string(rhs)});
-    return Kernel(lower(flat, config));
+    // Unset index type: int32 (faster index math) by default, int64 when a call needs it.
+    bool automatic = !config.index_type;
+    KernelConfig cfg = config;
+    if (automatic) cfg.index_type = ScalarType::Int32;
+    LoweredKernel lowered = lower(flat, cfg);
+    return Kernel(std::move(lowered), std::move(flat), automatic);
 }
 
 } // namespace loom

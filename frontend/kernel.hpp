@@ -21,10 +21,12 @@ struct SourceOptions {
 
 class Kernel {
 public:
-    explicit Kernel(LoweredKernel lowered);
+    /// `assignments` are kept when the index type is automatic, to lower the int64 variant.
+    Kernel(LoweredKernel lowered, std::vector<SourceAssignment> assignments, bool automatic_index);
 
     const std::string& name() const { return k_->name; }
-    /// The generated CUDA source.
+    /// The generated CUDA source. With an automatic index type this is the int32 variant; the
+    /// int64 one is generated when compile() needs it.
     std::string source(SourceOptions options = {}) const;
     /// Parameters in signature order: name, C type, role (field pointer, size, stride, scalar).
     const std::vector<KernelParam>& parameters() const { return k_->params; }
@@ -44,6 +46,7 @@ public:
 
 private:
     std::shared_ptr<const LoweredKernel> k_;
+    std::shared_ptr<const std::vector<SourceAssignment>> assignments_; ///< automatic index only
 };
 
 /// Generates a kernel from assignments. Throws UserError with a precise message on bad input.

@@ -127,20 +127,27 @@ std::uint64_t slot_of(DType t, double fv, std::int64_t iv, bool is_float) {
 
 } // namespace
 
-KernelFunction::KernelFunction(KernelSpec spec, int device)
-    : spec_(std::make_shared<const KernelSpec>(std::move(spec))), names_(argument_names(*spec_)) {
+namespace {
+/// Compiles (through the cache) for the device's architecture and loads the module.
+std::shared_ptr<KernelFunction::Module> load(const KernelSpec& spec, int device) {
     Context& ctx = Context::current(device);
     NvrtcOptions options;
     options.arch = ctx.properties().compute_capability();
-    options.fast_math = spec_->fast_math;
-    CachedCubin cubin = CompileCache::global().get(spec_->source, spec_->name, options);
-    auto m = std::make_shared<Module>();
+    options.fast_math = spec.fast_math;
+    CachedCubin cubin = CompileCache::global().get(spec.source, spec.name, options);
+    auto m = std::make_shared<KernelFunction::Module>();
     m->device = device;
     m->log = cubin.log;
     check(driver().cuModuleLoadData(&m->module, cubin.cubin.data()), "cuModuleLoadData");
-    check(driver().cuModuleGetFunction(&m->function, m->module, spec_->name.c_str()),
-          "cuModuleGetFunction(" + spec_->name + ")");
-    module_ = std::move(m);
+    check(driver().cuModuleGetFunction(&m->function, m->module, spec.name.c_str()),
+          "cuModuleGetFunction(" + spec.name + ")");
+    return m;
+}
+} // namespace
+
+KernelFunction::KernelFunction(KernelSpec spec, int device)
+    : spec_(std::make_shared<const KernelSpec>(std::move(spec))), names_(argument_names(*spec_)) {
+    module_ = load(*spec_, device);
     if (!spec_->launch.manual) {
         Dim3 b = spec_->launch.default_block;
         block_size = LaunchSize(b[0], b[1], b[2]);
@@ -198,24 +205,36 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
                                      k.fields[0].name, shape_string(spatial), k.fields[i].name,
                                      shape_string(s)));
     }
+    // int32 index math addresses at most 2^31 - 1 elements per array: beyond that, the int64
+    // variant (an automatic index type) or a clear error.
+    Prepared p;
+    p.spec = spec_.get();
+    p.function = module_->function;
     if (k.index_type == DType::Int32) {
         for (std::size_t i = 0; i < arrays.size(); ++i) {
             std::int64_t span = 0;
             for (int ax = 0; ax < arrays[i].ndim(); ++ax)
                 span += std::abs(arrays[i].strides[ax]) * std::max<std::int64_t>(arrays[i].shape[ax] - 1, 0);
-            if (span > std::numeric_limits<std::int32_t>::max())
+            for (int ax = 0; ax < k.fields[i].spatial_dims; ++ax) span = std::max(span, arrays[i].shape[ax]);
+            if (span <= std::numeric_limits<std::int32_t>::max()) continue;
+            if (!k.wide)
                 arg_error(k, fmt::format("argument '{}' spans {} elements, too many for the int32 "
-                                         "index type; generate the kernel with index_type int64",
+                                         "index type; generate the kernel with index_type int64, "
+                                         "or leave index_type unset so loom switches per call",
                                          k.fields[i].name, span));
+            if (!wide_module_) wide_module_ = load(*k.wide, device);
+            p.spec = k.wide.get();
+            p.function = wide_module_->function;
+            break;
         }
     }
+    const KernelSpec& ks = *p.spec; // the variant that launches: its parameter types and grid
 
     // Parameter values, in signature order.
-    Prepared p;
-    std::vector<ScalarValue> values(k.params.size());
+    std::vector<ScalarValue> values(ks.params.size());
     std::size_t scalar_index = k.fields.size();
-    for (std::size_t i = 0; i < k.params.size(); ++i) {
-        const ParamSpec& ps = k.params[i];
+    for (std::size_t i = 0; i < ks.params.size(); ++i) {
+        const ParamSpec& ps = ks.params[i];
         std::uint64_t slot = 0;
         switch (ps.role) {
         case ArgRole::FieldPointer: slot = arrays[ps.field].ptr; break;
@@ -259,7 +278,7 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
     for (auto& s : p.storage) p.pointers.push_back(&s);
 
     // Launch grid: inferred from the arrays unless set.
-    const LaunchSpec& L = k.launch;
+    const LaunchSpec& L = ks.launch;
     if (L.manual && (!block_size.is_set() || !num_blocks.is_set()))
         arg_error(k, fmt::format("has a manual launch grid ({}), so set both block_size and "
                                  "num_blocks before calling it, e.g. k.block_size = {{8, 8, 1}}; "
@@ -311,7 +330,7 @@ void KernelFunction::operator()(const Args& arguments, CUstream stream) {
     last_grid_ = p.grid;
     if (p.grid[0] == 0 || p.grid[1] == 0 || p.grid[2] == 0) return; // nothing to iterate
     CUresult r = driver().cuLaunchKernel(
-        module_->function, unsigned(p.grid[0]), unsigned(p.grid[1]), unsigned(p.grid[2]),
+        p.function, unsigned(p.grid[0]), unsigned(p.grid[1]), unsigned(p.grid[2]),
         unsigned(p.block[0]), unsigned(p.block[1]), unsigned(p.block[2]), 0, stream,
         p.pointers.data(), nullptr);
     if (r != CUDA_SUCCESS) {

@@ -99,9 +99,12 @@ public:
     const std::string& compile_log() const;
     CUfunction handle() const;
 
+    struct Module; ///< a loaded module (shared by copies, unloaded with the last)
+
 private:
-    struct Module;
     struct Prepared {
+        const KernelSpec* spec = nullptr; ///< the variant that launches (int32 or int64)
+        CUfunction function = nullptr;
         std::vector<std::uint64_t> storage; ///< one 8-byte slot per parameter
         std::vector<void*> pointers;
         Dim3 block{}, grid{};
@@ -110,6 +113,7 @@ private:
 
     std::shared_ptr<const KernelSpec> spec_;
     std::shared_ptr<Module> module_;
+    std::shared_ptr<Module> wide_module_; ///< the int64 variant, loaded on first need
     std::vector<std::string> names_; ///< argument names: fields, then scalars (positional order)
     Dim3 initial_block_{};
     Dim3 last_block_{}, last_grid_{};

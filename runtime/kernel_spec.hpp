@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,9 @@ struct KernelSpec {
     LaunchSpec launch;
     bool fast_math = false;
     DType index_type = DType::Int64;
+    /// The same kernel with int64 index math, used when an int32 kernel's arrays span more than
+    /// 2^31 - 1 elements (an automatic index type); null otherwise.
+    std::shared_ptr<const KernelSpec> wide;
 };
 
 } // namespace loom

@@ -81,7 +81,8 @@ private:
             "// space:   {}\n"
             "// fields:  {}\n"
             "// launch:  {}\n\n",
-            LOOM_VERSION, kernel_.name, type_name(c.index_type), c.fast_math ? "on" : "off", space,
+            LOOM_VERSION, kernel_.name, type_name(c.index_type.value_or(ScalarType::Int64)),
+            c.fast_math ? "on" : "off", space,
             fmt::join(fields, "; "), kernel_.launch.describe());
     }
 

@@ -59,9 +59,10 @@ private:
 
     // ---- configuration ----
     void check_config() {
-        if (cfg_.index_type != ScalarType::Int32 && cfg_.index_type != ScalarType::Int64)
-            fail(fmt::format("has index_type {}; the index type must be int32 or int64",
-                             type_name(cfg_.index_type)));
+        if (cfg_.index_type && *cfg_.index_type != ScalarType::Int32 &&
+            *cfg_.index_type != ScalarType::Int64)
+            fail(fmt::format("has index_type {}; the index type must be int32 or int64 (or unset "
+                             "to let loom choose per call)", type_name(*cfg_.index_type)));
         if (cfg_.block_size) {
             auto b = *cfg_.block_size;
             static const int limit[3] = {1024, 1024, 64};

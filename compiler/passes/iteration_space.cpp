@@ -20,7 +20,7 @@ Expr mul(const Expr& a, const Expr& b) { return BinaryNode::make(BinaryOp::Mul, 
 class Lowering : public IRMutator {
 public:
     Lowering(const KernelAnalysis& a, const KernelConfig& c, std::vector<KernelParam>& params)
-        : a_(a), cfg_(c), it_(c.index_type) {
+        : a_(a), cfg_(c), it_(c.index_type.value_or(ScalarType::Int64)) {
         make_signature(params);
     }
 

@@ -35,7 +35,7 @@ LaunchDescription infer_launch_grid(const Stmt& loop_nest, const ThreadMapping& 
     bool all_known = true;
     for (int dim = 0; dim < 3; ++dim) {
         if (axis_of_dim[dim] < 0) {
-            L.extents[dim] = ConstNode::make_int(config.index_type, 1);
+            L.extents[dim] = ConstNode::make_int(config.index_type.value_or(ScalarType::Int64), 1);
             block[dim] = 1;
             continue;
         }

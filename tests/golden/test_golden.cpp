@@ -46,7 +46,8 @@ TEST(Golden, SevenPoint3DFloat64) {
     auto [src, dst] = fields<2>("src, dst: float64[3D]");
     double c = 0.5;
     check("seven_point_3d_f64",
-          create_kernel(Assignment(dst.center(), cube_stencil(src, 1, c)), {.name = "seven_point"}));
+          create_kernel(Assignment(dst.center(), cube_stencil(src, 1, c)),
+                        {.name = "seven_point", .index_type = ScalarType::Int64}));
 }
 
 TEST(Golden, TwentySevenPoint3DFloat32) {

@@ -414,3 +414,35 @@ TEST(GpuLaunch, CopiesShareTheModuleButNotTheLaunchSettings) {
 
 } // namespace
 } // namespace loom
+
+namespace loom::gpu_test {
+namespace {
+
+TEST(GpuLaunch, AutomaticIndexTypeSwitchesToInt64ForHugeSpans) {
+    LOOM_REQUIRE_GPU();
+    // Three rows 2^30 elements apart span more than 2^31 - 1 elements: int32 index math would
+    // wrap, so the call must run the int64 variant (8 GiB per array, only 12 elements touched).
+    auto [src, dst] = fields<2>("src, dst: float32[2D]");
+    KernelFunction k = create_kernel(Assignment(dst.center(), 2 * src.center())).compile();
+    ASSERT_EQ(k.spec().index_type, DType::Int32);
+    ASSERT_NE(k.spec().wide, nullptr);
+    const std::int64_t row = std::int64_t(1) << 30;
+    auto a = DeviceArray<float>::zeros({2 * row + 4});
+    auto b = DeviceArray<float>::zeros({2 * row + 4});
+    DeviceView<float> va(a.data(), {3, 4}, {row, 1}), vb(b.data(), {3, 4}, {row, 1});
+    std::vector<float> in = random_values<float>(12, 4242, Uniform(0.5, 1.5));
+    for (std::int64_t r = 0; r < 3; ++r) {
+        DeviceView<float>(a.data() + r * row * sizeof(float), {4}, {1})
+            .copy_from_host(std::vector<float>(in.begin() + r * 4, in.begin() + r * 4 + 4));
+        DeviceView<float>(b.data() + r * row * sizeof(float), {4}, {1}).fill(std::nanf(""));
+    }
+    k(args("src", va, "dst", vb));
+    k.synchronize();
+    for (std::int64_t r = 0; r < 3; ++r) {
+        std::vector<float> out = DeviceView<float>(b.data() + r * row * sizeof(float), {4}, {1}).to_host();
+        for (int c = 0; c < 4; ++c) EXPECT_EQ(out[c], 2 * in[r * 4 + c]) << "row " << r << " column " << c;
+    }
+}
+
+} // namespace
+} // namespace loom::gpu_test

@@ -363,17 +363,20 @@ TEST(GpuRuntimeErrors, GridOutsideTheDeviceLimits) {
     LOOM_EXPECT_ERROR(c.k(c.good()), UserError, {"num_blocks (1, 1, 0) is invalid: z must be"});
     c.k.num_blocks.reset();
 
-    // An inferred grid can exceed the limit too: 69998 rows of one thread each along y.
-    const Shape tall{max_y + 4465, 3}; // 69 998 rows to compute on an H100 (y limit 65535)
+    // An inferred grid can exceed the limit too: with 4 rows per thread and one thread per block
+    // along y, 4 * max_y + 4463 rows need more than max_y blocks.
+    const Dim3 per_thread = c.k.spec().launch.cells_per_thread;
+    ASSERT_EQ(per_thread[1], 4);
+    const Shape tall{4 * max_y + 4465, 3};
     Input<float> tsrc = random_input<float>(tall, 3016);
     DeviceArray<float> tdst = poisoned<float>(tall);
     c.k.block_size = {32, 1, 1};
     LOOM_EXPECT_ERROR(c.k(args("src", tsrc.device, "dst", tdst)), UserError,
-                      {"the inferred grid (1, " + std::to_string(tall[0] - 2) +
+                      {"the inferred grid (1, " + std::to_string((tall[0] - 2 + 3) / 4) +
                            ", 1) exceeds the device limit " + std::to_string(max_y) + " along y",
                        "use a larger block_size"});
     EXPECT_TRUE(all_poison(tdst));
-    c.k.block_size = {32, 4, 1}; // 17 500 blocks along y
+    c.k.block_size = {32, 4, 1}; // about 16 700 blocks along y
     c.k(args("src", tsrc.device, "dst", tdst));
     c.k.synchronize();
     EXPECT_TRUE(check_output(tdst, jacobi_cells(tsrc.host, interior(tall, 1))));
