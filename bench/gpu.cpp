@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -261,7 +262,7 @@ const std::vector<Tap> kTaps5 = {
 // dst = sum of weight * src[offset]; `type` is "float32" or "float64", dims 2 (taps' dy, dx) or 3.
 Kernel make_stencil(const std::string& name, const std::string& type, int dims,
                     const std::vector<Tap>& taps, int cells_per_thread = 0,
-                    ScalarType index_type = ScalarType::Int64) {
+                    std::optional<ScalarType> index_type = std::nullopt) {
     auto [src, dst] = fields<2>("src, dst: " + type + "[" + std::to_string(dims) + "D]");
     Expr sum;
     for (const Tap& t : taps) {
