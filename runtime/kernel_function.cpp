@@ -141,6 +141,17 @@ std::shared_ptr<KernelFunction::Module> load(const KernelSpec& spec, int device)
     check(driver().cuModuleLoadData(&m->module, cubin.cubin.data()), "cuModuleLoadData");
     check(driver().cuModuleGetFunction(&m->function, m->module, spec.name.c_str()),
           "cuModuleGetFunction(" + spec.name + ")");
+    const std::size_t shared = spec.launch.shared_bytes;
+    const DeviceProperties& dev = ctx.properties();
+    if (shared > std::size_t(dev.max_shared_memory_per_block_optin))
+        throw UserError(fmt::format("kernel '{}' needs {} bytes of shared memory per block, but {} "
+                                    "allows at most {}; use smaller tiles",
+                                    spec.name, shared, dev.name, dev.max_shared_memory_per_block_optin));
+    if (shared > std::size_t(dev.max_shared_memory_per_block))
+        check(driver().cuFuncSetAttribute(m->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          int(shared)),
+              fmt::format("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = {}) for kernel '{}'",
+                          shared, spec.name));
     return m;
 }
 } // namespace
@@ -331,14 +342,16 @@ void KernelFunction::operator()(const Args& arguments, CUstream stream) {
     if (p.grid[0] == 0 || p.grid[1] == 0 || p.grid[2] == 0) return; // nothing to iterate
     CUresult r = driver().cuLaunchKernel(
         p.function, unsigned(p.grid[0]), unsigned(p.grid[1]), unsigned(p.grid[2]),
-        unsigned(p.block[0]), unsigned(p.block[1]), unsigned(p.block[2]), 0, stream,
+        unsigned(p.block[0]), unsigned(p.block[1]), unsigned(p.block[2]),
+        unsigned(p.spec->launch.shared_bytes), stream,
         p.pointers.data(), nullptr);
     if (r != CUDA_SUCCESS) {
         const char* name = nullptr;
         driver().cuGetErrorName(r, &name);
-        check(r, fmt::format("cuLaunchKernel of kernel '{}' with grid {}, block {}, 0 bytes of "
+        check(r, fmt::format("cuLaunchKernel of kernel '{}' with grid {}, block {}, {} bytes of "
                              "shared memory ({})",
-                             spec_->name, dims(p.grid), dims(p.block), name ? name : "?"));
+                             spec_->name, dims(p.grid), dims(p.block), p.spec->launch.shared_bytes,
+                             name ? name : "?"));
     }
 }
 

@@ -55,6 +55,9 @@ struct LaunchSpec {
     /// Consecutive cells one thread computes along each block dimension (a manual grid of
     /// num_blocks x block_size threads covers that many times more cells).
     Dim3 cells_per_thread{1, 1, 1};
+    /// Dynamic shared memory per block, in bytes. Above the default 48 KB the function's limit
+    /// is raised automatically (up to the device's opt-in maximum).
+    std::size_t shared_bytes = 0;
     /// Threads needed along x, y, z from the values of the parameters (indexed like
     /// KernelSpec::params; pointers are left zero). Unset for manual grids.
     std::function<Dim3(const std::vector<ScalarValue>&)> extents;

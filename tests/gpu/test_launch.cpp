@@ -446,3 +446,42 @@ TEST(GpuLaunch, AutomaticIndexTypeSwitchesToInt64ForHugeSpans) {
 
 } // namespace
 } // namespace loom::gpu_test
+
+namespace loom::gpu_test {
+namespace {
+
+TEST(GpuLaunch, DynamicSharedMemoryAbove48KBIsEnabledAutomatically) {
+    LOOM_REQUIRE_GPU();
+    // A hand-written kernel that stages 64 KiB per block in dynamic shared memory and writes
+    // out[i] = in[i] + in[(i + 1) % n] through it. Without the opt-in the launch would fail.
+    KernelSpec spec;
+    spec.name = "staged";
+    spec.source = R"(extern "C" __global__ void staged(float* __restrict__ out, const float* __restrict__ in)
+{
+    extern __shared__ float tile[];
+    const int n = 16384;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) tile[i] = in[i];
+    __syncthreads();
+    for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = tile[i] + tile[(i + 1) % n];
+}
+)";
+    spec.fields = {FieldSpec{"out", DType::Float32, 1, {}, {16384}, {1}, 0, "c", true},
+                   FieldSpec{"in", DType::Float32, 1, {}, {16384}, {1}, 0, "c", false}};
+    spec.params = {ParamSpec{"out", ArgRole::FieldPointer, DType::Float32, 0, -1},
+                   ParamSpec{"in", ArgRole::FieldPointer, DType::Float32, 1, -1}};
+    spec.launch.manual = true;
+    spec.launch.shared_bytes = 16384 * sizeof(float);
+    KernelFunction k(spec);
+    k.block_size = {256, 1, 1};
+    k.num_blocks = {1, 1, 1};
+    std::vector<float> in = random_values<float>(16384, 77, Uniform(0.5, 1.5));
+    auto a = DeviceArray<float>::from_host(in, {16384});
+    auto b = DeviceArray<float>::zeros({16384});
+    k(args("out", b, "in", a));
+    k.synchronize();
+    std::vector<float> out = b.to_host();
+    for (int i = 0; i < 16384; ++i) ASSERT_EQ(out[i], in[i] + in[(i + 1) % 16384]) << "at " << i;
+}
+
+} // namespace
+} // namespace loom::gpu_test

@@ -1,0 +1,59 @@
+// Runtime errors that need no GPU: NVRTC failures and a missing driver.
+#include "tests/support/expect_error.hpp"
+
+#include <loom/loom.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+namespace {
+using namespace loom;
+
+const char* kBroken = "extern \"C\" __global__ void broken(float* x)\n{\n    x[0] = undefined_thing;\n}\n";
+
+TEST(RuntimeErrors, CompileErrorCarriesLogOptionsAndNumberedSource) {
+    unsetenv("LOOM_DUMP_SOURCE_ON_ERROR");
+    try {
+        nvrtc_compile(kBroken, "broken", NvrtcOptions{.arch = 90, .fast_math = true});
+        FAIL() << "expected a CompileError";
+    } catch (const CompileError& e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("NVRTC could not compile kernel 'broken'"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("set LOOM_DUMP_SOURCE_ON_ERROR=1"), std::string::npos) << msg;
+        EXPECT_NE(e.log().find("undefined_thing"), std::string::npos) << e.log();
+        EXPECT_NE(e.options().find("--gpu-architecture=sm_90"), std::string::npos);
+        EXPECT_NE(e.options().find("--use_fast_math"), std::string::npos);
+        EXPECT_NE(e.options().find("-default-device"), std::string::npos);
+        EXPECT_NE(e.numbered_source().find("   3 |     x[0] = undefined_thing;"), std::string::npos)
+            << e.numbered_source();
+    }
+}
+
+TEST(RuntimeErrors, DumpSourceOnErrorWritesTheFileAndNamesIt) {
+    setenv("LOOM_DUMP_SOURCE_ON_ERROR", "1", 1);
+    std::string msg;
+    try {
+        nvrtc_compile(kBroken, "broken", NvrtcOptions{.arch = 90});
+    } catch (const CompileError& e) {
+        msg = e.what();
+    }
+    unsetenv("LOOM_DUMP_SOURCE_ON_ERROR");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(msg, m, std::regex("the source was written to (\\S+\\.cu)"))) << msg;
+    std::ifstream in(m[1].str());
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_EQ(text.str(), kBroken);
+    std::filesystem::remove(m[1].str());
+}
+
+TEST(RuntimeErrors, CompileWithoutDriverSaysNoDriverWasFound) {
+    if (cuda_available()) GTEST_SKIP() << "a driver is present; this checks the no-driver path";
+    auto [f, g] = fields<2>("f, g: float64[2D]");
+    Kernel k = create_kernel(Assignment(f.center(), 2 * g.center()));
+    LOOM_EXPECT_ERROR(k.compile(), CudaError, {"no CUDA driver was found", "libcuda.so.1"});
+}
+
+} // namespace
