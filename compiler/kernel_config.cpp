@@ -10,6 +10,7 @@ namespace loom {
 std::string_view target_name(Target t) {
     switch (t) {
     case Target::CUDA: return "CUDA";
+    case Target::CPU: return "CPU";
     }
     return "?";
 }

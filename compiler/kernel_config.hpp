@@ -13,9 +13,11 @@
 
 namespace loom {
 
-enum class Target : std::uint8_t { CUDA };
+/// CUDA: a __global__ function, the loops mapped onto threads. CPU: a C++ function whose loops
+/// stay loops, the outermost parallel with OpenMP and the innermost vectorized.
+enum class Target : std::uint8_t { CUDA, CPU };
 
-std::string_view target_name(Target t);
+std::string_view target_name(Target t); ///< "CUDA", "CPU"
 
 /// One end of a slice range: a literal index (negative counts from the end, as in numpy), the end
 /// of the axis, or an expression over scalar parameters and other spatial counters.
@@ -87,6 +89,7 @@ struct KernelConfig {
     /// generates both; lower() treats unset as int64).
     std::optional<ScalarType> index_type;
     bool fast_math = false;                        ///< NVRTC --use_fast_math
+    // CUDA only: the CPU target has no threads, blocks or grid and rejects these when set.
     std::optional<std::array<int, 3>> block_size;  ///< default block (x, y, z); inferred if unset
     /// Consecutive cells each thread computes along the slowest mapped axis; 0 chooses (4 in 2D
     /// and up, 1 in 1D and for manual grids).

@@ -8,7 +8,17 @@
 
 namespace loom {
 
+LaunchDescription LaunchDescription::none(std::string reason) {
+    LaunchDescription L;
+    L.has_grid = false;
+    L.no_grid_reason = std::move(reason);
+    return L;
+}
+
 Dim3 LaunchDescription::evaluate_extents(const Bindings& args) const {
+    if (!has_grid)
+        throw UserError("this kernel has no launch grid (" + no_grid_reason +
+                        "); there are no extents to evaluate");
     if (manual)
         throw UserError("this kernel has a manual launch grid (" + manual_reason +
                         "); set block_size and num_blocks instead of inferring them");
@@ -41,6 +51,7 @@ Dim3 LaunchDescription::grid_for(const Dim3& ext, const Dim3& block) {
 }
 
 std::string LaunchDescription::describe() const {
+    if (!has_grid) return fmt::format("none ({})", no_grid_reason);
     std::string block = fmt::format("({})", fmt::join(default_block, ", "));
     if (manual) return fmt::format("manual ({}); suggested block {}", manual_reason, block);
     std::vector<std::string> e;

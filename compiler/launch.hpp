@@ -3,7 +3,9 @@
 // The grid is data, not code: per block dimension, the number of threads needed (the extent) is
 // an expression over the kernel's size and scalar arguments, evaluated at call time, and the grid
 // is ceil(extent / block). A kernel whose iteration bounds depend on another counter cannot have
-// its grid inferred: its description is "manual" and the caller sets block and grid.
+// its grid inferred: its description is "manual" and the caller sets block and grid. A CPU kernel
+// runs loops and has no grid at all: its description says so (`has_grid` false) and holds nothing
+// else.
 #pragma once
 
 #include "compiler/ir/evaluate.hpp"
@@ -12,18 +14,26 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace loom {
 
 using Dim3 = std::array<std::int64_t, 3>;
 
 struct LaunchDescription {
+    /// False for the CPU target: no extents, no block, nothing to evaluate; `no_grid_reason` says
+    /// why. `manual` stays false, because there is no grid for the caller to set either.
+    bool has_grid = true;
+    std::string no_grid_reason;
     bool manual = false;
     std::string manual_reason;               ///< why the grid cannot be inferred
     std::array<int, 3> default_block{1, 1, 1};
     std::array<Expr, 3> extents;             ///< threads needed along x, y, z (undefined if manual)
     std::array<int, 3> axis_of_dim{-1, -1, -1}; ///< spatial axis each block dimension walks
     std::array<int, 3> cells_per_thread{1, 1, 1}; ///< consecutive cells one thread computes
+
+    /// The description of a kernel without a launch grid (the CPU target's loops).
+    static LaunchDescription none(std::string reason);
 
     /// The extents for the given argument values (Size and Parameter variables).
     Dim3 evaluate_extents(const Bindings& args) const;
@@ -32,7 +42,8 @@ struct LaunchDescription {
     Dim3 block_for(const Dim3& extents) const;
     /// ceil(extent / block) per dimension.
     static Dim3 grid_for(const Dim3& extents, const Dim3& block);
-    /// One line: "block (64, 4, 1); grid = ceil((size_1 - 2, size_0 - 2, 1) / block)".
+    /// One line: "block (64, 4, 1); grid = ceil((size_1 - 2, size_0 - 2, 1) / block)", or
+    /// "none (CPU target: loops, no launch grid)".
     std::string describe() const;
 };
 

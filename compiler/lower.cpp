@@ -1,9 +1,11 @@
 // The pipeline, top to bottom. Each step is one pass in compiler/passes/ (one file each).
 #include "compiler/lower.hpp"
 
+#include "compiler/codegen/cpp_printer.hpp"
 #include "compiler/codegen/cuda_printer.hpp"
 #include "compiler/pass_log.hpp"
 #include "compiler/passes/analyze.hpp"
+#include "compiler/passes/cpu_mapping.hpp"
 #include "compiler/passes/cse.hpp"
 #include "compiler/passes/gpu_mapping.hpp"
 #include "compiler/passes/iteration_space.hpp"
@@ -53,17 +55,33 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     Stmt nest = lower_iteration_space(cse, analysis, config, k.params);
     log.record("lower_iteration_space", cse, nest);
 
-    // 5. GPU mapping: the fastest memory axis to threadIdx.x, one bounds guard.
-    log.start();
-    bool manual = config.manual_launch_grid || analysis.bounds_depend_on_counters;
-    ThreadMapping mapping = plan_thread_mapping(*analysis.primary, config, manual);
-    Stmt mapped = map_to_gpu(nest, mapping);
-    log.record("map_to_gpu", nest, mapped);
+    // 5-6. Target mapping. CUDA: the loops become thread indices and the launch grid is read
+    // off the loop bounds. CPU: the loops stay, in memory order, the outermost parallel and the
+    // innermost vectorized; there is no grid.
+    Stmt mapped;
+    if (config.target == Target::CUDA) {
+        // 5. GPU mapping: the fastest memory axis to threadIdx.x, one bounds guard.
+        log.start();
+        bool manual = config.manual_launch_grid || analysis.bounds_depend_on_counters;
+        ThreadMapping mapping = plan_thread_mapping(*analysis.primary, config, manual);
+        mapped = map_to_gpu(nest, mapping);
+        log.record("map_to_gpu", nest, mapped);
 
-    // 6. Launch grid, read off the loop bounds: ceil(extent / block), or manual.
-    log.start();
-    k.launch = infer_launch_grid(nest, mapping, config);
-    log.note("infer_launch_grid", k.launch.describe());
+        // 6. Launch grid, read off the loop bounds: ceil(extent / block), or manual.
+        log.start();
+        k.launch = infer_launch_grid(nest, mapping, config);
+        log.note("infer_launch_grid", k.launch.describe());
+    } else {
+        // 5. CPU mapping: the fastest memory axis innermost, OpenMP on the outermost loop.
+        log.start();
+        mapped = map_to_cpu(nest, plan_cpu_loop_order(nest, *analysis.primary));
+        log.record("map_to_cpu", nest, mapped);
+
+        // 6. No launch grid: the loops cover the iteration space themselves.
+        log.start();
+        k.launch = LaunchDescription::none("CPU target: loops, no launch grid");
+        log.note("launch", k.launch.describe());
+    }
 
     // 7. Verify the invariants the printer relies on.
     log.start();
@@ -71,10 +89,14 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     log.note("verify_lowered", "ok");
     k.body = mapped;
 
-    // 8. Print readable CUDA; names the parameters in k.params.
+    // 8. Print readable CUDA or C++; names the parameters in k.params.
     log.start();
-    print_cuda(k);
-    log.note("print_cuda", std::to_string(k.source.size()) + " characters");
+    const bool cuda = config.target == Target::CUDA;
+    if (cuda)
+        print_cuda(k);
+    else
+        print_cpp(k);
+    log.note(cuda ? "print_cuda" : "print_cpp", std::to_string(k.source.size()) + " characters");
     return k;
 }
 

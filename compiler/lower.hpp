@@ -1,5 +1,5 @@
-// The compiler pipeline: from DSL assignments to printed CUDA. lower.cpp lists the passes in
-// order; read it top to bottom to learn the compiler.
+// The compiler pipeline: from DSL assignments to printed CUDA (Target::CUDA) or C++ with OpenMP
+// (Target::CPU). lower.cpp lists the passes in order; read it top to bottom to learn the compiler.
 #pragma once
 
 #include "compiler/ir/ir.hpp"
@@ -23,7 +23,7 @@ std::string_view role_name(ParamRole r);
 /// One kernel argument, in the order of the generated signature.
 struct KernelParam {
     std::string name;      ///< as printed in the generated code
-    std::string c_type;    ///< as printed: "const float*", "long long", ...
+    std::string c_type;    ///< as printed: "const float* __restrict__", "const int", ...
     ParamRole role;
     ScalarType type;       ///< element type for pointers, value type otherwise
     FieldPtr field;        ///< for FieldPointer and Stride
@@ -39,9 +39,9 @@ struct LoweredKernel {
     std::vector<FieldPtr> fields;    ///< in order of first appearance
     std::vector<std::pair<int, int>> ghost_layers; ///< (low, high) per axis; zeros with a slice
     std::vector<KernelParam> params; ///< the signature
-    LaunchDescription launch;
+    LaunchDescription launch;        ///< has_grid false on the CPU target
     Stmt body;                       ///< the final IR (the kernel body)
-    std::string source;              ///< the printed CUDA
+    std::string source;              ///< the printed CUDA, or C++ for the CPU target
 };
 
 /// Runs the whole pipeline. Throws UserError for bad input, InternalError for a loom bug.

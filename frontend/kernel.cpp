@@ -42,7 +42,10 @@ std::string Kernel::inspect() const {
                                     : "");
     const LaunchDescription& L = k_->launch;
     out += "Launch:\n";
-    if (L.manual) {
+    if (!L.has_grid) {
+        out += fmt::format("  none: {}\n  called on host arrays; block_size and num_blocks do "
+                           "not apply\n", L.no_grid_reason);
+    } else if (L.manual) {
         out += fmt::format("  manual: {}\n  set block_size and num_blocks before calling\n", L.manual_reason);
     } else {
         static const char* dims[] = {"x", "y", "z"};
@@ -77,6 +80,7 @@ KernelSpec spec_of(const std::shared_ptr<const LoweredKernel>& k_) {
     KernelSpec s;
     s.name = k_->name;
     s.source = k_->source;
+    s.backend = k_->config.target == Target::CPU ? Backend::Host : Backend::Cuda;
     s.fast_math = k_->config.fast_math;
     s.index_type = dtype_of(*k_->config.index_type);
     for (auto& f : k_->fields) {
@@ -118,6 +122,7 @@ KernelSpec spec_of(const std::shared_ptr<const LoweredKernel>& k_) {
     s.launch.default_block = {L.default_block[0], L.default_block[1], L.default_block[2]};
     s.launch.cells_per_thread = {L.cells_per_thread[0], L.cells_per_thread[1], L.cells_per_thread[2]};
     auto k = k_; // the closures keep the IR of the extents alive
+    if (!L.has_grid) return s; // CPU: the loops cover the space; no extents, no block
     if (!L.manual) {
         s.launch.extents = [k](const std::vector<ScalarValue>& values) {
             Bindings b;
@@ -148,7 +153,10 @@ KernelSpec Kernel::spec() const {
     return s;
 }
 
-KernelFunction Kernel::compile(int device) const { return KernelFunction(spec(), device); }
+KernelFunction Kernel::compile(int device) const {
+    // The CPU target runs on the host: no device to choose.
+    return KernelFunction(spec(), k_->config.target == Target::CPU ? 0 : device);
+}
 
 Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config) {
     check_identifier(config.name, "kernel");

@@ -1,5 +1,6 @@
 // create_kernel and the Kernel it returns: the generated source, its parameters and its launch
-// description. Kernel::compile() (NVRTC, the driver) comes with the runtime.
+// description. Kernel::compile() hands it to the runtime: NVRTC and the driver for Target::CUDA,
+// the host compiler and dlopen for Target::CPU.
 #pragma once
 
 #include "compiler/kernel_config.hpp"
@@ -25,8 +26,8 @@ public:
     Kernel(LoweredKernel lowered, std::vector<SourceAssignment> assignments, bool automatic_index);
 
     const std::string& name() const { return k_->name; }
-    /// The generated CUDA source. With an automatic index type this is the int32 variant; the
-    /// int64 one is generated when compile() needs it.
+    /// The generated source: CUDA, or C++ with OpenMP for Target::CPU. With an automatic index
+    /// type this is the int32 variant; the int64 one is generated when compile() needs it.
     std::string source(SourceOptions options = {}) const;
     /// Parameters in signature order: name, C type, role (field pointer, size, stride, scalar).
     const std::vector<KernelParam>& parameters() const { return k_->params; }
@@ -38,10 +39,13 @@ public:
     /// Everything at once, as pystencils' `ps.inspect`: fields, parameters, launch, source.
     std::string inspect() const;
 
-    /// What the runtime needs to compile, load and launch this kernel.
+    /// What the runtime needs to compile, load and launch this kernel (Backend::Host for
+    /// Target::CPU).
     KernelSpec spec() const;
-    /// Compiles with NVRTC for the device's architecture (through the memory and disk caches),
-    /// loads the module and returns a callable kernel. Throws CudaError without a driver.
+    /// Compiles through the memory and disk caches, loads and returns a callable kernel.
+    /// Target::CUDA: NVRTC for the device's architecture; throws CudaError without a driver.
+    /// Target::CPU: $LOOM_CXX (default c++) into a shared library, dlopen'ed; `device` is
+    /// ignored and no GPU is needed. Throws UserError naming LOOM_CXX without a compiler.
     KernelFunction compile(int device = 0) const;
 
 private:

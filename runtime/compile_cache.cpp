@@ -27,11 +27,12 @@ struct CompileCache::Slot {
 namespace {
 
 // Entry layout, integers little endian:
-//   "LOOMCUBIN" | u32 format version | u64 cubin size | u64 log size | 32-byte SHA-256 of payload
-//   | payload = cubin bytes then log bytes
-constexpr char magic[] = "LOOMCUBIN";
-constexpr std::size_t magic_size = sizeof(magic) - 1;
+//   magic ("LOOMCUBIN", "LOOMHOSTL") | u32 format version | u64 binary size | u64 log size
+//   | 32-byte SHA-256 of payload | payload = binary bytes then log bytes
+constexpr std::size_t magic_size = 9;
 constexpr std::size_t header_size = magic_size + 4 + 8 + 8 + 32;
+static_assert(cubin_entries.magic.size() == magic_size &&
+              host_library_entries.magic.size() == magic_size);
 
 std::atomic<bool> warned{false};
 
@@ -161,14 +162,53 @@ std::string CompileCache::key(const std::string& source, const std::string& name
     return h.hex_digest();
 }
 
+std::string CompileCache::host_key(const std::string& source, const std::string& name,
+                                   const HostCompilerOptions& options) const {
+    Sha256 h;
+    hash_field(h, "loom compile cache");
+    hash_field(h, std::to_string(format_version));
+    hash_field(h, "host");
+    hash_field(h, name);
+    hash_field(h, source);
+    std::vector<std::string> command = options.command(name);
+    hash_field(h, std::to_string(command.size()));
+    for (auto& word : command) hash_field(h, word);
+    hash_field(h, host_compiler_identity(options.compiler));
+    hash_field(h, host_cpu_identity());
+    return h.hex_digest();
+}
+
 std::string CompileCache::entry_path(const std::string& key) const {
-    return (fs::path(directory_) / (key + ".cubin")).string();
+    return entry_path(key, cubin_entries.extension);
+}
+
+std::string CompileCache::entry_path(const std::string& key, std::string_view extension) const {
+    return (fs::path(directory_) / (key + "." + std::string(extension))).string();
 }
 
 CachedCubin CompileCache::get(const std::string& source, const std::string& name,
                               const NvrtcOptions& options) {
-    CachedCubin out;
-    out.key = key(source, name, options);
+    CachedArtifact a = get(key(source, name, options), cubin_entries, [&] {
+        NvrtcResult r = nvrtc_compile(source, name, options);
+        return CacheArtifact{std::move(r.cubin), std::move(r.log)};
+    });
+    return {std::move(a.payload), std::move(a.log), a.source, std::move(a.key)};
+}
+
+CachedArtifact CompileCache::get_host(const std::string& source, const std::string& name,
+                                      const HostCompilerOptions& options) {
+    return get(host_key(source, name, options), host_library_entries, [&] {
+        HostCompileResult r = host_compile(source, name, options);
+        return CacheArtifact{std::move(r.library), std::move(r.log)};
+    });
+}
+
+CachedArtifact CompileCache::get(const std::string& key, const CacheEntryKind& kind,
+                                 const std::function<CacheArtifact()>& build) {
+    CachedArtifact out;
+    out.key = key;
+    // The extension joins the memory key too, so two kinds never share a slot.
+    const std::string memory_key = key + "." + std::string(kind.extension);
 
     // The first thread to ask for a key owns its slot and fills it; others wait on the slot's
     // future, so concurrent requests for one kernel compile it once.
@@ -177,13 +217,13 @@ CachedCubin CompileCache::get(const std::string& source, const std::string& name
     bool owner = false;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        auto it = memory_.find(out.key);
+        auto it = memory_.find(memory_key);
         if (it != memory_.end()) {
             slot = it->second;
         } else {
             slot = std::make_shared<Slot>();
             slot->ready = promise.get_future().share();
-            memory_.emplace(out.key, slot);
+            memory_.emplace(memory_key, slot);
             owner = true;
         }
     }
@@ -192,15 +232,15 @@ CachedCubin CompileCache::get(const std::string& source, const std::string& name
     if (!owner) {
         entry = slot->ready.get(); // rethrows the owner's CompileError
         ++memory_hits_;
-        out.source = CachedCubin::Memory;
+        out.source = CachedArtifact::Memory;
     } else {
         try {
-            entry = load_or_compile(out.key, source, name, options, out.source);
+            entry = load_or_build(key, kind, build, out.source);
         } catch (...) {
             // Failures are not cached: the next request tries again.
             {
                 std::lock_guard<std::mutex> lock(mutex_);
-                auto it = memory_.find(out.key);
+                auto it = memory_.find(memory_key);
                 if (it != memory_.end() && it->second == slot) memory_.erase(it);
             }
             promise.set_exception(std::current_exception());
@@ -208,32 +248,32 @@ CachedCubin CompileCache::get(const std::string& source, const std::string& name
         }
         promise.set_value(entry);
     }
-    out.cubin = entry->cubin;
+    out.payload = entry->payload;
     out.log = entry->log;
     return out;
 }
 
 std::shared_ptr<const CompileCache::Entry>
-CompileCache::load_or_compile(const std::string& key, const std::string& source,
-                              const std::string& name, const NvrtcOptions& options,
-                              CachedCubin::Source& source_out) {
+CompileCache::load_or_build(const std::string& key, const CacheEntryKind& kind,
+                            const std::function<CacheArtifact()>& build,
+                            CachedArtifact::Source& source_out) {
     if (disk_enabled()) {
-        if (auto entry = read_entry(key)) {
+        if (auto entry = read_entry(key, kind)) {
             ++disk_hits_;
-            source_out = CachedCubin::Disk;
+            source_out = CachedArtifact::Disk;
             return entry;
         }
     }
-    NvrtcResult r = nvrtc_compile(source, name, options);
+    auto entry = std::make_shared<const Entry>(build());
     ++compiles_;
-    auto entry = std::make_shared<const Entry>(Entry{std::move(r.cubin), std::move(r.log)});
-    source_out = CachedCubin::Compiled;
-    if (disk_enabled()) write_entry(key, *entry);
+    source_out = CachedArtifact::Compiled;
+    if (disk_enabled()) write_entry(key, kind, *entry);
     return entry;
 }
 
-std::shared_ptr<const CompileCache::Entry> CompileCache::read_entry(const std::string& key) {
-    std::string path = entry_path(key);
+std::shared_ptr<const CompileCache::Entry>
+CompileCache::read_entry(const std::string& key, const CacheEntryKind& kind) {
+    std::string path = entry_path(key, kind.extension);
     std::ifstream in(path, std::ios::binary);
     if (!in) return nullptr; // a plain miss
     in.seekg(0, std::ios::end);
@@ -252,30 +292,32 @@ std::shared_ptr<const CompileCache::Entry> CompileCache::read_entry(const std::s
         fs::remove(path, ec);
         return nullptr;
     };
-    if (data.size() < header_size || data.compare(0, magic_size, magic) != 0) return corrupt();
+    if (data.size() < header_size || data.compare(0, magic_size, kind.magic) != 0)
+        return corrupt();
     if (get_le(data, magic_size, 4) != format_version) return corrupt();
-    std::uint64_t cubin_size = get_le(data, magic_size + 4, 8);
+    std::uint64_t binary_size = get_le(data, magic_size + 4, 8);
     std::uint64_t log_size = get_le(data, magic_size + 12, 8);
     std::uint64_t payload_size = data.size() - header_size;
-    if (cubin_size > payload_size || log_size != payload_size - cubin_size) return corrupt();
+    if (binary_size > payload_size || log_size != payload_size - binary_size) return corrupt();
     Sha256::Digest digest = Sha256().update(data.data() + header_size, payload_size).digest();
     if (data.compare(header_size - digest.size(), digest.size(),
                      reinterpret_cast<const char*>(digest.data()), digest.size()) != 0)
         return corrupt();
-    return std::make_shared<const Entry>(Entry{data.substr(header_size, cubin_size),
-                                               data.substr(header_size + cubin_size)});
+    return std::make_shared<const Entry>(Entry{data.substr(header_size, binary_size),
+                                               data.substr(header_size + binary_size)});
 }
 
-void CompileCache::write_entry(const std::string& key, const Entry& entry) {
-    std::string data(magic, magic_size);
+void CompileCache::write_entry(const std::string& key, const CacheEntryKind& kind,
+                               const Entry& entry) {
+    std::string data(kind.magic);
     put_le(data, format_version, 4);
-    put_le(data, entry.cubin.size(), 8);
+    put_le(data, entry.payload.size(), 8);
     put_le(data, entry.log.size(), 8);
     Sha256 h;
-    h.update(entry.cubin).update(entry.log);
+    h.update(entry.payload).update(entry.log);
     Sha256::Digest digest = h.digest();
     data.append(reinterpret_cast<const char*>(digest.data()), digest.size());
-    data += entry.cubin;
+    data += entry.payload;
     data += entry.log;
 
     // A unique temp file in the same directory, then rename(): readers in this or any other
@@ -295,13 +337,14 @@ void CompileCache::write_entry(const std::string& key, const Entry& entry) {
     }
     int err = write_all(fd, data) ? 0 : errno;
     if (::close(fd) != 0 && err == 0) err = errno;
-    if (err == 0 && std::rename(tmp.c_str(), entry_path(key).c_str()) != 0) err = errno;
+    const std::string path = entry_path(key, kind.extension);
+    if (err == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
     if (err == 0) {
         ++disk_writes_;
         return;
     }
     ::unlink(tmp.c_str());
-    disable_disk(fmt::format("cannot write {}: {}", entry_path(key), std::strerror(err)));
+    disable_disk(fmt::format("cannot write {}: {}", path, std::strerror(err)));
 }
 
 void CompileCache::clear_memory() {

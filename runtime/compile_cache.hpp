@@ -1,31 +1,64 @@
-// The compile cache: CUDA source + NVRTC options -> CUBIN, looked up in memory, then on disk, and
-// compiled with NVRTC only when both miss. Generating and compiling a kernel takes ~100 ms; a hit
-// takes microseconds, so a program that builds the same kernels every run starts fast.
+// The compile cache: generated source -> binary (a CUBIN from NVRTC, or a shared library from the
+// host compiler), looked up in memory, then on disk, and built only when both miss. Generating
+// and compiling a kernel takes ~100 ms (NVRTC) to ~1 s (host compiler); a hit takes
+// microseconds, so a program that builds the same kernels every run starts fast.
 //
-// Disk entries are <dir>/<key>.cubin, where <key> is a SHA-256 over everything that can change
-// the CUBIN. Each file carries its own payload hash; a torn or corrupt file is removed and
-// rebuilt, and an unusable directory costs one warning, never a failure.
+// Disk entries are <dir>/<key>.<extension> (.cubin, .hostlib), where <key> is a SHA-256 over
+// everything that can change the binary. Each file carries its own payload hash; a torn or
+// corrupt file is removed and rebuilt, and an unusable directory costs one warning, never a
+// failure. The machinery is one generic get(key, kind, build); NVRTC and the host compiler are
+// two builders on top of it.
 #pragma once
 
+#include "runtime/host_compiler.hpp"
 #include "runtime/nvrtc_compiler.hpp"
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace loom {
 
+/// What a builder produces and the cache stores: the binary and the compiler's log.
+struct CacheArtifact {
+    std::string payload; ///< the binary (CUBIN, shared library)
+    std::string log;     ///< the compiler's log from the build that made it (kept on disk too)
+};
+
+/// A binary from the cache, with where it came from.
+struct CachedArtifact {
+    enum Source { Memory, Disk, Compiled };
+    std::string payload;
+    std::string log;
+    Source source = Compiled;
+    std::string key; ///< 64 hex digits; the disk entry is <directory>/<key>.<extension>
+};
+
 /// A CUBIN from the cache, with where it came from.
 struct CachedCubin {
-    enum Source { Memory, Disk, Compiled };
+    using Source = CachedArtifact::Source;
+    static constexpr Source Memory = CachedArtifact::Memory;
+    static constexpr Source Disk = CachedArtifact::Disk;
+    static constexpr Source Compiled = CachedArtifact::Compiled;
     std::string cubin; ///< the CUBIN image (binary)
     std::string log;   ///< NVRTC's log from the compile that made it (kept on disk too)
     Source source = Compiled;
     std::string key;   ///< 64 hex digits; the disk entry is <directory>/<key>.cubin
 };
+
+/// How one kind of binary is stored on disk: <directory>/<key>.<extension>, its header tagged
+/// with `magic` (exactly 9 characters), so a file of one kind is never read as another.
+struct CacheEntryKind {
+    std::string_view extension;
+    std::string_view magic;
+};
+inline constexpr CacheEntryKind cubin_entries{"cubin", "LOOMCUBIN"};
+inline constexpr CacheEntryKind host_library_entries{"hostlib", "LOOMHOSTL"};
 
 /// Counters since construction (or reset_stats()), for tests and benchmarks.
 struct CompileCacheStats {
@@ -38,7 +71,7 @@ struct CompileCacheStats {
 
 class CompileCache {
 public:
-    /// Bump when the key recipe or the entry layout changes: old entries then simply miss.
+    /// Bump when a key recipe or the entry layout changes: old entries then simply miss.
     static constexpr std::uint32_t format_version = 1;
 
     /// Reads the environment now (so tests can set it per cache):
@@ -57,11 +90,30 @@ public:
     CachedCubin get(const std::string& source, const std::string& name,
                     const NvrtcOptions& options);
 
+    /// The shared library for a Target::CPU kernel `source` (defining `name` and `name`_entry),
+    /// built by the host compiler. Throws CompileError when the compiler rejects the source and
+    /// UserError naming LOOM_CXX when it cannot be run (also from the key: see host_key).
+    CachedArtifact get_host(const std::string& source, const std::string& name,
+                            const HostCompilerOptions& options);
+
+    /// The generic lookup under both: the memory map, then <directory>/<key>.<kind.extension>,
+    /// then `build()`, whose result is stored in both. Concurrent requests for one key build
+    /// once; an exception from `build` reaches every waiter and nothing is cached.
+    CachedArtifact get(const std::string& key, const CacheEntryKind& kind,
+                       const std::function<CacheArtifact()>& build);
+
     /// The cache key: SHA-256 over the format version, name, source, full option list, arch,
     /// NVRTC version, every named header (name and contents) and the embedded templates, each
     /// length-prefixed so that no two different inputs hash the same bytes.
     std::string key(const std::string& source, const std::string& name,
                     const NvrtcOptions& options) const;
+
+    /// The key of a host library: SHA-256 over the format version, the target "host", name,
+    /// source, the complete compiler command line, the compiler's identity (the first line of
+    /// `<compiler> --version`) and the CPU's (-march=native depends on it). Runs the compiler
+    /// once per process for its identity; throws UserError naming LOOM_CXX if that fails.
+    std::string host_key(const std::string& source, const std::string& name,
+                         const HostCompilerOptions& options) const;
 
     /// Drops the in-memory map, so the next get() goes to disk.
     void clear_memory();
@@ -76,22 +128,21 @@ public:
     const std::string& directory() const { return directory_; }
     /// <directory>/<key>.cubin
     std::string entry_path(const std::string& key) const;
+    /// <directory>/<key>.<extension>
+    std::string entry_path(const std::string& key, std::string_view extension) const;
 
     /// The "unusable cache directory" warning is printed once per process; tests re-arm it.
     static void reset_warning_for_testing();
 
 private:
-    struct Entry {
-        std::string cubin, log;
-    };
+    using Entry = CacheArtifact;
     struct Slot; // an entry being made or made: waiters share its future
 
-    std::shared_ptr<const Entry> load_or_compile(const std::string& key, const std::string& source,
-                                                 const std::string& name,
-                                                 const NvrtcOptions& options,
-                                                 CachedCubin::Source& source_out);
-    std::shared_ptr<const Entry> read_entry(const std::string& key);
-    void write_entry(const std::string& key, const Entry& entry);
+    std::shared_ptr<const Entry> load_or_build(const std::string& key, const CacheEntryKind& kind,
+                                               const std::function<CacheArtifact()>& build,
+                                               CachedArtifact::Source& source_out);
+    std::shared_ptr<const Entry> read_entry(const std::string& key, const CacheEntryKind& kind);
+    void write_entry(const std::string& key, const CacheEntryKind& kind, const Entry& entry);
     void disable_disk(const std::string& reason);
 
     std::string directory_;

@@ -3,22 +3,27 @@
 #include "runtime/compile_cache.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/errors.hpp"
+#include "runtime/host_compiler.hpp"
+#include "runtime/host_library.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 namespace loom {
 
-/// The loaded module, shared by copies of a KernelFunction and unloaded with the last of them.
+/// The loaded module (a CUBIN in the driver, or a host shared library), shared by copies of a
+/// KernelFunction and unloaded with the last of them.
 struct KernelFunction::Module {
     int device = 0;
     CUmodule module = nullptr;
     CUfunction function = nullptr;
+    std::shared_ptr<const HostLibrary> library; ///< host kernels; dlclose'd with the last holder
     std::string log;
     ~Module() {
         if (module && cuda_available()) {
@@ -52,19 +57,25 @@ const char* kind_of(const Arg& a) {
 
 /// Checks one array against the field the kernel was generated for.
 void check_field(const KernelSpec& k, const FieldSpec& f, const ArrayRef& a, int device) {
+    const bool host = k.backend == Backend::Host;
     if (a.strides.size() != a.shape.size())
         arg_error(k, fmt::format("argument '{}' has {} strides for {} axes; an array needs one "
                                  "stride per axis", f.name, a.strides.size(), a.shape.size()));
     auto fail = [&](const std::string& why) {
         arg_error(k, fmt::format("argument '{}' ({}): {}", f.name, a.describe(), why));
     };
-    if (!a.is_device_memory)
+    if (host && a.is_device_memory)
+        arg_error(k, fmt::format("argument '{}' is device memory ({}), but this kernel runs on the "
+                                 "CPU (Target::CPU); copy it to the host first, e.g. "
+                                 "HostArray<T>::from_vector(array.to_host(), array.shape()), or "
+                                 "generate the kernel for Target::CUDA", f.name, a.describe()));
+    if (!host && !a.is_device_memory)
         fail("is host memory, but the kernel runs on the GPU; copy it with "
              "DeviceArray<T>::from_host(...) first");
-    if (a.device != device)
+    if (!host && a.device != device)
         fail(fmt::format("lives on device {}, but the kernel was loaded on device {}; move the "
                          "array or compile the kernel for that device", a.device, device));
-    if (a.ptr == 0 && a.size() > 0) fail("has a null device pointer");
+    if (a.ptr == 0 && a.size() > 0) fail(host ? "has a null pointer" : "has a null device pointer");
     if (a.dtype != f.dtype)
         fail(fmt::format("has element type {}, but field {} is {}; pass a {} array",
                          dtype_name(a.dtype), f.name, dtype_name(f.dtype), dtype_name(f.dtype)));
@@ -128,8 +139,22 @@ std::uint64_t slot_of(DType t, double fv, std::int64_t iv, bool is_float) {
 } // namespace
 
 namespace {
+/// Compiles (through the cache) with the host compiler and dlopens the library. Touches no
+/// CUDA: this works on machines without a GPU.
+std::shared_ptr<KernelFunction::Module> load_host(const KernelSpec& spec) {
+    HostCompilerOptions options = HostCompilerOptions::from_environment();
+    options.fast_math = spec.fast_math;
+    CompileCache& cache = CompileCache::global();
+    CachedArtifact lib = cache.get_host(spec.source, spec.name, options);
+    auto m = std::make_shared<KernelFunction::Module>();
+    m->log = lib.log;
+    m->library = HostLibrary::load(lib, cache, spec.name, spec.source,
+                                   fmt::format("{}", fmt::join(options.command(spec.name), " ")));
+    return m;
+}
+
 /// Compiles (through the cache) for the device's architecture and loads the module.
-std::shared_ptr<KernelFunction::Module> load(const KernelSpec& spec, int device) {
+std::shared_ptr<KernelFunction::Module> load_cuda(const KernelSpec& spec, int device) {
     Context& ctx = Context::current(device);
     NvrtcOptions options;
     options.arch = ctx.properties().compute_capability();
@@ -154,11 +179,20 @@ std::shared_ptr<KernelFunction::Module> load(const KernelSpec& spec, int device)
                           shared, spec.name));
     return m;
 }
+
+std::shared_ptr<KernelFunction::Module> load(const KernelSpec& spec, int device) {
+    return spec.backend == Backend::Host ? load_host(spec) : load_cuda(spec, device);
+}
 } // namespace
 
 KernelFunction::KernelFunction(KernelSpec spec, int device)
     : spec_(std::make_shared<const KernelSpec>(std::move(spec))), names_(argument_names(*spec_)) {
+    if (spec_->wide && spec_->wide->backend != spec_->backend)
+        throw UserError(fmt::format("kernel '{}': its int64 variant (KernelSpec::wide) has another "
+                                    "backend; both variants must run on the same target",
+                                    spec_->name));
     module_ = load(*spec_, device);
+    if (spec_->backend == Backend::Host) return; // no launch grid: block_size stays unset
     if (!spec_->launch.manual) {
         Dim3 b = spec_->launch.default_block;
         block_size = LaunchSize(b[0], b[1], b[2]);
@@ -171,6 +205,17 @@ CUfunction KernelFunction::handle() const { return module_->function; }
 
 KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
     const KernelSpec& k = *spec_;
+    const bool host = k.backend == Backend::Host;
+    if (host && (block_size.is_set() || num_blocks.is_set())) {
+        std::string set;
+        if (block_size.is_set()) set = "block_size = " + dims(block_size.dims());
+        if (num_blocks.is_set())
+            set += (set.empty() ? "num_blocks = " : " and num_blocks = ") + dims(num_blocks.dims());
+        arg_error(k, fmt::format("block_size and num_blocks have no meaning on the CPU target "
+                                 "(Target::CPU): the generated loops cover the iteration space "
+                                 "and OpenMP spreads them over the cores. Found {}; unset them "
+                                 "with k.block_size.reset() and k.num_blocks.reset()", set));
+    }
     const std::vector<std::string>& names = names_;
     std::vector<const Arg*> bound(names.size(), nullptr);
 
@@ -221,6 +266,7 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
     Prepared p;
     p.spec = spec_.get();
     p.function = module_->function;
+    if (host) p.entry = module_->library->entry();
     if (k.index_type == DType::Int32) {
         for (std::size_t i = 0; i < arrays.size(); ++i) {
             std::int64_t span = 0;
@@ -236,6 +282,7 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
             if (!wide_module_) wide_module_ = load(*k.wide, device);
             p.spec = k.wide.get();
             p.function = wide_module_->function;
+            if (host) p.entry = wide_module_->library->entry();
             break;
         }
     }
@@ -287,6 +334,7 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
         p.storage.push_back(slot);
     }
     for (auto& s : p.storage) p.pointers.push_back(&s);
+    if (host) return p; // the loops cover the iteration space: no grid
 
     // Launch grid: inferred from the arrays unless set.
     const LaunchSpec& L = ks.launch;
@@ -335,6 +383,15 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
 }
 
 void KernelFunction::operator()(const Args& arguments, CUstream stream) {
+    if (spec_->backend == Backend::Host) {
+        if (stream)
+            arg_error(*spec_, "runs on the CPU (Target::CPU) and synchronously, so it takes no "
+                              "CUDA stream; call it without one");
+        Prepared p = prepare(arguments);
+        last_block_ = last_grid_ = Dim3{};
+        p.entry(p.pointers.data());
+        return;
+    }
     Context::current(module_->device);
     Prepared p = prepare(arguments);
     last_block_ = p.block;
@@ -355,10 +412,28 @@ void KernelFunction::operator()(const Args& arguments, CUstream stream) {
     }
 }
 
-void KernelFunction::synchronize() const { Context::get(module_->device).synchronize(); }
+void KernelFunction::synchronize() const {
+    if (spec_->backend == Backend::Host) return; // every call has finished when it returns
+    Context::get(module_->device).synchronize();
+}
 
 double KernelFunction::benchmark(const Args& arguments, int runs) {
     if (runs < 1) throw UserError("benchmark: runs must be at least 1");
+    if (spec_->backend == Backend::Host) {
+        // Validate once, then time the kernel alone: a call is synchronous, so the clock around
+        // it measures the kernel (and OpenMP's fork and join), not the argument checks.
+        (*this)(arguments); // warm-up, and errors surface before timing
+        Prepared p = prepare(arguments);
+        std::vector<double> times(runs);
+        for (auto& t : times) {
+            auto start = std::chrono::steady_clock::now();
+            p.entry(p.pointers.data());
+            t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+        }
+        std::sort(times.begin(), times.end());
+        return times[times.size() / 2];
+    }
     Context::current(module_->device);
     Driver& d = driver();
     (*this)(arguments); // warm-up (and validation, so errors surface before timing)

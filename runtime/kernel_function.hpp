@@ -1,12 +1,19 @@
-// KernelFunction: a compiled, loaded kernel you call on device arrays.
+// KernelFunction: a compiled, loaded kernel you call on arrays. One interface, two backends:
 //
-//   KernelFunction k = kernel.compile();
+//   KernelFunction k = kernel.compile();  // Target::CUDA: NVRTC, the driver, device arrays
 //   k(args("src", a, "dst", b));          // grid inferred from the arrays
 //   k.block_size = {128, 2, 1};           // takes effect on the next call
 //   k.num_blocks = {64, 1024, 1};         // manual grid (must cover what you want computed)
+//
+//   KernelFunction c = cpu_kernel.compile(); // Target::CPU: $LOOM_CXX, dlopen, host arrays
+//   c(args("src", h, "dst", g));             // runs on this thread and OpenMP's, synchronously
+//
+// Arguments are validated the same way on both; a CPU kernel takes host memory only and has no
+// block_size or num_blocks (setting one is an error at the next call).
 #pragma once
 
 #include "runtime/device_array.hpp"
+#include "runtime/host_array.hpp"
 #include "runtime/kernel_spec.hpp"
 
 #include <cstdint>
@@ -18,7 +25,8 @@
 
 namespace loom {
 
-/// An argument: an array (DeviceArray, DeviceView, a DLPack import, any ArrayRef) or a number.
+/// An argument: an array (DeviceArray, DeviceView, HostArray, HostView, a DLPack import, any
+/// ArrayRef) or a number.
 using Arg = std::variant<ArrayRef, double, std::int64_t>;
 
 /// Arguments by name, by position, or both (positional first, in the kernel's order: fields, then
@@ -74,29 +82,37 @@ struct LaunchSize {
 
 class KernelFunction {
 public:
-    /// Compiles (through the cache) for the current device and loads the module.
+    /// Compiles (through the cache) and loads the kernel: for Backend::Cuda with NVRTC for the
+    /// device's architecture; for Backend::Host with the host compiler, then dlopen (`device` is
+    /// ignored and no CUDA driver is touched).
     explicit KernelFunction(KernelSpec spec, int device = 0);
 
-    /// Validates the arguments, sizes the grid and launches asynchronously on `stream`.
+    /// Validates the arguments, sizes the grid and launches asynchronously on `stream`. A host
+    /// kernel runs synchronously and takes no stream (passing one is a UserError).
     void operator()(const Args& arguments, CUstream stream = nullptr);
-    /// Waits for every launch on the device.
+    /// Waits for every launch on the device (nothing to wait for on the host).
     void synchronize() const;
-    /// Median time in ms of `runs` launches (CUDA events), after a warm-up launch.
+    /// Median time in ms of `runs` launches (CUDA events; std::chrono around each call of a host
+    /// kernel, whose arguments are validated once), after a warm-up launch.
     double benchmark(const Args& arguments, int runs = 20);
 
-    /// Threads per block. Starts at the kernel's default (unset for manual grids); a change
-    /// takes effect on the next call. While it equals the default it is trimmed for small
-    /// arrays; any other value is used as it is.
+    /// Threads per block. Starts at the kernel's default (unset for manual grids and host
+    /// kernels); a change takes effect on the next call. While it equals the default it is
+    /// trimmed for small arrays; any other value is used as it is. A host kernel refuses it.
     LaunchSize block_size;
     /// Blocks in the grid. Unset means "inferred from the arrays"; manual grids must set it.
+    /// A host kernel refuses it.
     LaunchSize num_blocks;
 
-    /// The block and grid of the last launch.
+    /// The block and grid of the last launch (zeros for host kernels).
     Dim3 last_block() const { return last_block_; }
     Dim3 last_grid() const { return last_grid_; }
     const KernelSpec& spec() const { return *spec_; }
-    /// The NVRTC log of the compile that produced the module (may hold warnings).
+    Backend backend() const { return spec_->backend; }
+    /// The compiler's log (NVRTC or the host compiler) from the build that produced the loaded
+    /// binary (may hold warnings).
     const std::string& compile_log() const;
+    /// The CUDA function; null for host kernels.
     CUfunction handle() const;
 
     struct Module; ///< a loaded module (shared by copies, unloaded with the last)
@@ -105,6 +121,7 @@ private:
     struct Prepared {
         const KernelSpec* spec = nullptr; ///< the variant that launches (int32 or int64)
         CUfunction function = nullptr;
+        void (*entry)(void* const*) = nullptr; ///< host kernels: <name>_entry
         std::vector<std::uint64_t> storage; ///< one 8-byte slot per parameter
         std::vector<void*> pointers;
         Dim3 block{}, grid{};

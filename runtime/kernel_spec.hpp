@@ -16,6 +16,10 @@ namespace loom {
 
 using Dim3 = std::array<std::int64_t, 3>;
 
+/// Where a kernel runs: CUDA (NVRTC, a CUBIN launched through the driver) or Host (the host
+/// compiler, a shared library called on host memory; Target::CPU).
+enum class Backend : std::uint8_t { Cuda, Host };
+
 /// One field argument: what the generated code assumes about the array passed for it.
 struct FieldSpec {
     std::string name;
@@ -48,6 +52,7 @@ struct ScalarValue {
     double f = 0.0;
 };
 
+/// The launch grid of a CUDA kernel (Backend::Host ignores it: its loops cover the space).
 struct LaunchSpec {
     bool manual = false;
     std::string manual_reason;
@@ -67,7 +72,11 @@ struct LaunchSpec {
 
 struct KernelSpec {
     std::string name;
+    /// CUDA source, or for Backend::Host C++ defining extern "C" void <name>(...) and
+    /// extern "C" void <name>_entry(void* const* args), which reads parameter i from the 8-byte
+    /// slot args[i] points to (pointers as uint64 addresses, numbers at the start of the slot).
     std::string source;
+    Backend backend = Backend::Cuda;
     std::vector<FieldSpec> fields;
     std::vector<ParamSpec> params;
     LaunchSpec launch;

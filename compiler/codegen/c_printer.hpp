@@ -1,15 +1,17 @@
 // The C-family printer base shared by the code generators: unique readable names, C literals,
-// math functions per type, loads, stores, declarations, guards and loops. A target printer
-// (CUDA today, C++ for the CPU target next) supplies type names, thread indices, special float
-// literals and the function signature.
+// math functions per type, loads, stores, declarations, guards and loops, the header comment and
+// the grouped signature. A target printer (CUDA, C++ for the CPU) supplies type names, thread
+// indices, special float literals, loop pragmas and the function qualifiers.
 #pragma once
 
 #include "compiler/ir/printer.hpp"
 #include "compiler/lower.hpp"
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 
 namespace loom {
 
@@ -22,6 +24,17 @@ public:
     std::string print_stmt(const Stmt& s, int indent);
 
 protected:
+    /// The comment block at the top of every generated file: loom version, kernel and
+    /// `target_label`, options, iteration space, fields, launch description.
+    std::string header(std::string_view target_label) const;
+    /// `qualifiers void name(...)` with one line per parameter group (pointers, sizes, strides,
+    /// scalars); fills KernelParam::c_type: `[const ]T* __restrict__` or `const T`.
+    std::string signature(std::string_view qualifiers);
+    /// The parameters, each rendered by `item(param, position)`, one line per group, the lines
+    /// joined by `separator` (the signature's layout, shared by the C++ entry point).
+    std::string grouped_params(const std::function<std::string(KernelParam&, std::size_t)>& item,
+                               std::string_view separator);
+
     /// A unique, valid identifier close to `hint` (a suffix _1, _2, ... when taken).
     std::string unique_name(const std::string& hint);
     std::string name_of(const void* key, const std::string& hint);
@@ -33,6 +46,12 @@ protected:
     /// The math function's name for arguments of type t (sqrtf / sqrt, ...).
     virtual std::string math_name(MathFn fn, ScalarType t);
     virtual std::string min_max_name(BinaryOp op, ScalarType t);
+    /// A pragma line (without indentation) to print above `loop`, or "" for none.
+    virtual std::string loop_pragma(const ir::ForNode* loop);
+    /// One parameter as declared in the signature; c_type and name are set.
+    virtual std::string param_declaration(const KernelParam& p);
+    /// Printed before `const T name = value;` (an attribute), or "".
+    virtual std::string declaration_prefix(const ir::VarNode* var);
 
     std::string var_name(const ir::VarNode* v) override;
     std::string literal(const ir::ConstNode* c) override;

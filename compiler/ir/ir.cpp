@@ -80,6 +80,27 @@ std::string_view fn_name(MathFn fn) {
     return "?";
 }
 
+std::string_view for_kind_name(ForKind k) {
+    switch (k) {
+    case ForKind::Serial:
+        return "serial";
+    case ForKind::Parallel:
+        return "parallel";
+    case ForKind::Vectorized:
+        return "vectorized";
+    case ForKind::ParallelVectorized:
+        return "parallel, vectorized";
+    }
+    return "?";
+}
+
+bool is_parallel(ForKind k) {
+    return k == ForKind::Parallel || k == ForKind::ParallelVectorized;
+}
+bool is_vectorized(ForKind k) {
+    return k == ForKind::Vectorized || k == ForKind::ParallelVectorized;
+}
+
 int fn_arity(MathFn fn) {
     if (fn == MathFn::Pow)
         return 2;
@@ -274,7 +295,7 @@ Stmt BlockNode::make(std::vector<Stmt> stmts) {
     return Stmt(std::make_shared<BlockNode>(std::move(stmts)));
 }
 
-Stmt ForNode::make(Expr var, Expr start, Expr stop, Expr step, Stmt body, int axis) {
+Stmt ForNode::make(Expr var, Expr start, Expr stop, Expr step, Stmt body, int axis, ForKind kind) {
     require(var.is<VarNode>(), "For", "loop variable is not a Var");
     for (auto* e : {&start, &stop, &step}) {
         require_defined(*e, "For");
@@ -282,7 +303,7 @@ Stmt ForNode::make(Expr var, Expr start, Expr stop, Expr step, Stmt body, int ax
     }
     require(body.defined(), "For", "no body");
     return Stmt(std::make_shared<ForNode>(std::move(var), std::move(start), std::move(stop),
-                                          std::move(step), std::move(body), axis));
+                                          std::move(step), std::move(body), axis, kind));
 }
 
 Stmt IfThenNode::make(Expr cond, Stmt then_case) {

@@ -110,9 +110,17 @@ enum class MathFn : std::uint8_t {
     Sqrt, Rsqrt, Exp, Log, Pow, Sin, Cos, Tan, Tanh, Erf, Abs, Floor, Ceil, Fma
 };
 
+/// How a loop runs. Parallel: its iterations are spread over threads (OpenMP `parallel for`);
+/// Vectorized: its iterations are independent, so the compiler may run them in SIMD lanes
+/// (`omp simd`). Only the CPU target sets anything but Serial (map_to_cpu).
+enum class ForKind : std::uint8_t { Serial, Parallel, Vectorized, ParallelVectorized };
+
 std::string_view op_name(UnaryOp op);   // "-", "!"
 std::string_view op_name(BinaryOp op);  // "+", "<=", "min", ...
 std::string_view fn_name(MathFn fn);    // "sqrt", ...
+std::string_view for_kind_name(ForKind k); // "serial", "parallel", "vectorized", ...
+bool is_parallel(ForKind k);
+bool is_vectorized(ForKind k);
 int fn_arity(MathFn fn);
 bool is_comparison(BinaryOp op);
 bool is_logical(BinaryOp op);
@@ -277,16 +285,19 @@ struct BlockNode : StmtNode {
     static Stmt make(std::vector<Stmt> stmts);
 };
 
-/// for (var = start; var < stop; var += step) body. `axis` is the spatial axis it walks.
+/// for (var = start; var < stop; var += step) body. `axis` is the spatial axis it walks (-1 for
+/// a helper loop such as the cells of one GPU thread); `kind` says how the CPU target runs it.
 struct ForNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::For;
-    ForNode(Expr v, Expr a, Expr o, Expr s, Stmt b, int ax)
+    ForNode(Expr v, Expr a, Expr o, Expr s, Stmt b, int ax, ForKind k)
         : StmtNode(static_kind), var(std::move(v)), start(std::move(a)), stop(std::move(o)),
-          step(std::move(s)), body(std::move(b)), axis(ax) {}
+          step(std::move(s)), body(std::move(b)), axis(ax), kind(k) {}
     const Expr var, start, stop, step;
     const Stmt body;
     const int axis;
-    static Stmt make(Expr var, Expr start, Expr stop, Expr step, Stmt body, int axis);
+    const ForKind kind;
+    static Stmt make(Expr var, Expr start, Expr stop, Expr step, Stmt body, int axis,
+                     ForKind kind = ForKind::Serial);
 };
 
 struct IfThenNode : StmtNode {

@@ -144,8 +144,12 @@ public:
             break;
         case StmtKind::For: {
             auto n = s.as<ForNode>();
-            out += fmt::format("{}for {} in [{}, {}) step {}:  # axis {}\n", pad, p.print(n->var),
-                               p.print(n->start), p.print(n->stop), p.print(n->step), n->axis);
+            // Serial loops print no kind, so the GPU pipeline's notation is unchanged.
+            std::string kind =
+                n->kind == ForKind::Serial ? "" : ", " + std::string(for_kind_name(n->kind));
+            out += fmt::format("{}for {} in [{}, {}) step {}:  # axis {}{}\n", pad,
+                               p.print(n->var), p.print(n->start), p.print(n->stop),
+                               p.print(n->step), n->axis, kind);
             print(n->body, indent + 1);
             break;
         }

@@ -77,6 +77,22 @@ private:
                 fail(fmt::format("has block_size ({}) = {} threads; a block holds at most 1024 "
                                  "threads", fmt::join(b, ", "), n));
         }
+        // GPU-only options (block_size, cells_per_thread, manual_launch_grid) are ignored on the
+        // CPU target, so that one config switches targets by changing `target` alone: the CPU
+        // loops cover the whole iteration space. KernelFunction refuses block_size and
+        // num_blocks at call time, where setting them would be a request it cannot honour.
+        if (cfg_.target == Target::CPU) {
+            // The kernel is an exported C symbol next to <math.h> and <stdlib.h>.
+            static const std::set<std::string> libc = {
+                "abs", "div", "exp", "log", "pow", "sqrt", "sin", "cos", "tan", "tanh", "erf",
+                "floor", "ceil", "fabs", "fma", "fmin", "fmax", "fmod", "free", "malloc", "calloc",
+                "realloc", "exit", "abort", "rand", "atoi", "atof", "qsort", "labs", "llabs",
+                "expf", "logf", "sqrtf", "sinf", "cosf", "round", "trunc", "main"};
+            if (libc.count(cfg_.name))
+                fail(fmt::format("is named like the C library function '{}', which the CPU "
+                                 "target's source includes; choose another name, e.g. '{}_kernel'",
+                                 cfg_.name, cfg_.name));
+        }
         if (cfg_.cells_per_thread < 0 || cfg_.cells_per_thread > 64)
             fail(fmt::format("has cells_per_thread = {}; use 1 to 64, or 0 to let loom choose",
                              cfg_.cells_per_thread));
@@ -359,6 +375,9 @@ private:
             }
             check_slice_reach(d, sd, s);
         }
+        // A CPU kernel runs every axis as a loop, whose bounds may use outer counters freely;
+        // only the GPU needs the grid up front and maps at most three axes onto threads.
+        if (cfg_.target != Target::CUDA) return;
         if (a_.bounds_depend_on_counters && D > 3)
             fail(fmt::format("has the slice {} whose bounds depend on another counter in a {}D "
                              "kernel; counter-dependent bounds are supported up to 3D, because the "

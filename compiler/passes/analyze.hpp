@@ -1,5 +1,5 @@
-// Analysis before translation: rejects kernels that would be wrong on a GPU, with a message that
-// names the field, the offsets and the fix, and collects what later passes need.
+// Analysis before translation: rejects kernels that would be wrong on the target, with a message
+// that names the field, the offsets and the fix, and collects what later passes need.
 #pragma once
 
 #include "compiler/ir/ir.hpp"

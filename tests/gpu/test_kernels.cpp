@@ -15,6 +15,7 @@ namespace loom {
 namespace {
 
 using namespace loom::gpu_test;
+using gpu_test::HostArray; // the test helper, not loom::HostArray
 
 // ---- The golden kernels -----------------------------------------------------------------------
 

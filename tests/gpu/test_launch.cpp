@@ -18,6 +18,7 @@ namespace loom {
 namespace {
 
 using namespace loom::gpu_test;
+using gpu_test::HostArray; // the test helper, not loom::HostArray
 
 /// Destroys a stream at scope exit.
 struct StreamGuard {

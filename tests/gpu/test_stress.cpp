@@ -19,6 +19,7 @@ namespace loom {
 namespace {
 
 using namespace loom::gpu_test;
+using gpu_test::HostArray; // the test helper, not loom::HostArray
 
 TEST(GpuStress, EightThreadsCompileAndLaunchConcurrently) {
     LOOM_REQUIRE_GPU();

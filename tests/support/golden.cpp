@@ -18,8 +18,9 @@ std::vector<std::string> lines_of(const std::string& s) {
 }
 } // namespace
 
-void expect_matches_golden(const std::string& name, const std::string& text) {
-    std::string path = std::string(LOOM_SOURCE_DIR) + "/tests/golden/expected/" + name + ".cu";
+void expect_matches_golden(const std::string& name, const std::string& text,
+                           const std::string& extension) {
+    std::string path = std::string(LOOM_SOURCE_DIR) + "/tests/golden/expected/" + name + extension;
     const char* update = std::getenv("UPDATE_GOLDEN");
     if (update && std::string(update) == "1") {
         std::ofstream(path) << text;

@@ -1,0 +1,147 @@
+#include "compiler/codegen/cpp_printer.hpp"
+
+#include "compiler/codegen/c_printer.hpp"
+#include "compiler/ir/visitor.hpp"
+#include "runtime/errors.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <set>
+#include <utility>
+
+namespace loom {
+using namespace ir;
+
+std::string cpp_type_name(ScalarType t) {
+    switch (t) {
+    case ScalarType::Bool: return "bool";
+    case ScalarType::Int32: return "int32_t";
+    case ScalarType::Int64: return "int64_t";
+    case ScalarType::Float16: return "_Float16"; // GCC and Clang spellings; the frontend rejects
+    case ScalarType::BFloat16: return "__bf16";  // both types before printing
+    case ScalarType::Float32: return "float";
+    case ScalarType::Float64: return "double";
+    }
+    return "?";
+}
+
+namespace {
+
+/// The variables an IR tree reads (a Declare's own variable is not a read).
+struct ReadVariables : IRVisitor {
+    std::set<const VarNode*> read;
+    void visit_Var(const VarNode* v) override { read.insert(v); }
+    void visit_Declare(const DeclareNode* n) override { visit(n->value); }
+};
+
+class CppPrinter : public CFamilyPrinter {
+public:
+    using CFamilyPrinter::CFamilyPrinter;
+
+    std::string kernel_source() {
+        ReadVariables reads;
+        reads.visit(kernel_.body);
+        read_ = std::move(reads.read);
+        // The body first: it names the locals and tells which helpers are used.
+        std::string body = print_stmt(kernel_.body, 1);
+        return header("CPU, C++ with OpenMP") + prelude() + signature("extern \"C\"") + "{\n" +
+               body + "}\n\n" + entry();
+    }
+
+protected:
+    std::string type_name_of(ScalarType t) override { return cpp_type_name(t); }
+
+    std::string special_float(double v, ScalarType t) override {
+        const bool f32 = t == ScalarType::Float32;
+        if (std::isnan(v)) return f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+        std::string inf = f32 ? "__builtin_inff()" : "__builtin_inf()";
+        return v > 0 ? inf : "-" + inf;
+    }
+
+    Text thread_index(const ThreadIndexNode*) override {
+        throw InternalError("a thread index reached the C++ printer; the CPU target keeps its "
+                            "loops (map_to_cpu), it does not run map_to_gpu");
+    }
+
+    Text call(const CallNode* c) override {
+        // C has no rsqrt.
+        if (c->fn == MathFn::Rsqrt) {
+            const bool f32 = c->type == ScalarType::Float32;
+            return {fmt::format("({} / {}({}))", f32 ? "1.0f" : "1.0", f32 ? "sqrtf" : "sqrt",
+                                print(c->args[0])),
+                    kPrimary};
+        }
+        return CFamilyPrinter::call(c);
+    }
+
+    std::string min_max_name(BinaryOp op, ScalarType t) override {
+        if (is_float(t)) return CFamilyPrinter::min_max_name(op, t);
+        helpers_.insert({op, t}); // C has no integer min and max: the prelude defines them
+        return op == BinaryOp::Min ? "loom_min" : "loom_max";
+    }
+
+    std::string loop_pragma(const ForNode* f) override {
+        switch (f->kind) {
+        case ForKind::Serial: return "";
+        case ForKind::Parallel: return "#pragma omp parallel for";
+        case ForKind::Vectorized: return "#pragma omp simd";
+        case ForKind::ParallelVectorized: return "#pragma omp parallel for simd";
+        }
+        return "";
+    }
+
+    // A literal slice may leave a size unread, a DSL subexpression may go unused: say so rather
+    // than have the host compiler warn (-Wunused-parameter, -Wunused-variable).
+    std::string param_declaration(const KernelParam& p) override {
+        bool unread = p.var.defined() && !read_.count(p.var.as<VarNode>());
+        return (unread ? "[[maybe_unused]] " : "") + CFamilyPrinter::param_declaration(p);
+    }
+    std::string declaration_prefix(const VarNode* v) override {
+        return read_.count(v) ? "" : "[[maybe_unused]] ";
+    }
+
+private:
+    std::string prelude() const {
+        std::string out = "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n\n";
+        for (auto [op, t] : helpers_) {
+            std::string type = cpp_type_name(t);
+            const bool min = op == BinaryOp::Min;
+            out += fmt::format(
+                "static inline {0} loom_{1}({0} a, {0} b) {{ return a {2} b ? a : b; }}\n", type,
+                min ? "min" : "max", min ? "<" : ">");
+        }
+        return helpers_.empty() ? out : out + "\n";
+    }
+
+    /// `<name>_entry(void* const* args)`: unpacks each parameter from its slot, calls the kernel.
+    std::string entry() {
+        const std::string args = kernel_.name == "args" ? "args_" : "args"; // not the callee's name
+        std::string unpacked = grouped_params(
+            [&](KernelParam& p, std::size_t i) {
+                if (p.role == ParamRole::FieldPointer)
+                    return fmt::format("*({}{}* const*) {}[{}]", p.read_only ? "const " : "",
+                                       cpp_type_name(p.type), args, i);
+                return fmt::format("*(const {}*) {}[{}]", cpp_type_name(p.type), args, i);
+            },
+            ",\n        ");
+        return fmt::format(
+            "// The runtime's entry point: args[i] points to the 8-byte slot of parameter i.\n"
+            "extern \"C\" void {0}_entry(void* const* {1})\n"
+            "{{\n"
+            "    {0}(\n"
+            "        {2});\n"
+            "}}\n",
+            kernel_.name, args, unpacked);
+    }
+
+    std::set<std::pair<BinaryOp, ScalarType>> helpers_;
+    std::set<const VarNode*> read_;
+};
+
+} // namespace
+
+void print_cpp(LoweredKernel& kernel) { kernel.source = CppPrinter(kernel).kernel_source(); }
+
+} // namespace loom

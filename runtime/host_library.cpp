@@ -1,0 +1,164 @@
+#include "runtime/host_library.hpp"
+
+#include "runtime/errors.hpp"
+#include "runtime/nvrtc_compiler.hpp" // numbered_source
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <unordered_map>
+
+namespace fs = std::filesystem;
+
+namespace loom {
+
+namespace {
+
+std::mutex registry_mutex;
+/// Loaded libraries by cache key: a second KernelFunction for the same kernel reuses the handle.
+std::unordered_map<std::string, std::weak_ptr<const HostLibrary>> registry;
+
+bool file_holds(const std::string& path, const std::string& bytes) {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in || std::size_t(in.tellg()) != bytes.size()) return false;
+    in.seekg(0);
+    std::string data(bytes.size(), '\0');
+    in.read(data.data(), std::streamsize(data.size()));
+    return in.gcount() == std::streamsize(bytes.size()) && data == bytes;
+}
+
+/// Writes `bytes` to a new file `<dir>/<prefix>XXXXXX.so`; returns its path, or "" with `error`.
+std::string write_unique(const std::string& dir, const std::string& prefix,
+                         const std::string& bytes, std::string& error) {
+    std::string path = (fs::path(dir) / (prefix + "XXXXXX.so")).string();
+    int fd = ::mkstemps(path.data(), 3);
+    if (fd < 0) {
+        error = fmt::format("cannot create a file in '{}': {}", dir, std::strerror(errno));
+        return "";
+    }
+    ::fchmod(fd, 0644);
+    std::size_t done = 0;
+    int err = 0;
+    while (done < bytes.size()) {
+        ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            err = n == 0 ? EIO : errno;
+            break;
+        }
+        done += std::size_t(n);
+    }
+    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err != 0) {
+        ::unlink(path.c_str());
+        error = fmt::format("cannot write '{}': {}", path, std::strerror(err));
+        return "";
+    }
+    return path;
+}
+
+/// Unloading a kernel must not unload its OpenMP runtime: the runtime's idle worker threads wait
+/// inside its code and crash when it goes. One more reference, never released (and NODELETE), to
+/// whichever runtime the library brought in keeps it for the life of the process; the kernel
+/// libraries themselves still unload.
+void pin_openmp_runtime() {
+    for (const char* runtime : {"libgomp.so.1", "libomp.so.5", "libomp.so", "libiomp5.so"})
+        ::dlopen(runtime, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE); // NULL when not loaded
+}
+
+std::string temp_directory() {
+    const char* t = std::getenv("TMPDIR");
+    return t && *t ? t : "/tmp";
+}
+
+} // namespace
+
+HostLibrary::~HostLibrary() {
+    if (handle_) ::dlclose(handle_);
+}
+
+std::shared_ptr<const HostLibrary> HostLibrary::load(const CachedArtifact& artifact,
+                                                     const CompileCache& cache,
+                                                     const std::string& name,
+                                                     const std::string& source,
+                                                     const std::string& command) {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    if (auto it = registry.find(artifact.key); it != registry.end())
+        if (auto alive = it->second.lock()) return alive;
+
+    auto fail = [&](const std::string& what, const std::string& log) {
+        return CompileError(fmt::format("the host compiler built kernel '{}', but {}.\n"
+                                        "loader: {}\n"
+                                        "command: {}\n"
+                                        "source:\n{}",
+                                        name, what, log, command, numbered_source(source)),
+                            log, command, numbered_source(source));
+    };
+
+    // Where to load from: the cache's <key>.so, (re)written atomically unless it already holds
+    // exactly the verified bytes; else a temp file, removed once loaded (the mapping stays).
+    std::string path, error;
+    bool temporary = false;
+    if (cache.disk_enabled()) {
+        std::string target = cache.entry_path(artifact.key, "so");
+        if (file_holds(target, artifact.payload)) {
+            path = target;
+        } else {
+            std::string tmp = write_unique(cache.directory(), "." + artifact.key + ".",
+                                           artifact.payload, error);
+            if (!tmp.empty() && std::rename(tmp.c_str(), target.c_str()) == 0) {
+                path = target;
+            } else if (!tmp.empty()) {
+                ::unlink(tmp.c_str());
+            }
+        }
+    }
+    if (path.empty()) {
+        path = write_unique(temp_directory(), "loom_" + artifact.key.substr(0, 16) + "_",
+                            artifact.payload, error);
+        if (path.empty())
+            throw UserError(fmt::format("cannot write the shared library of kernel '{}' for "
+                                        "loading: {}. Set TMPDIR (or LOOM_CACHE_DIR) to a "
+                                        "writable directory.",
+                                        name, error));
+        temporary = true;
+    }
+
+    auto lib = std::shared_ptr<HostLibrary>(new HostLibrary());
+    ::dlerror();
+    lib->handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    const char* open_error = lib->handle_ ? nullptr : ::dlerror();
+    if (temporary) ::unlink(path.c_str());
+    if (!lib->handle_)
+        throw fail("loading it with dlopen failed",
+                   open_error ? open_error : "dlopen failed without a message");
+    lib->path_ = temporary ? "" : path;
+    pin_openmp_runtime();
+
+    const std::string symbol = name + "_entry";
+    ::dlerror();
+    lib->entry_ = reinterpret_cast<HostEntry>(::dlsym(lib->handle_, symbol.c_str()));
+    if (!lib->entry_) {
+        const char* e = ::dlerror();
+        throw fail(fmt::format("it does not define the entry point extern \"C\" void {}(void* "
+                               "const* args)",
+                               symbol),
+                   e ? e : symbol + " is null");
+    }
+    for (auto it = registry.begin(); it != registry.end();) // forget unloaded libraries
+        it = it->second.expired() ? registry.erase(it) : std::next(it);
+    registry[artifact.key] = lib;
+    return lib;
+}
+
+} // namespace loom

@@ -1,0 +1,284 @@
+// Golden kernels for the CPU target: the generated C++ is diffed against
+// tests/golden/expected/*.cpp and compiled by the host compiler (`c++`) into a shared library
+// with -Wall -Wextra on every run; any diagnostic fails the test. UPDATE_GOLDEN=1 rewrites the
+// files. The kernels are those of test_golden.cpp, with Target::CPU.
+#include "tests/support/golden.hpp"
+
+#include <loom/loom.hpp>
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace {
+using namespace loom;
+namespace fs = std::filesystem;
+
+const char* const kHostFlags = "-O3 -march=native -fopenmp -shared -fPIC -std=c++17 -Wall -Wextra";
+
+bool host_compiler_available() { return std::system("command -v c++ >/dev/null 2>&1") == 0; }
+
+/// A scratch folder for this process, removed at exit.
+const fs::path& scratch_dir() {
+    static const fs::path dir = [] {
+        fs::path d = fs::temp_directory_path() / ("loom_golden_cpu_" + std::to_string(getpid()));
+        fs::create_directories(d);
+        std::atexit([] { std::error_code ec; fs::remove_all(scratch_dir(), ec); });
+        return d;
+    }();
+    return dir;
+}
+
+/// Compiles `source` with the host compiler into <scratch>/<name>.so; fails the test on any
+/// output (warnings included). Returns the library path, or "" if it did not build.
+std::string compile_with_host_compiler(const std::string& name, const std::string& source) {
+    fs::path src = scratch_dir() / (name + ".cpp"), lib = scratch_dir() / (name + ".so"),
+             log = scratch_dir() / (name + ".log");
+    std::ofstream(src) << source;
+    std::string cmd = "c++ " + std::string(kHostFlags) + " -o '" + lib.string() + "' '" +
+                      src.string() + "' > '" + log.string() + "' 2>&1";
+    int rc = std::system(cmd.c_str());
+    std::stringstream out;
+    out << std::ifstream(log).rdbuf();
+    EXPECT_EQ(rc, 0) << "c++ " << kHostFlags << " failed on " << name << ":\n" << out.str();
+    EXPECT_EQ(out.str(), "") << "c++ " << kHostFlags << " printed diagnostics for " << name
+                             << ":\n" << out.str();
+    return rc == 0 ? lib.string() : "";
+}
+
+void check(const std::string& name, const Kernel& k) {
+    loom::test::expect_matches_golden(name, k.source(), ".cpp");
+    if (!host_compiler_available()) {
+        GTEST_SKIP() << "no host compiler `c++` on PATH: compared with the golden file only";
+    }
+    compile_with_host_compiler(name, k.source());
+}
+
+KernelConfig cpu(KernelConfig c) {
+    c.target = Target::CPU;
+    return c;
+}
+
+/// The 3D stencil with all offsets in {-1, 0, 1}^3 whose |offset| sum is at most `max_l1`.
+Expr cube_stencil(const Field& src, int max_l1, double& coefficient) {
+    Expr sum;
+    for (int i = -1; i <= 1; ++i)
+        for (int j = -1; j <= 1; ++j)
+            for (int k = -1; k <= 1; ++k) {
+                if (std::abs(i) + std::abs(j) + std::abs(k) > max_l1) continue;
+                Expr term = coefficient * src[{i, j, k}];
+                coefficient += 0.125;
+                sum = sum.defined() ? sum + term : term;
+            }
+    return sum;
+}
+
+TEST(GoldenCpu, SeedScale3DFloat64) {
+    auto [f, g] = fields<2>("f, g: float64[3D]");
+    check("seed_scale_3d_f64",
+          create_kernel(Assignment(f.center(), 2 * g.center()), cpu({.name = "scale"})));
+}
+
+TEST(GoldenCpu, Jacobi2DFloat32) {
+    auto [src, dst] = fields<2>("src, dst: float32[2D]");
+    auto jacobi = Assignment(dst.center(),
+                             0.25 * (src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}]));
+    check("jacobi_2d_f32", create_kernel({jacobi}, cpu({.name = "jacobi"})));
+}
+
+TEST(GoldenCpu, SevenPoint3DFloat64) {
+    auto [src, dst] = fields<2>("src, dst: float64[3D]");
+    double c = 0.5;
+    check("seven_point_3d_f64",
+          create_kernel(Assignment(dst.center(), cube_stencil(src, 1, c)),
+                        cpu({.name = "seven_point", .index_type = ScalarType::Int64})));
+}
+
+TEST(GoldenCpu, TwentySevenPoint3DFloat32) {
+    auto [src, dst] = fields<2>("src, dst: float32[3D]");
+    double c = 0.5;
+    check("twenty_seven_point_3d_f32",
+          create_kernel(Assignment(dst.center(), cube_stencil(src, 3, c)),
+                        cpu({.name = "twenty_seven_point"})));
+}
+
+TEST(GoldenCpu, TriangleSliceNeedsNoManualGrid) {
+    // The seed's triangle [:, x:]: the inner loop starts at the outer counter.
+    using namespace loom::counters;
+    auto f = field("f: float64[2D]");
+    KernelConfig cfg{.name = "triangle", .iteration_slice = Slice{all(), from(x)}};
+    check("triangle_slice", create_kernel(Assignment(f(0), 1), cpu(cfg)));
+}
+
+TEST(GoldenCpu, VectorFieldMomentum) {
+    // m (AoS, zyxf) is the primary field: axis 0 is its fastest spatial axis, so it is innermost.
+    auto rho = field("rho: float64[2D]");
+    auto u = field("u(2): float64[2D]", Layout::SoA);
+    auto m = field("m(2): float64[2D]", Layout::AoS);
+    check("vector_momentum", create_kernel({Assignment(m.vec(), rho.center() * u.vec())},
+                                           cpu({.name = "momentum"})));
+}
+
+TEST(GoldenCpu, ScalarParametersAndSubexpressions) {
+    auto [src, dst] = fields<2>("src, dst: float32[2D]");
+    Expr alpha = param<float>("alpha"), dt = param<float>("dt");
+    AssignmentCollection ac;
+    Expr lap = ac.subexpression(
+        "lap", src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}] - 4 * src.center());
+    ac.add(Assignment(dst.center(), src.center() + alpha * dt * lap));
+    check("diffusion_params", create_kernel(ac, cpu({.name = "diffusion"})));
+}
+
+TEST(GoldenCpu, CommonSubexpressionsAcrossAssignments) {
+    auto [u, v, speed, dir] = fields<4>("u, v, speed, dir: float32[2D]");
+    Expr mag = sqrt(u.center() * u.center() + v.center() * v.center());
+    check("cse_speed", create_kernel({Assignment(speed.center(), mag),
+                                      Assignment(dir.center(), u.center() / (mag + 1e-6))},
+                                     cpu({.name = "speed"})));
+}
+
+TEST(GoldenCpu, FixedShapeInt32Index) {
+    auto [a, b] = fields<2>("a, b: float32[64, 128]");
+    KernelConfig cfg{.name = "fixed_diff", .index_type = ScalarType::Int32};
+    check("fixed_shape_i32",
+          create_kernel(Assignment(b.center(), a[{0, 1}] - a[{0, -1}]), cpu(cfg)));
+}
+
+TEST(GoldenCpu, OneDimensionalStridedSlice) {
+    auto [x, y] = fields<2>("x, y: float64[1D]");
+    KernelConfig cfg{.name = "every_other", .iteration_slice = Slice{range(1, -1, 2)}};
+    check("strided_1d", create_kernel(Assignment(y.center(), max(x[{-1}], x[{1}])), cpu(cfg)));
+}
+
+TEST(GoldenCpu, FourDimensions) {
+    auto [a, b] = fields<2>("a, b: float32[4D]");
+    check("four_d", create_kernel(Assignment(b.center(), a.center() * a.center()),
+                                  cpu({.name = "square4d"})));
+}
+
+TEST(GoldenCpu, MathSelectAndCounters) {
+    using namespace loom::counters;
+    auto [f, g] = fields<2>("f, g: float32[2D]");
+    Expr r = sqrt(cast<float>(x * x + y * y));
+    Expr v = select(r < 10.0, exp(-r) * g.center(), tanh(g.center()));
+    check("math_select",
+          create_kernel(Assignment(f.center(), v), cpu({.name = "radial", .fast_math = true})));
+}
+
+TEST(GoldenCpu, CppSpellingsOfRsqrtInfNanAndIntegerMinMax) {
+    // What C lacks and CUDA has: rsqrt, integer min/max (prelude helpers), inf and nan literals.
+    using namespace loom::counters;
+    auto [a, b] = fields<2>("a, b: float32[2D]");
+    auto [c, d] = fields<2>("c, d: float64[2D]");
+    auto i = field("i: int32[2D]");
+    auto j = field("j: int64[2D]");
+    AssignmentCollection ac;
+    ac.add(Assignment(b.center(), select(a.center() > 0.0, rsqrt(a.center()),
+                                         constant<float>(INFINITY))));
+    ac.add(Assignment(d.center(), select(c.center() > 0.0, rsqrt(c.center()),
+                                         select(c.center() < 0.0, constant<double>(-INFINITY),
+                                                constant<double>(NAN)))));
+    ac.add(Assignment(i.center(), min(cast<std::int32_t>(x), cast<std::int32_t>(y)) +
+                                      abs(cast<std::int32_t>(x) - 4)));
+    ac.add(Assignment(j.center(), max(x, y) + abs(x - y)));
+    check("cpu_cpp_spellings", create_kernel(ac, cpu({.name = "spellings"})));
+}
+
+TEST(GoldenCpu, LiteralSliceLeavesSizesUnread) {
+    // Sizes a literal slice never reads are [[maybe_unused]] (no -Wunused-parameter).
+    auto [a, b] = fields<2>("a, b: float64[2D]");
+    KernelConfig cfg{.name = "corner", .iteration_slice = Slice{range(1, 5), range(0, 3)}};
+    check("cpu_literal_slice", create_kernel(Assignment(b.center(), a.center() + 1.0), cpu(cfg)));
+}
+
+TEST(GoldenCpu, UnusualKernelsCompileWarningFree) {
+    // No golden files: only the host compiler's verdict on corners the goldens do not reach.
+    if (!host_compiler_available()) GTEST_SKIP() << "no host compiler `c++` on PATH";
+    using namespace loom::counters;
+    {
+        // A kernel named like the entry point's parameter, and a subexpression nobody reads.
+        auto [a, b] = fields<2>("a, b: float32[2D]");
+        AssignmentCollection ac;
+        ac.subexpression("unused", a.center() * 2.0);
+        ac.add(Assignment(b.center(), a.center()));
+        Kernel k = create_kernel(ac, cpu({.name = "args"}));
+        EXPECT_NE(k.source().find("args_entry(void* const* args_)"), std::string::npos);
+        EXPECT_NE(k.source().find("[[maybe_unused]] const float unused"), std::string::npos);
+        compile_with_host_compiler("args", k.source());
+    }
+    {
+        // 4D Fortran with a bound on axis 3 that reads y: reordered as far as legal.
+        auto f = field("f: float64[4D]", Layout::Fortran);
+        auto g = field("g: int32[4D]", Layout::Fortran);
+        KernelConfig cfg{.name = "fortran4d",
+                         .iteration_slice = Slice{all(), all(), all(), range(0, y)}};
+        Kernel k = create_kernel({Assignment(f.center(), cast<double>(g.center()) * 0.5),
+                                  Assignment(g.center(), select(x < z, 1, 0))},
+                                 cpu(cfg));
+        compile_with_host_compiler("fortran4d", k.source());
+    }
+}
+
+// The entry point's calling convention, run for real: args[i] points to an 8-byte slot holding
+// a pointer's address, or an integer or float at the start of the slot.
+TEST(GoldenCpu, EntryPointUnpacksSlotsAndRunsTheKernel) {
+    if (!host_compiler_available()) GTEST_SKIP() << "no host compiler `c++` on PATH";
+    auto [src, dst] = fields<2>("src, dst: float32[2D]");
+    Expr alpha = param<float>("alpha");
+    Expr shift = param<double>("shift");
+    Kernel k = create_kernel(Assignment(dst.center(), alpha * (src[{1, 0}] + src[{0, -1}]) +
+                                                          cast<float>(shift)),
+                             cpu({.name = "entry_check", .index_type = ScalarType::Int64}));
+    std::string lib = compile_with_host_compiler("entry_check", k.source());
+    ASSERT_FALSE(lib.empty());
+    // RTLD_NODELETE: OpenMP's worker threads outlive the call, and unloading libgomp under them
+    // crashes the process (a runtime that dlcloses kernels must keep them, or libgomp, loaded).
+    void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    ASSERT_NE(handle, nullptr) << dlerror();
+    using Entry = void (*)(void* const*);
+    auto entry = reinterpret_cast<Entry>(dlsym(handle, "entry_check_entry"));
+    ASSERT_NE(entry, nullptr) << dlerror();
+
+    const std::int64_t n0 = 7, n1 = 9;
+    std::vector<float> a(n0 * n1), b(n0 * n1, -1.0f);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(i % 13) * 0.5f;
+    // Signature: dst, src, size_0, size_1, dst_stride_0, src_stride_0, alpha, shift.
+    ASSERT_EQ(k.parameters().size(), 8u);
+    std::uint64_t slots[8] = {};
+    auto put = [&](int i, const void* v, std::size_t bytes) { std::memcpy(&slots[i], v, bytes); };
+    std::uint64_t pb = reinterpret_cast<std::uintptr_t>(b.data());
+    std::uint64_t pa = reinterpret_cast<std::uintptr_t>(a.data());
+    float alpha_v = 0.5f;
+    double shift_v = 2.0;
+    put(0, &pb, 8);
+    put(1, &pa, 8);
+    put(2, &n0, 8);
+    put(3, &n1, 8);
+    put(4, &n1, 8);
+    put(5, &n1, 8);
+    put(6, &alpha_v, 4);
+    put(7, &shift_v, 8);
+    void* args[8];
+    for (int i = 0; i < 8; ++i) args[i] = &slots[i];
+    entry(args);
+    for (std::int64_t i = 0; i < n0; ++i)
+        for (std::int64_t j = 0; j < n1; ++j) {
+            bool interior = i >= 1 && i < n0 - 1 && j >= 1 && j < n1 - 1;
+            float stencil = alpha_v * (a[(i + 1) * n1 + j] + a[i * n1 + j - 1]) + float(shift_v);
+            float want = interior ? stencil : -1.0f;
+            EXPECT_FLOAT_EQ(b[i * n1 + j], want) << "at (" << i << ", " << j << ")";
+        }
+    dlclose(handle);
+}
+
+} // namespace
