@@ -228,7 +228,8 @@ private:
         Expr rep;  ///< an expression with this number
         int size;  ///< its node count
         bool leaf; ///< a leaf kind
-        bool trivial;
+        bool trivial; ///< never extracted (too cheap, or it traps)
+        bool traps = false; ///< contains an integer division or modulo
     };
 
     std::vector<Stmt> stmts_;
@@ -298,7 +299,13 @@ private:
                 for (int k = 0; k < ops.count; ++k) size += info_[key.child[k]].size;
                 // A negated or converted leaf is as cheap as the leaf itself.
                 bool trivial = (e.is<UnaryNode>() || e.is<CastNode>()) && info_[key.child[0]].leaf;
-                new_id(e, size, false, trivial);
+                // Integer division can trap (by zero). Computed into a temporary it would run
+                // even where a select meant to guard it, so values containing one stay put.
+                auto b = e.as<BinaryNode>();
+                bool traps = b && is_int(b->type) && (b->op == BinaryOp::Div || b->op == BinaryOp::Mod);
+                for (int k = 0; k < ops.count; ++k) traps |= info_[key.child[k]].traps;
+                new_id(e, size, false, trivial || traps);
+                info_.back().traps = traps;
             }
             id = it->second;
         }

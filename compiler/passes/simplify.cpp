@@ -1,5 +1,7 @@
 #include "compiler/passes/simplify.hpp"
 
+#include <cmath>
+
 #include "compiler/ir/equality.hpp"
 #include "compiler/ir/evaluate.hpp"
 #include "compiler/ir/visitor.hpp"
@@ -18,6 +20,9 @@ const ConstNode* constant(const Expr& e) { return e.as<ConstNode>(); }
 
 // is_const_value compares as double, so both +0.0 and -0.0 count as zero.
 bool is_zero(const Expr& e) { return is_const_value(e, 0.0); }
+/// Float zeros by sign: the exact identities differ for +0.0 and -0.0.
+bool is_pos_zero(const Expr& e) { return is_zero(e) && !std::signbit(e.as<ConstNode>()->float_value); }
+bool is_neg_zero(const Expr& e) { return is_zero(e) && std::signbit(e.as<ConstNode>()->float_value); }
 bool is_one(const Expr& e) { return is_const_value(e, 1.0); }
 bool is_minus_one(const Expr& e) { return is_const_value(e, -1.0); }
 bool is_bool(const Expr& e, bool value) {
@@ -159,13 +164,15 @@ Expr float_rules(const Expr& e, const BinaryNode* n) {
     };
     switch (n->op) {
     case BinaryOp::Add:
-        if (is_zero(b)) return a;
-        if (is_zero(a)) return b;
+        // x + (-0.0) is x for every x, -0.0 included; x + 0.0 turns -0.0 into +0.0, so it stays.
+        if (is_neg_zero(b)) return a;
+        if (is_neg_zero(a)) return b;
         // IEEE defines a - b as a + (-b), so both directions are exact.
         if (Expr y = negated(b); y.defined()) return binary(BinaryOp::Sub, a, y);
         break;
     case BinaryOp::Sub:
-        if (is_zero(b)) return a;
+        // x - 0.0 is x for every x; x - (-0.0) turns -0.0 into +0.0, so it stays.
+        if (is_pos_zero(b)) return a;
         if (Expr y = negated(b); y.defined()) return binary(BinaryOp::Add, a, y);
         break;
     case BinaryOp::Mul:

@@ -7,7 +7,7 @@ namespace loom {
 
 /// Folds constants and applies identities that keep values exact:
 ///   ints:   all folding, x+0, x*1, x*0, x-x, x/1, (x+c1)+c2, ...
-///   floats: folding of constant operands (rounded to the type), x+0, x-0, x*1, x/1, -(-x),
+///   floats: folding of constant operands (rounded to the type), x+(-0.0), x-(+0.0), x*1, x/1, -(-x),
 ///           a + (-b) -> a - b, a - (-b) -> a + b; never reassociation (it changes rounding).
 ///   logic:  true && x -> x, false || x -> x, !!x -> x, comparisons of constants,
 ///           select with a constant condition, select(c, a, a) -> a.

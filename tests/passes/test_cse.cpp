@@ -282,3 +282,4 @@ TEST(Cse, IsFastOnStencils) {
 
 } // namespace
 } // namespace loom
+

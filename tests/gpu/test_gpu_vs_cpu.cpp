@@ -1,0 +1,130 @@
+// The random stencils of the CPU differential tests (tests/support/random_stencil.hpp), run on
+// both targets: each case is compiled for Target::CUDA and Target::CPU, run on the same input
+// buffers (outputs poisoned), and the GPU result must agree with the CPU result cell by cell
+// (both also match the reference evaluator). Cases whose slice follows a counter are left out
+// (CUDA needs a manual grid for them). Skips with the driver's reason without a GPU.
+//
+//   LOOM_STENCIL_SEED=<n>       base seed (default 20261121, as the CPU tests)
+//   LOOM_GPU_STENCIL_COUNT=<n>  cases per run (default 100)
+#include "tests/support/random_stencil.hpp"
+
+#include <loom/loom.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loom {
+namespace {
+
+using namespace loom::stencil_test;
+
+/// The device buffers of a case: one flat DeviceArray per field holding the same elements as
+/// the host buffers (padding included), and views at the field's offset and strides.
+struct DeviceBuffers {
+    std::vector<DeviceArray<float>> f32;
+    std::vector<DeviceArray<double>> f64;
+
+    explicit DeviceBuffers(const StencilCase& c) : f32(c.fields.size()), f64(c.fields.size()) {
+        for (std::size_t f = 0; f < c.fields.size(); ++f) {
+            const CaseField& cf = c.fields[f];
+            if (cf.type == RType::F32)
+                f32[f] = DeviceArray<float>::from_host(cf.buffer_as<float>(), {cf.buffer_size});
+            else
+                f64[f] = DeviceArray<double>::from_host(cf.buffer_as<double>(), {cf.buffer_size});
+        }
+    }
+
+    Args args(const StencilCase& c) const {
+        Args a;
+        for (std::size_t f = 0; f < c.fields.size(); ++f) {
+            const CaseField& cf = c.fields[f];
+            if (!cf.used) continue;
+            ArrayRef ref =
+                cf.type == RType::F32
+                    ? DeviceView<float>(f32[f].data() + cf.offset * sizeof(float), cf.shape,
+                                        cf.strides)
+                          .ref()
+                    : DeviceView<double>(f64[f].data() + cf.offset * sizeof(double), cf.shape,
+                                         cf.strides)
+                          .ref();
+            a.named.emplace_back(cf.name(), Arg(ref));
+        }
+        add_scalar_args(c, a);
+        return a;
+    }
+};
+
+int gpu_case_count() {
+    if (const char* s = std::getenv("LOOM_GPU_STENCIL_COUNT")) return std::atoi(s);
+    return 100;
+}
+
+TEST(GpuVsCpu, RandomStencilsAgreeAcrossTargets) {
+    if (!cuda_available()) GTEST_SKIP() << cuda_unavailable_reason();
+    const std::uint64_t base = base_seed(20261121);
+    const int count = gpu_case_count();
+    GeneratorOptions options;
+    options.counter_bounds = false;
+    std::int64_t cells = 0;
+    for (int k = 0; k < count; ++k) {
+        const std::uint64_t seed = base + static_cast<std::uint64_t>(k);
+        const StencilCase c = generate_stencil(seed, options);
+        std::optional<Kernel> gpu_kernel, cpu_kernel;
+        std::string stage = "create_kernel (CUDA)";
+        try {
+            gpu_kernel = c.kernel(Target::CUDA);
+            stage = "create_kernel (CPU)";
+            cpu_kernel = c.kernel(Target::CPU);
+            stage = "the CPU run";
+            KernelFunction on_cpu = cpu_kernel->compile();
+            HostBuffers host(c);
+            on_cpu(host.args(c));
+            stage = "the GPU run";
+            KernelFunction on_gpu = gpu_kernel->compile();
+            DeviceBuffers device(c);
+            on_gpu(device.args(c));
+            on_gpu.synchronize();
+
+            const Expected want = c.expected();
+            cells += want.cells_written;
+            EXPECT_TRUE(host.check(c, want))
+                << "the CPU result\n" << c.describe() << "\nC++:\n" << cpu_kernel->source();
+            for (std::size_t f = 0; f < c.fields.size(); ++f) {
+                if (!c.fields[f].written) continue;
+                const int field = static_cast<int>(f);
+                ::testing::AssertionResult gpu_ok = ::testing::AssertionSuccess();
+                ::testing::AssertionResult agree = ::testing::AssertionSuccess();
+                if (c.fields[f].type == RType::F32) {
+                    std::vector<float> got = device.f32[f].to_host();
+                    gpu_ok = check_buffer(c, want, field, got);
+                    agree = buffers_agree(c, want, field, got, host.f32[f], "GPU", "CPU");
+                } else {
+                    std::vector<double> got = device.f64[f].to_host();
+                    gpu_ok = check_buffer(c, want, field, got);
+                    agree = buffers_agree(c, want, field, got, host.f64[f], "GPU", "CPU");
+                }
+                EXPECT_TRUE(agree) << c.describe() << "\nCUDA:\n" << gpu_kernel->source();
+                EXPECT_TRUE(gpu_ok) << "the GPU result against the reference\n"
+                                    << c.describe() << "\nCUDA:\n" << gpu_kernel->source();
+            }
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << c.describe() << "\n" << stage << " threw: " << e.what()
+                          << (gpu_kernel ? "\nCUDA:\n" + gpu_kernel->source() : std::string());
+        }
+        if (HasFailure()) {
+            std::printf("stopping after the first failing case (seed %llu)\n",
+                        static_cast<unsigned long long>(seed));
+            return;
+        }
+    }
+    std::printf("[ gpu vs cpu ] %d random stencils (seeds %llu + k), %lld cells compared\n", count,
+                static_cast<unsigned long long>(base), static_cast<long long>(cells));
+}
+
+} // namespace
+} // namespace loom
