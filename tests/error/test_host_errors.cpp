@@ -1,6 +1,7 @@
 // Errors of the host runtime (Target::CPU kernels), checked without a GPU: arguments in device
 // memory, launch settings that have no meaning on the CPU, compiler failures and a missing
 // compiler.
+#include "tests/support/scoped_env.hpp"
 #include "tests/support/expect_error.hpp"
 
 #include "runtime/dlpack_interop.hpp"
@@ -14,18 +15,7 @@
 namespace {
 using namespace loom;
 
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const char* value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old;
-        value ? setenv(name, value, 1) : unsetenv(name);
-    }
-    ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
+using loom::test::ScopedEnv;
 
 /// out[i] = x[i] + 1 over a 1D array: out, x, size_0. The contract of Target::CPU by hand.
 std::string add_one_source(const std::string& name, const std::string& body) {

@@ -1,5 +1,6 @@
 // The compile cache (memory -> disk -> NVRTC) and the embedded device-side templates. NVRTC needs
 // no GPU, so all of this runs in CI. Each test gets its own LOOM_CACHE_DIR.
+#include "tests/support/scoped_env.hpp"
 #include "runtime/compile_cache.hpp"
 #include "runtime/embedded_templates.hpp"
 #include "runtime/errors.hpp"
@@ -41,19 +42,7 @@ std::size_t files_in(const fs::path& dir) {
     return n;
 }
 
-/// Sets or unsets an environment variable for the test's lifetime.
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const char* value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old;
-        value ? setenv(name, value, 1) : unsetenv(name);
-    }
-    ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
+using loom::test::ScopedEnv;
 
 class CompileCacheTest : public ::testing::Test {
 protected:

@@ -1,6 +1,7 @@
 // The host runtime without a GPU: host arrays, the host compiler through the compile cache, and
 // KernelFunction calling hand-written kernels that follow the Target::CPU contract (C++ with
 // extern "C" <name>(...) and <name>_entry(void* const* args), one 8-byte slot per parameter).
+#include "tests/support/scoped_env.hpp"
 #include "runtime/compile_cache.hpp"
 #include "runtime/dlpack_interop.hpp"
 #include "runtime/host_library.hpp"
@@ -21,18 +22,7 @@ namespace fs = std::filesystem;
 namespace loom {
 namespace {
 
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const char* value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old;
-        value ? setenv(name, value, 1) : unsetenv(name);
-    }
-    ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
+using loom::test::ScopedEnv;
 
 std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
