@@ -1,0 +1,78 @@
+// loom::nn's errors: layer widths, bias sizes, output sizes, input types and vector slices,
+// each a UserError naming the layer and both sizes.
+#include "tests/support/expect_error.hpp"
+
+#include <loom/loom.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+namespace loom {
+namespace {
+
+nn::Dense square(int n) { return nn::Dense(nn::glorot_uniform(n, n, 0)); }
+
+TEST(NnErrors, InputWidthNamesLayerAndSizes) {
+    Field x = field("x(3): float32[1D]");
+    LOOM_EXPECT_ERROR(square(4)(x.vec()), UserError,
+                      {"Dense layer expects 4 inputs", "the vector has 3"});
+    nn::Chain chain(square(4), square(4));
+    LOOM_EXPECT_ERROR(chain(x.vec()), UserError,
+                      {"Dense layer 0 expects 4 inputs", "the vector has 3"});
+    // A slice of the wrong width.
+    nn::Chain narrow(nn::relu, nn::Dense(nn::glorot_uniform(3, 3, 0)));
+    LOOM_EXPECT_ERROR(narrow(slice(x.vec(), 0, 2)), UserError,
+                      {"Dense layer 1 expects 3 inputs", "the vector has 2"});
+}
+
+TEST(NnErrors, ChainWidthsCheckedWhenBuilt) {
+    LOOM_EXPECT_ERROR(nn::Chain(nn::Dense(nn::glorot_uniform(3, 4, 0)), nn::relu, square(4)),
+                      UserError, {"Dense layer 2 expects 4 inputs", "layer 0 (dense0) produces 3"});
+    LOOM_EXPECT_ERROR(nn::Chain(std::vector<nn::Layer>{}), UserError, {"no layers"});
+}
+
+TEST(NnErrors, BiasSize) {
+    LOOM_EXPECT_ERROR(nn::Dense(nn::glorot_uniform(4, 2, 0), {0.1, 0.2, 0.3}), UserError,
+                      {"bias has 3 entries", "4 rows"});
+    LOOM_EXPECT_ERROR(nn::Dense::from_host(std::vector<double>(8, 0.5), 4, 2, {1.0}), UserError,
+                      {"bias has 1 entries", "4 rows"});
+}
+
+TEST(NnErrors, WeightShapes) {
+    LOOM_EXPECT_ERROR(nn::Matrix({{1.0, 2.0}, {3.0}}), UserError,
+                      {"row 1 has 1 entries", "row 0 has 2"});
+    LOOM_EXPECT_ERROR(nn::Dense::from_host(std::vector<double>(7, 0.5), 4, 2), UserError,
+                      {"7 values", "4 x 2"});
+    LOOM_EXPECT_ERROR(nn::glorot_normal(0, 3, 1), UserError, {"0 x 3", "positive"});
+    LOOM_EXPECT_ERROR(nn::Dense(nn::Matrix{{1.0, std::nan("")}}), UserError,
+                      {"weight (0, 1)", "finite"});
+}
+
+TEST(NnErrors, OutputComponents) {
+    auto [x, y] = fields<2>("x(4), y(3): float32[1D]");
+    nn::Chain chain(square(4), nn::relu);
+    AssignmentCollection ac;
+    LOOM_EXPECT_ERROR(chain.assign(ac, y.vec(), x.vec(), "mlp"), UserError,
+                      {"nn::Chain 'mlp'", "output vector has 3 components", "(relu1) produces 4"});
+    // The plain vector assignment names both sizes too.
+    LOOM_EXPECT_ERROR(Assignment(y.vec(), chain(x.vec())), UserError,
+                      {"left side has 3 components", "right side has 4"});
+}
+
+TEST(NnErrors, InputTypes) {
+    Field n = field("n(2): int32[1D]");
+    LOOM_EXPECT_ERROR(nn::relu(n(0)), UserError, {"nn::relu", "floating-point", "int32"});
+    LOOM_EXPECT_ERROR(square(2)(n.vec()), UserError, {"Dense layer: input 0", "int32"});
+}
+
+TEST(NnErrors, VectorSlices) {
+    Field v = field("v(3): float64[1D]");
+    LOOM_EXPECT_ERROR(slice(v.vec(), 1, 5), UserError,
+                      {"slice(1, 5)", "3 elements", "out of range"});
+    LOOM_EXPECT_ERROR(slice(v.vec(), 2, 2), UserError, {"empty"});
+}
+
+} // namespace
+} // namespace loom
