@@ -88,12 +88,22 @@ struct KernelConfig {
     /// arrays of a call allow it, with an int64 variant compiled on first need (create_kernel
     /// generates both; lower() treats unset as int64).
     std::optional<ScalarType> index_type;
+    /// The type of floating-point values nothing else types, as pystencils' default_dtype:
+    /// plain numbers that meet no typed operand and no typed store target (a subexpression
+    /// `2.0 * 3.0`, both sides of `1.0 < 2.0`), and untyped parameters, `param("omega")`, that
+    /// no use gives a type. float32 or float64. Plain integers stay int64 whatever this says.
+    /// create_kernel applies it (frontend/resolve_types.hpp); lower() never reads it.
+    ScalarType default_type = ScalarType::Float64;
     bool fast_math = false;                        ///< NVRTC --use_fast_math
     // CUDA only: the CPU target has no threads, blocks or grid and rejects these when set.
     std::optional<std::array<int, 3>> block_size;  ///< default block (x, y, z); inferred if unset
     /// Consecutive cells each thread computes along the slowest mapped axis; 0 chooses (4 in 2D
-    /// and up, 1 in 1D and for manual grids).
+    /// and up, 1 in 1D, for manual grids and for kernels with layers).
     int cells_per_thread = 0;
+    /// Buffers (fields read only at absolute positions, such as a layer's runtime weights) with
+    /// a fixed shape are copied into shared memory once per block, in order, while they fit in
+    /// this many bytes; the rest are read from global memory. 0 turns staging off.
+    std::size_t shared_memory_budget = 100 * 1024;
     bool manual_launch_grid = false; ///< the caller sets block_size and num_blocks at launch
     bool ghost_layers_set() const { return !ghost_layers.is_automatic(); }
 };

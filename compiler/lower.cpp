@@ -3,6 +3,7 @@
 
 #include "compiler/codegen/cpp_printer.hpp"
 #include "compiler/codegen/cuda_printer.hpp"
+#include "compiler/ir/visitor.hpp"
 #include "compiler/pass_log.hpp"
 #include "compiler/passes/analyze.hpp"
 #include "compiler/passes/cpu_mapping.hpp"
@@ -10,6 +11,7 @@
 #include "compiler/passes/gpu_mapping.hpp"
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/passes/launch_grid.hpp"
+#include "compiler/passes/shared_staging.hpp"
 #include "compiler/passes/simplify.hpp"
 #include "compiler/passes/verify.hpp"
 
@@ -25,6 +27,18 @@ std::string_view role_name(ParamRole r) {
     return "?";
 }
 
+namespace {
+/// True if the body computes local arrays (layers) in loops.
+bool contains_layers(const Stmt& body) {
+    struct Find : IRVisitor {
+        bool found = false;
+        void visit_Allocate(const ir::AllocateNode*) override { found = true; }
+    } f;
+    f.visit(body);
+    return f.found;
+}
+} // namespace
+
 LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const KernelConfig& requested) {
     KernelConfig config = requested;
     if (!config.index_type) config.index_type = ScalarType::Int64;
@@ -37,6 +51,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     log.start();
     KernelAnalysis analysis = analyze_kernel(assignments, config);
     k.fields = analysis.fields;
+    k.buffers = analysis.buffers;
     k.ghost_layers = analysis.ghost_layers;
     log.record("analyze_kernel", Stmt(), analysis.body);
 
@@ -63,13 +78,24 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         // 5. GPU mapping: the fastest memory axis to threadIdx.x, one bounds guard.
         log.start();
         bool manual = config.manual_launch_grid || analysis.bounds_depend_on_counters;
-        ThreadMapping mapping = plan_thread_mapping(*analysis.primary, config, manual);
-        mapped = map_to_gpu(nest, mapping);
-        log.record("map_to_gpu", nest, mapped);
+        KernelConfig mapping_config = config;
+        // A cell with layers is long already: one per thread keeps the code and registers small.
+        if (config.cells_per_thread == 0 && contains_layers(cse)) mapping_config.cells_per_thread = 1;
+        ThreadMapping mapping = plan_thread_mapping(*analysis.primary, mapping_config, manual);
+        Stmt threads = map_to_gpu(nest, mapping);
+        log.record("map_to_gpu", nest, threads);
+
+        // 5b. Shared-memory staging: buffers every thread reads (weights) are copied once per block.
+        log.start();
+        SharedStaging staging =
+            stage_buffers_in_shared(threads, analysis.buffers, config.shared_memory_budget);
+        mapped = staging.body;
+        log.record("stage_buffers_in_shared", threads, mapped);
 
         // 6. Launch grid, read off the loop bounds: ceil(extent / block), or manual.
         log.start();
         k.launch = infer_launch_grid(nest, mapping, config);
+        k.launch.shared_bytes = staging.shared_bytes;
         log.note("infer_launch_grid", k.launch.describe());
     } else {
         // 5. CPU mapping: the fastest memory axis innermost, OpenMP on the outermost loop.

@@ -37,6 +37,7 @@ struct LoweredKernel {
     std::string name;
     KernelConfig config;
     std::vector<FieldPtr> fields;    ///< in order of first appearance
+    std::vector<FieldPtr> buffers;   ///< fields read only at absolute positions (also in fields)
     std::vector<std::pair<int, int>> ghost_layers; ///< (low, high) per axis; zeros with a slice
     std::vector<KernelParam> params; ///< the signature
     LaunchDescription launch;        ///< has_grid false on the CPU target

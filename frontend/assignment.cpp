@@ -1,6 +1,7 @@
 #include "frontend/assignment.hpp"
 
 #include "compiler/ir/printer.hpp"
+#include "frontend/untyped.hpp"
 #include "runtime/errors.hpp"
 
 #include <fmt/format.h>
@@ -13,6 +14,19 @@ void check_side(const Expr& e, const char* side) {
     if (!e.defined())
         throw UserError(fmt::format("Assignment: the {} side is an undefined expression (a "
                                     "default-constructed loom::Expr)", side));
+}
+
+/// Cells run in parallel, and a write at a computed position could land on the element another
+/// cell writes or reads: only the cell a thread works on (and its fixed offsets) may be written.
+void check_not_absolute(const Expr& lhs) {
+    auto fa = lhs.as<FieldAccessNode>();
+    if (!fa || !fa->absolute()) return;
+    throw UserError(fmt::format(
+        "Assignment: cannot assign to `{}`: scatter writes are not supported; a kernel writes "
+        "fields at the cell it works on, e.g. {}.center(), and reads at absolute positions only "
+        "(gather). Compute the value where it belongs, i.e. write {}.center() and read the "
+        "inputs with .at()",
+        loom::to_string(lhs), fa->field->name, fa->field->name));
 }
 } // namespace
 
@@ -27,6 +41,7 @@ Assignment::Assignment(const Expr& lhs, const Expr& rhs) {
                                     "access such as f.center() or a temporary from temp<T>(\"t\")",
                                     what));
     }
+    check_not_absolute(lhs);
     parts_.emplace_back(lhs, rhs);
 }
 
@@ -47,7 +62,15 @@ std::string Assignment::to_string() const {
 
 Expr AssignmentCollection::subexpression(const std::string& name, const Expr& value) {
     check_side(value, "right");
-    Expr t = temp(name, value.type());
+    // An untyped float value (plain numbers, untyped parameters) gives an untyped temporary,
+    // typed by create_kernel as the value would be: by its uses, else KernelConfig::default_type.
+    Expr t;
+    if (is_untyped(value) && is_float(value.type())) {
+        check_identifier(name, "temporary");
+        t = weak_variable(name, VarRole::Temporary);
+    } else {
+        t = temp(name, value.type());
+    }
     subexpressions_.emplace_back(t, value);
     return t;
 }

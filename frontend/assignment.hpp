@@ -37,7 +37,11 @@ public:
     AssignmentCollection(std::vector<Assignment> main, std::vector<Assignment> subexpressions = {})
         : main_(std::move(main)), subexpressions_(std::move(subexpressions)) {}
 
-    /// Adds `name = value` as a subexpression and returns the temporary, typed like `value`.
+    /// Adds `name = value` as a subexpression and returns the temporary, typed like `value`. A
+    /// value of plain floating-point numbers or untyped parameters gives an untyped temporary:
+    /// it adopts the type of what it meets, as its value would, and create_kernel declares it with
+    /// the type its uses agree on, else its value's (KernelConfig::default_type for plain numbers).
+    /// A use of another type converts it there, as it would convert a plain number.
     Expr subexpression(const std::string& name, const Expr& value);
     void add(const Assignment& a) { main_.push_back(a); }
     void add_subexpression(const Assignment& a) { subexpressions_.push_back(a); }

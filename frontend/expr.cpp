@@ -1,6 +1,7 @@
 #include "frontend/expr.hpp"
 
 #include "compiler/ir/evaluate.hpp"
+#include "frontend/untyped.hpp"
 #include "compiler/ir/printer.hpp"
 #include "runtime/errors.hpp"
 
@@ -15,19 +16,6 @@ using namespace ir;
 
 namespace {
 
-bool is_weak(const Expr& e) {
-    auto c = e.as<ConstNode>();
-    return c && c->weak;
-}
-
-/// A weak constant converted to `t` (strong).
-Expr strengthen(const Expr& e, ScalarType t) {
-    auto c = e.as<ConstNode>();
-    if (is_float(t)) return ConstNode::make(t, c->as_double());
-    if (is_float(c->type)) return ConstNode::make(t, c->float_value); // truncates toward zero
-    return ConstNode::make_int(t, c->int_value);
-}
-
 bool fits_int32(const Expr& weak_int) {
     auto v = weak_int.as<ConstNode>()->int_value;
     return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
@@ -39,8 +27,9 @@ bool fits_int32(const Expr& weak_int) {
                                 to_string(b), hint));
 }
 
-/// Brings two operands to one type: weak constants adopt the other side's type, strong types
-/// promote. Two weak constants stay weak (float if either is).
+/// Brings two operands to one type: untyped values (plain numbers, untyped parameters and what is
+/// built from them, see untyped.hpp) adopt the other side's type, strong types promote. Two
+/// untyped values stay untyped (float if either is).
 std::pair<Expr, Expr> unify(std::string_view op, Expr a, Expr b) {
     if (!a.defined() || !b.defined())
         throw UserError(fmt::format("operator '{}' got an undefined expression (a default-constructed "
@@ -51,12 +40,17 @@ std::pair<Expr, Expr> unify(std::string_view op, Expr a, Expr b) {
                                  "turn a condition into a number.");
         return {a, b};
     }
-    bool wa = is_weak(a), wb = is_weak(b);
+    bool wa = is_untyped(a), wb = is_untyped(b);
     if (wa && wb) {
         if (a.type() == b.type()) return {a, b};
-        ScalarType t = is_float(a.type()) ? a.type() : b.type();
-        return {ConstNode::make(t, a.as<ConstNode>()->as_double(), true),
-                ConstNode::make(t, b.as<ConstNode>()->as_double(), true)};
+        // Untyped compounds and variables are float64, so the other side is a plain number.
+        ScalarType t = !is_weak_constant(a) ? a.type()
+                     : !is_weak_constant(b) ? b.type()
+                     : is_float(a.type())   ? a.type() : b.type();
+        auto widen = [t](const Expr& e) {
+            return e.type() == t ? e : ConstNode::make(t, e.as<ConstNode>()->as_double(), true);
+        };
+        return {widen(a), widen(b)};
     }
     if (wa || wb) {
         Expr& weak = wa ? a : b;
@@ -67,10 +61,11 @@ std::pair<Expr, Expr> unify(std::string_view op, Expr a, Expr b) {
             strong = CastNode::make(ScalarType::Float64, strong);
             t = ScalarType::Float64;
         } else if (t == ScalarType::Int32 && !fits_int32(weak)) {
+            // (An integer here is a plain number: untyped compounds are float.)
             strong = CastNode::make(ScalarType::Int64, strong);
             t = ScalarType::Int64;
         }
-        weak = strengthen(weak, t);
+        weak = adopt(weak, t);
         return {a, b};
     }
     auto common = common_type(a.type(), b.type());
@@ -89,7 +84,7 @@ Expr arithmetic(BinaryOp op, const Expr& x, const Expr& y) {
     auto [a, b] = unify(op_name(op), x, y);
     if (a.type() == ScalarType::Bool)
         type_error(op_name(op), a, b, "Arithmetic needs numbers; use select(...) on conditions.");
-    if (is_weak(a) && is_weak(b)) {
+    if (is_weak_constant(a) && is_weak_constant(b)) {
         // Two plain numbers: fold now (the interpreter has C semantics), keep the result weak.
         auto cb = b.as<ConstNode>();
         if (is_int(b.type()) && cb->int_value == 0 && (op == BinaryOp::Div || op == BinaryOp::Mod))
@@ -135,21 +130,31 @@ Expr math(MathFn fn, std::vector<Expr> args) {
                                         fn_name(fn), to_string(a)));
     }
     // All plain numbers: evaluate now and stay weak.
-    bool all_weak = true;
-    for (auto& a : args) all_weak &= is_weak(a);
+    bool all_weak = true, all_untyped = true;
+    for (auto& a : args) {
+        all_weak &= is_weak_constant(a);
+        all_untyped &= is_untyped(a);
+    }
     bool keeps_int = fn == MathFn::Abs || fn == MathFn::Floor || fn == MathFn::Ceil;
     if (all_weak) {
         bool any_float = false;
         for (auto& a : args) any_float |= is_float(a.type());
         ScalarType t = (any_float || !keeps_int) ? ScalarType::Float64 : ScalarType::Int64;
         std::vector<Expr> typed;
-        for (auto& a : args) typed.push_back(strengthen(a, t));
+        for (auto& a : args) typed.push_back(adopt(a, t));
         return weak_value(evaluate(CallNode::make(fn, typed), {}));
+    }
+    if (all_untyped) {
+        // Untyped parameters among the arguments: an untyped float64 call, typed later.
+        for (auto& a : args)
+            if (a.type() != ScalarType::Float64)
+                a = ConstNode::make(ScalarType::Float64, a.as<ConstNode>()->as_double(), true);
+        return CallNode::make(fn, std::move(args));
     }
     // Find the common strong type, then convert everything to it.
     std::optional<ScalarType> t;
     for (auto& a : args) {
-        if (is_weak(a)) continue;
+        if (is_untyped(a)) continue;
         if (!t) {
             t = a.type();
         } else {
@@ -158,11 +163,11 @@ Expr math(MathFn fn, std::vector<Expr> args) {
         }
     }
     for (auto& a : args)
-        if (is_weak(a) && is_float(a.type()) && is_int(*t)) t = ScalarType::Float64;
+        if (is_untyped(a) && is_float(a.type()) && is_int(*t)) t = ScalarType::Float64;
     if (is_int(*t) && !keeps_int) t = ScalarType::Float64; // sqrt(int) is double, as in C++
     for (auto& a : args) {
-        if (is_weak(a))
-            a = strengthen(a, *t);
+        if (is_untyped(a))
+            a = adopt(a, *t);
         else if (a.type() != *t)
             a = CastNode::make(*t, a);
     }
@@ -183,7 +188,7 @@ Expr operator-(const Expr& a) {
     if (!a.defined() || a.type() == ScalarType::Bool)
         throw UserError(fmt::format("unary '-' needs a number, found `{}`; use '!' to negate a "
                                     "condition", to_string(a)));
-    if (is_weak(a)) {
+    if (is_weak_constant(a)) {
         auto c = a.as<ConstNode>();
         return is_float(a.type()) ? ConstNode::make(a.type(), -c->float_value, true)
                                   : ConstNode::make_int(a.type(), -c->int_value, true);
@@ -213,7 +218,8 @@ Expr select(const Expr& cond, const Expr& if_true, const Expr& if_false) {
                                     "write a comparison such as `v > 0`", to_string(cond),
                                     cond.defined() ? type_name(cond.type()) : "undefined"));
     auto [t, f] = unify("select", if_true, if_false);
-    // Two plain numbers give a float64 (or int64) select: only constants can be weak.
+    // Two untyped floats give an untyped select, which adopts what it meets like its branches
+    // would; two plain integers give an int64 select (integer compounds are never untyped).
     return SelectNode::make(cond, t, f);
 }
 
@@ -240,7 +246,11 @@ Expr cast(ScalarType type, const Expr& value) {
     if (value.type() == ScalarType::Bool && type != ScalarType::Bool)
         throw UserError(fmt::format("cannot cast the boolean `{}` to {}; use select(cond, 1, 0)",
                                     to_string(value), type_name(type)));
-    if (is_weak(value)) return strengthen(value, type);
+    if (is_weak_constant(value)) return adopt(value, type);
+    // An untyped value cast to a float type is of that type from the start, as a plain number
+    // is (the cast decides an untyped parameter's type); cast to an integer it is converted once
+    // create_kernel has typed it.
+    if (is_untyped(value)) return is_float(type) ? adopt(value, type) : CastNode::make(type, value);
     if (value.type() == type) return value;
     return CastNode::make(type, value);
 }
@@ -265,6 +275,11 @@ Expr param(const std::string& name, ScalarType type) {
     check_identifier(name, "scalar parameter");
     check_scalar_type(type, "scalar parameter", name, false);
     return VarNode::make(type, name, VarRole::Parameter);
+}
+
+Expr param(const std::string& name) {
+    check_identifier(name, "scalar parameter");
+    return weak_variable(name, VarRole::Parameter);
 }
 
 Expr temp(const std::string& name, ScalarType type) {

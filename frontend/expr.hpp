@@ -2,8 +2,10 @@
 // temporaries and spatial counters. Everything builds typed IR (loom::Expr) directly.
 //
 // Typing follows C with one change: plain C++ numbers are "weak" and take the type of the other
-// operand, so `0.25 * f32_field` stays float32 (as with numpy scalars). Mixing strong types
-// promotes (float beats int, wider beats narrower); narrowing is never implicit.
+// operand, so `0.25 * f32_field` stays float32 (as with numpy scalars). Untyped parameters,
+// `param("omega")`, behave the same way until create_kernel gives them one type (see
+// frontend/untyped.hpp and KernelConfig::default_type). Mixing strong types promotes (float beats
+// int, wider beats narrower); narrowing is never implicit.
 #pragma once
 
 #include "compiler/ir/ir.hpp"
@@ -65,6 +67,13 @@ Expr constant(T value) { return constant(scalar_type_of<T>(), static_cast<double
 Expr param(const std::string& name, ScalarType type);
 template <typename T>
 Expr param(const std::string& name) { return param(name, scalar_type_of<T>()); }
+/// An untyped scalar argument: `param("omega")`, not `param<float>("omega")`. Like a plain
+/// floating-point number it takes the type of what it meets (`omega * f32_field` is float32;
+/// next to an integer it is float64). create_kernel gives it one type: the one all its typed uses
+/// agree on (including the field or temporary it is stored into), else KernelConfig::default_type;
+/// uses that disagree are a UserError. Its nominal type() is float64 until then. Floating-point
+/// only: give integer parameters (slice bounds, counts) a type with param<T>.
+Expr param(const std::string& name);
 
 /// A named temporary (subexpression), defined by assigning it before it is read.
 Expr temp(const std::string& name, ScalarType type);

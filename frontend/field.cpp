@@ -1,5 +1,6 @@
 #include "frontend/field.hpp"
 
+#include "compiler/ir/printer.hpp"
 #include "runtime/errors.hpp"
 
 #include <fmt/format.h>
@@ -15,12 +16,30 @@ using namespace ir;
 Access::Access(FieldPtr field, std::vector<int> offsets, std::vector<int> components)
     : field_(std::move(field)), offsets_(std::move(offsets)), components_(std::move(components)) {}
 
+Access Access::absolute(FieldPtr field, std::vector<Expr> indices) {
+    Access a(field, std::vector<int>(std::size_t(field->spatial_dims), 0));
+    a.indices_ = std::move(indices);
+    return a;
+}
+
+std::string Access::spelling() const {
+    if (indices_.empty()) return fmt::format("{}[{{{}}}]", field_->name, fmt::join(offsets_, ", "));
+    std::vector<std::string> idx;
+    for (auto& i : indices_) idx.push_back(to_string(i));
+    return fmt::format("{}.at({{{}}})", field_->name, fmt::join(idx, ", "));
+}
+
+Expr Access::node(std::vector<int> components) const {
+    if (indices_.empty()) return FieldAccessNode::make(field_, offsets_, std::move(components));
+    return FieldAccessNode::make_absolute(field_, indices_, std::move(components));
+}
+
 Access Access::with_components(std::vector<int> comps) const {
     const FieldInfo& f = *field_;
     if (!components_.empty())
         throw UserError(fmt::format("field {}: components were already chosen ({}); pick them once, "
-                                    "e.g. {}[{{{}}}]({})", f.name, fmt::join(components_, ", "),
-                                    f.name, fmt::join(offsets_, ", "), fmt::join(comps, ", ")));
+                                    "e.g. {}({})", f.name, fmt::join(components_, ", "),
+                                    spelling(), fmt::join(comps, ", ")));
     if (f.index_dims() == 0 && comps.size() == 1 && comps[0] == 0) return *this; // f(0) of a scalar
     if (int(comps.size()) != f.index_dims())
         throw UserError(fmt::format(
@@ -34,7 +53,9 @@ Access Access::with_components(std::vector<int> comps) const {
             throw UserError(fmt::format("field {}: component {} is out of range for index "
                                         "dimension {} of size {} (valid: 0..{})",
                                         f.name, comps[i], i, f.index_shape[i], f.index_shape[i] - 1));
-    return Access(field_, offsets_, std::move(comps));
+    Access out = *this;
+    out.components_ = std::move(comps);
+    return out;
 }
 
 Vec Access::vec() const {
@@ -46,7 +67,7 @@ Vec Access::vec() const {
     std::vector<Expr> out;
     std::vector<int> idx(f.index_dims(), 0);
     for (int n = 0; n < f.num_components(); ++n) {
-        out.push_back(FieldAccessNode::make(field_, offsets_, idx));
+        out.push_back(node(idx));
         for (int d = f.index_dims() - 1; d >= 0; --d) { // row-major over the index dimensions
             if (++idx[d] < f.index_shape[d]) break;
             idx[d] = 0;
@@ -57,13 +78,17 @@ Vec Access::vec() const {
 
 Access::operator Expr() const {
     const FieldInfo& f = *field_;
-    if (int(components_.size()) != f.index_dims())
+    if (int(components_.size()) != f.index_dims()) {
+        // Relative accesses keep their established wording; absolute ones say how they are spelled.
+        std::string shown = indices_.empty() ? fmt::format("{}[{}]", f.name, fmt::join(offsets_, ", "))
+                                             : spelling();
         throw UserError(fmt::format(
-            "{}[{}] accesses vector field {} (index shape ({})) without choosing a component; write "
-            "{}[{{{}}}](i) for one component or {}.vec() for all of them",
-            f.name, fmt::join(offsets_, ", "), f.name, fmt::join(f.index_shape, ", "), f.name,
-            fmt::join(offsets_, ", "), f.name));
-    return FieldAccessNode::make(field_, offsets_, components_);
+            "{} accesses vector field {} (index shape ({})) without choosing a component; write "
+            "{}(i) for one component or {}.vec() for all of them",
+            shown, f.name, fmt::join(f.index_shape, ", "), spelling(),
+            indices_.empty() ? f.name : spelling()));
+    }
+    return node(components_);
 }
 
 // ---- Field ----
@@ -85,6 +110,45 @@ Access Field::operator[](const std::vector<int>& offsets) const {
 }
 
 Access Field::operator()(int c0) const { return center()(c0); }
+
+Access Field::at(std::initializer_list<Expr> indices) const { return at(std::vector<Expr>(indices)); }
+
+Access Field::at(const std::vector<Expr>& indices) const {
+    const int D = info_->spatial_dims;
+    std::vector<std::string> shown;
+    for (auto& i : indices) shown.push_back(i.defined() ? to_string(i) : "<undefined>");
+    const std::string call = fmt::format("{}.at({{{}}})", name(), fmt::join(shown, ", "));
+    if (int(indices.size()) != D)
+        throw UserError(fmt::format("{}: field {} has {} spatial dimension(s), but {} index(es) "
+                                    "were given; give one index per spatial axis, e.g. {}.at({{{}}})",
+                                    call, name(), D, indices.size(), name(),
+                                    std::string("i, j, k, l").substr(0, 3 * D - 2)));
+    for (int d = 0; d < D; ++d) check_absolute_index(indices[d], d, call);
+    return Access::absolute(info_, indices);
+}
+
+void Field::check_absolute_index(const Expr& index, int axis, const std::string& call) const {
+    if (!index.defined())
+        throw UserError(fmt::format("{}: the index for axis {} is an undefined expression (a "
+                                    "default-constructed loom::Expr)", call, axis));
+    if (!is_int(index.type()))
+        throw UserError(fmt::format(
+            "{}: the index for axis {} of field {} has type {}, but absolute indices must be "
+            "integers; convert it explicitly, e.g. cast<int>({}) (truncates toward zero) or "
+            "cast<int>(floor(...))",
+            call, axis, name(), type_name(index.type()), to_string(index)));
+    // A constant index can be checked now: negative never fits, and a fixed shape bounds it.
+    auto c = index.as<ConstNode>();
+    if (!c) return;
+    const bool fixed = info_->is_fixed();
+    if (c->int_value < 0 || (fixed && c->int_value >= info_->fixed_shape[std::size_t(axis)]))
+        throw UserError(fmt::format(
+            "{}: index {} on axis {} lies outside field {}{}; indices count from 0",
+            call, c->int_value, axis, name(),
+            fixed ? fmt::format(" (size {}, valid 0..{})", info_->fixed_shape[std::size_t(axis)],
+                                info_->fixed_shape[std::size_t(axis)] - 1)
+                  : std::string()));
+}
 
 namespace {
 

@@ -3,6 +3,7 @@
 //   auto [f, g] = fields<2>("f, g(3): float64[3D]");   // pystencils-style spec
 //   Field h = field<float>("h", {64, 64});              // typed overload, fixed shape
 //   f.center()   f[{1, 0, -1}]   g(1)   g[{1, 0, 0}](2)   g.vec()
+//   lut.at({cast<int>(v)})   g.at({x / 2, y / 2, z})(1)      // reads at absolute coordinates
 #pragma once
 
 #include "compiler/ir/field.hpp"
@@ -16,11 +17,14 @@
 
 namespace loom {
 
-/// A field read or write at a relative offset. For a vector field it may still lack its
-/// components: pick them with (i, ...) or take them all with vec().
+/// A field read or write at a relative offset, or a read at absolute coordinates (Field::at).
+/// For a vector field it may still lack its components: pick them with (i, ...) or take them
+/// all with vec().
 class Access {
 public:
     Access(FieldPtr field, std::vector<int> offsets, std::vector<int> components = {});
+    /// A read at absolute integer coordinates, one per spatial axis (checked by Field::at).
+    static Access absolute(FieldPtr field, std::vector<Expr> indices);
 
     /// Selects components of a vector field: f[{1, 0}](2), g(1, 2).
     Access operator()(int c0) const { return with_components({c0}); }
@@ -37,8 +41,13 @@ public:
 
 private:
     Access with_components(std::vector<int> components) const;
+    /// How the DSL spells this access, for messages: "f[{1, 0}]" or "f.at({i, j})".
+    std::string spelling() const;
+    /// The IR node for the given components.
+    Expr node(std::vector<int> components) const;
     FieldPtr field_;
     std::vector<int> offsets_, components_;
+    std::vector<Expr> indices_; ///< absolute coordinates (Field::at); empty for relative accesses
 };
 
 struct FieldOptions {
@@ -67,8 +76,18 @@ public:
     Access operator()(int c0, int c1) const { return center()(c0, c1); }
     /// All components at the center.
     Vec vec() const { return center().vec(); }
+    /// A read at absolute integer coordinates, one per spatial axis: lut.at({cast<int>(v)}),
+    /// grid.at({x / 4, y / 4})(c), W.at({i, j}). Indices are integer expressions (numbers,
+    /// counters, integer parameters, casts). Only reads may be absolute. A field the kernel
+    /// reads only this way is a buffer: a kernel argument of its own shape, outside the
+    /// iteration space. Constant indices are checked here; computed ones are not checked at run
+    /// time, so reading outside the array is undefined, as in C.
+    Access at(std::initializer_list<Expr> indices) const;
+    Access at(const std::vector<Expr>& indices) const;
 
 private:
+    /// UserError unless `index` is an integer expression that may address axis `axis`.
+    void check_absolute_index(const Expr& index, int axis, const std::string& call) const;
     FieldPtr info_;
 };
 

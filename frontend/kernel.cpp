@@ -1,10 +1,13 @@
 #include "frontend/kernel.hpp"
 
 #include "compiler/ir/printer.hpp"
+#include "frontend/resolve_types.hpp"
 #include "runtime/errors.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
 
 namespace loom {
 
@@ -18,10 +21,18 @@ std::string Kernel::source(SourceOptions options) const {
     return options.formatted ? format_source(k_->source) : k_->source;
 }
 
+namespace {
+/// Read only at absolute positions: an argument outside the iteration space.
+bool is_buffer(const LoweredKernel& k, const FieldPtr& f) {
+    return std::find(k.buffers.begin(), k.buffers.end(), f) != k.buffers.end();
+}
+} // namespace
+
 std::string Kernel::inspect() const {
     std::string out = fmt::format("Kernel {} (target {})\n", k_->name, target_name(k_->config.target));
     out += "Fields:\n";
-    for (auto& f : k_->fields) out += fmt::format("  {}\n", f->describe());
+    for (auto& f : k_->fields)
+        out += fmt::format("  {}{}\n", f->describe(), is_buffer(*k_, f) ? " (buffer)" : "");
     out += "Parameters:\n";
     std::size_t w = 0;
     for (auto& p : k_->params) w = std::max(w, p.c_type.size() + 1 + p.name.size());
@@ -95,6 +106,7 @@ KernelSpec spec_of(const std::shared_ptr<const LoweredKernel>& k_) {
         fs.layout = std::string(layout_name(f->layout));
         for (auto& p : k_->params)
             if (p.role == ParamRole::FieldPointer && p.field == f) fs.written = !p.read_only;
+        fs.buffer = is_buffer(*k_, f);
         s.fields.push_back(std::move(fs));
     }
     auto field_index = [&](const FieldPtr& f) {
@@ -121,6 +133,7 @@ KernelSpec spec_of(const std::shared_ptr<const LoweredKernel>& k_) {
     s.launch.manual_reason = L.manual_reason;
     s.launch.default_block = {L.default_block[0], L.default_block[1], L.default_block[2]};
     s.launch.cells_per_thread = {L.cells_per_thread[0], L.cells_per_thread[1], L.cells_per_thread[2]};
+    s.launch.shared_bytes = L.shared_bytes;
     auto k = k_; // the closures keep the IR of the extents alive
     if (!L.has_grid) return s; // CPU: the loops cover the space; no extents, no block
     if (!L.manual) {
@@ -160,10 +173,13 @@ KernelFunction Kernel::compile(int device) const {
 
 Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config) {
     check_identifier(config.name, "kernel");
-    std::vector<SourceAssignment> flat;
+    std::vector<std::pair<Expr, Expr>> parts;
     for (const Assignment& a : assignments.all())
-        for (auto& [lhs, rhs] : a.parts())
-            flat.push_back({lhs, rhs, to_string(lhs) + " = " + to_string(rhs)});
+        for (auto& p : a.parts()) parts.push_back(p);
+    // Untyped parameters and plain numbers get their types (default_type) before lower() runs.
+    std::vector<SourceAssignment> flat;
+    for (auto& [lhs, rhs] : resolve_types(parts, config))
+        flat.push_back({lhs, rhs, to_string(lhs) + " = " + to_string(rhs)});
     // Unset index type: int32 (faster index math) by default, int64 when a call needs it.
     bool automatic = !config.index_type;
     KernelConfig cfg = config;

@@ -92,8 +92,12 @@ void check_field(const KernelSpec& k, const FieldSpec& f, const ArrayRef& a, int
     if (!f.fixed_shape.empty()) {
         Shape spatial(a.shape.begin(), a.shape.begin() + f.spatial_dims);
         if (spatial != f.fixed_shape)
-            fail(fmt::format("has spatial shape {}, but field {} was generated for the fixed "
-                             "shape {}", shape_string(spatial), f.name, shape_string(f.fixed_shape)));
+            fail(fmt::format("has spatial shape {}, but {} {} was generated for the fixed "
+                             "shape {}{}", shape_string(spatial), f.buffer ? "buffer" : "field",
+                             f.name, shape_string(f.fixed_shape),
+                             f.buffer ? "; a buffer (read only with .at()) keeps its own shape, so "
+                                        "pass an array of exactly that shape"
+                                      : ""));
         for (int ax = 0; ax < f.array_dims(); ++ax)
             if (a.shape[ax] > 1 && a.strides[ax] != f.fixed_strides[ax])
                 fail(fmt::format("has strides {}, but the fixed-shape field {} was generated for "
@@ -107,6 +111,30 @@ void check_field(const KernelSpec& k, const FieldSpec& f, const ArrayRef& a, int
                          "{} is contiguous (a sub-box view keeps it), or declare the field with "
                          "the layout of your array", a.strides[u], u, f.name, f.layout, u, u));
     if (f.written && a.read_only) fail("is read-only, but the kernel writes field " + f.name);
+}
+
+/// The spatial shape the fields of the iteration space share (the sizes the kernel gets),
+/// checked across them. Buffers (fields read only at absolute positions) keep their own shapes.
+Shape iteration_space(const KernelSpec& k, const std::vector<ArrayRef>& arrays) {
+    auto spatial_of = [&](std::size_t i) {
+        return Shape(arrays[i].shape.begin(), arrays[i].shape.begin() + k.fields[i].spatial_dims);
+    };
+    std::size_t first = 0;
+    while (first < arrays.size() && k.fields[first].buffer) ++first;
+    if (first == arrays.size())
+        arg_error(k, "has no field outside its buffers, so no iteration space; a KernelSpec "
+                     "needs at least one field with buffer = false (the kernel writes one)");
+    const Shape spatial = spatial_of(first);
+    for (std::size_t i = first + 1; i < arrays.size(); ++i) {
+        if (k.fields[i].buffer) continue;
+        Shape s = spatial_of(i);
+        if (s != spatial)
+            arg_error(k, fmt::format("fields share one iteration space, but '{}' has spatial shape "
+                                     "{} and '{}' has {}; pass arrays of the same shape",
+                                     k.fields[first].name, shape_string(spatial), k.fields[i].name,
+                                     shape_string(s)));
+    }
+    return spatial;
 }
 
 std::uint64_t slot_of(DType t, double fv, std::int64_t iv, bool is_float) {
@@ -170,7 +198,7 @@ std::shared_ptr<KernelFunction::Module> load_cuda(const KernelSpec& spec, int de
     const DeviceProperties& dev = ctx.properties();
     if (shared > std::size_t(dev.max_shared_memory_per_block_optin))
         throw UserError(fmt::format("kernel '{}' needs {} bytes of shared memory per block, but {} "
-                                    "allows at most {}; use smaller tiles",
+                                    "allows at most {}; lower KernelConfig::shared_memory_budget so fewer buffers are staged",
                                     spec.name, shared, dev.name, dev.max_shared_memory_per_block_optin));
     if (shared > std::size_t(dev.max_shared_memory_per_block))
         check(driver().cuFuncSetAttribute(m->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -252,15 +280,7 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
         arrays.push_back(std::get<ArrayRef>(a));
         check_field(k, k.fields[i], arrays.back(), device);
     }
-    Shape spatial(arrays[0].shape.begin(), arrays[0].shape.begin() + k.fields[0].spatial_dims);
-    for (std::size_t i = 1; i < arrays.size(); ++i) {
-        Shape s(arrays[i].shape.begin(), arrays[i].shape.begin() + k.fields[i].spatial_dims);
-        if (s != spatial)
-            arg_error(k, fmt::format("fields share one iteration space, but '{}' has spatial shape "
-                                     "{} and '{}' has {}; pass arrays of the same shape",
-                                     k.fields[0].name, shape_string(spatial), k.fields[i].name,
-                                     shape_string(s)));
-    }
+    const Shape spatial = iteration_space(k, arrays);
     // int32 index math addresses at most 2^31 - 1 elements per array: beyond that, the int64
     // variant (an automatic index type) or a clear error.
     Prepared p;

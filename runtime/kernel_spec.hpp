@@ -31,6 +31,9 @@ struct FieldSpec {
     int unit_stride_axis = 0;         ///< array axis the code addresses with stride 1
     std::string layout;               ///< "c", "fortran", "fzyx", "zyxf": for messages
     bool written = false;
+    /// Read only at absolute positions: an argument of its own shape, outside the iteration
+    /// space (no shared sizes; only its strides are passed).
+    bool buffer = false;
     int array_dims() const { return spatial_dims + static_cast<int>(index_shape.size()); }
 };
 

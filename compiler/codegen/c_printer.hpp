@@ -58,6 +58,12 @@ protected:
     Text counter(const ir::CounterNode* c) override;
     Text field_access(const ir::FieldAccessNode* a) override;
     Text load(const ir::LoadNode* l) override;
+    Text array_load(const ir::ArrayLoadNode* l) override;
+    Text block_thread(const ir::BlockThreadNode* t) override;
+    /// `T name[N];` for a local array; shared arrays are the CUDA printer's.
+    virtual std::string allocate(const ir::AllocateNode* a, const std::string& pad);
+    /// A block-wide barrier; only the CUDA printer has one.
+    virtual std::string barrier(const std::string& pad);
     Text call(const ir::CallNode* c) override;
     Text binary(const ir::BinaryNode* b) override;
     Text cast(const ir::CastNode* c) override;

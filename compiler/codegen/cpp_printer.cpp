@@ -88,6 +88,8 @@ protected:
         case ForKind::Parallel: return "#pragma omp parallel for";
         case ForKind::Vectorized: return "#pragma omp simd";
         case ForKind::ParallelVectorized: return "#pragma omp parallel for simd";
+        // A layer's loops: the compiler unrolls small constant trip counts by itself.
+        case ForKind::Unrolled: return "";
         }
         return "";
     }

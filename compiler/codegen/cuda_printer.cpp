@@ -56,10 +56,33 @@ protected:
         return {fmt::format("(int) (blockIdx.{0} * blockDim.{0} + threadIdx.{0})", d), kUnary};
     }
 
+    Text block_thread(const BlockThreadNode* t) override {
+        if (t->count) return {"(int) (blockDim.x * blockDim.y * blockDim.z)", kUnary};
+        return {"(int) (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))", kUnary};
+    }
+
+    std::string allocate(const AllocateNode* a, const std::string& pad) override {
+        if (a->array->space == MemorySpace::Local) return CFamilyPrinter::allocate(a, pad);
+        // One dynamic shared-memory block per kernel (its size is a launch parameter); each
+        // staged buffer is a typed window into it.
+        std::string out;
+        if (!declared_shared_) {
+            out = pad + "extern __shared__ __align__(16) unsigned char loom_shared[];\n";
+            declared_shared_ = true;
+        }
+        std::string t = type_name_of(a->array->type);
+        return out + fmt::format("{}{}* const {} = reinterpret_cast<{}*>(loom_shared + {});\n", pad,
+                                 t, name_of(a->array.get(), a->array->name), t, a->array->shared_offset);
+    }
+
+    std::string barrier(const std::string& pad) override { return pad + "__syncthreads();\n"; }
+
     // Constant trip counts (the cells of one thread) unroll, so their loads overlap.
     std::string loop_pragma(const ForNode* f) override {
         return is_const(f->start) && is_const(f->stop) ? "#pragma unroll" : "";
     }
+
+    bool declared_shared_ = false;
 };
 
 } // namespace

@@ -38,7 +38,9 @@ bool equal_payload(const Expr& a, const Expr& b) {
         return x->field == y->field && x->offsets == y->offsets && x->components == y->components;
     }
     case ExprKind::ThreadIndex: return a.as<ThreadIndexNode>()->dim == b.as<ThreadIndexNode>()->dim;
+    case ExprKind::BlockThread: return a.as<BlockThreadNode>()->count == b.as<BlockThreadNode>()->count;
     case ExprKind::Load: return a.as<LoadNode>()->field == b.as<LoadNode>()->field;
+    case ExprKind::ArrayLoad: return a.as<ArrayLoadNode>()->array == b.as<ArrayLoadNode>()->array;
     case ExprKind::Unary: return a.as<UnaryNode>()->op == b.as<UnaryNode>()->op;
     case ExprKind::Binary: return a.as<BinaryNode>()->op == b.as<BinaryNode>()->op;
     case ExprKind::Call: return a.as<CallNode>()->fn == b.as<CallNode>()->fn;
@@ -65,7 +67,10 @@ std::size_t hash_payload(const Expr& e) {
         return h;
     }
     case ExprKind::ThreadIndex: return mix(h, e.as<ThreadIndexNode>()->dim);
+    case ExprKind::BlockThread: return mix(h, e.as<BlockThreadNode>()->count);
     case ExprKind::Load: return mix(h, std::hash<const void*>{}(e.as<LoadNode>()->field.get()));
+    case ExprKind::ArrayLoad:
+        return mix(h, std::hash<const void*>{}(e.as<ArrayLoadNode>()->array.get()));
     case ExprKind::Unary: return mix(h, std::size_t(e.as<UnaryNode>()->op));
     case ExprKind::Binary: return mix(h, std::size_t(e.as<BinaryNode>()->op));
     case ExprKind::Call: return mix(h, std::size_t(e.as<CallNode>()->fn));
@@ -123,6 +128,14 @@ StmtParts parts(const Stmt& s) {
         p.field = n->field.get();
         break;
     }
+    case StmtKind::ArrayStore: {
+        auto n = s.as<ArrayStoreNode>();
+        p.exprs = {n->index, n->value};
+        p.field = n->array.get();
+        break;
+    }
+    case StmtKind::Allocate: p.field = s.as<AllocateNode>()->array.get(); break;
+    case StmtKind::Barrier: break;
     case StmtKind::Block: p.stmts = s.as<BlockNode>()->stmts; break;
     case StmtKind::For: {
         auto n = s.as<ForNode>();

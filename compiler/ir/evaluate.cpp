@@ -130,10 +130,12 @@ public:
         }
         case ExprKind::Counter:
         case ExprKind::ThreadIndex:
+        case ExprKind::BlockThread:
             throw InternalError(fmt::format(
                 "evaluate: '{}' has a value only inside a running kernel", to_string(e)));
         case ExprKind::FieldAccess:
         case ExprKind::Load:
+        case ExprKind::ArrayLoad:
             if (!loads_)
                 throw InternalError(
                     fmt::format("evaluate: no memory to read '{}' from", to_string(e)));

@@ -90,6 +90,8 @@ std::string_view for_kind_name(ForKind k) {
         return "vectorized";
     case ForKind::ParallelVectorized:
         return "parallel, vectorized";
+    case ForKind::Unrolled:
+        return "unrolled";
     }
     return "?";
 }
@@ -174,9 +176,12 @@ Expr ConstNode::make_bool(bool value) {
     return Expr(std::make_shared<ConstNode>(ScalarType::Bool, value ? 1 : 0, 0.0, false));
 }
 
-Expr VarNode::make(ScalarType t, std::string name, VarRole role, FieldPtr field, int axis) {
+Expr VarNode::make(ScalarType t, std::string name, VarRole role, FieldPtr field, int axis,
+                   bool weak) {
     require(!name.empty(), "Var", "empty name");
-    return Expr(std::make_shared<VarNode>(t, std::move(name), role, std::move(field), axis));
+    require(!weak || role == VarRole::Parameter || role == VarRole::Temporary, "Var",
+            "only parameters and temporaries can be untyped (weak)");
+    return Expr(std::make_shared<VarNode>(t, std::move(name), role, std::move(field), axis, weak));
 }
 
 Expr CounterNode::make(int axis) {
@@ -190,7 +195,35 @@ Expr FieldAccessNode::make(FieldPtr field, std::vector<int> offsets, std::vector
     require(int(offsets.size()) == field->spatial_dims, "FieldAccess", "offset count");
     require(int(components.size()) == field->index_dims(), "FieldAccess", "component count");
     return Expr(std::make_shared<FieldAccessNode>(std::move(field), std::move(offsets),
-                                                  std::move(components)));
+                                                  std::move(components), std::vector<Expr>{}));
+}
+
+Expr FieldAccessNode::make_absolute(FieldPtr field, std::vector<Expr> indices,
+                                    std::vector<int> components) {
+    require(field != nullptr, "FieldAccess", "no field");
+    require(int(indices.size()) == field->spatial_dims, "FieldAccess", "index count");
+    require(int(components.size()) == field->index_dims(), "FieldAccess", "component count");
+    for (auto& i : indices) {
+        require_defined(i, "FieldAccess");
+        require(is_int(i.type()), "FieldAccess", "absolute index is not an integer");
+    }
+    std::vector<int> zeros(std::size_t(field->spatial_dims), 0);
+    return Expr(std::make_shared<FieldAccessNode>(std::move(field), std::move(zeros),
+                                                  std::move(components), std::move(indices)));
+}
+
+Expr BlockThreadNode::make(ScalarType type, bool count) {
+    require(is_int(type), "BlockThread", "type is not an integer");
+    return Expr(std::make_shared<BlockThreadNode>(type, count));
+}
+
+Expr ArrayLoadNode::make(ArrayPtr array, Expr index, Stmt producer) {
+    require(array != nullptr, "ArrayLoad", "no array");
+    require_defined(index, "ArrayLoad");
+    require(is_int(index.type()), "ArrayLoad", "index is not an integer");
+    if (auto c = index.as<ConstNode>())
+        require(c->int_value >= 0 && c->int_value < array->size, "ArrayLoad", "constant index out of range");
+    return Expr(std::make_shared<ArrayLoadNode>(std::move(array), std::move(index), std::move(producer)));
 }
 
 Expr ThreadIndexNode::make(ScalarType index_type, int dim) {
@@ -289,6 +322,26 @@ Stmt StoreNode::make(FieldPtr field, Expr index, Expr value) {
     return Stmt(std::make_shared<StoreNode>(std::move(field), std::move(index), std::move(value)));
 }
 
+Stmt ArrayStoreNode::make(ArrayPtr array, Expr index, Expr value) {
+    require(array != nullptr, "ArrayStore", "no array");
+    require_defined(index, "ArrayStore");
+    require_defined(value, "ArrayStore");
+    require(is_int(index.type()), "ArrayStore", "index is not an integer");
+    if (auto c = index.as<ConstNode>())
+        require(c->int_value >= 0 && c->int_value < array->size, "ArrayStore", "constant index out of range");
+    if (value.type() != array->type)
+        fail("ArrayStore", fmt::format("storing {} into {} array {}", type_name(value.type()),
+                                       type_name(array->type), array->name));
+    return Stmt(std::make_shared<ArrayStoreNode>(std::move(array), std::move(index), std::move(value)));
+}
+
+Stmt AllocateNode::make(ArrayPtr array) {
+    require(array != nullptr && array->size > 0, "Allocate", "no array or empty array");
+    return Stmt(std::make_shared<AllocateNode>(std::move(array)));
+}
+
+Stmt BarrierNode::make() { return Stmt(std::make_shared<BarrierNode>()); }
+
 Stmt BlockNode::make(std::vector<Stmt> stmts) {
     for (auto& s : stmts)
         require(s.defined(), "Block", "undefined statement");
@@ -318,4 +371,10 @@ Stmt CommentNode::make(std::string text) {
 }
 
 } // namespace ir
+
+std::string ArrayInfo::describe() const {
+    return fmt::format("{} {}[{}] ({})", type_name(type), name, size,
+                       space == MemorySpace::Local ? "local" : "shared");
+}
+
 } // namespace loom

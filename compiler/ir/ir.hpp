@@ -16,10 +16,11 @@
 
 // clang-format off
 #define LOOM_FOR_EACH_EXPR_NODE(X) \
-    X(Const) X(Var) X(Counter) X(FieldAccess) X(ThreadIndex) X(Load) \
-    X(Unary) X(Binary) X(Select) X(Call) X(Cast)
+    X(Const) X(Var) X(Counter) X(FieldAccess) X(ThreadIndex) X(BlockThread) X(Load) \
+    X(ArrayLoad) X(Unary) X(Binary) X(Select) X(Call) X(Cast)
 #define LOOM_FOR_EACH_STMT_NODE(X) \
-    X(Assign) X(Declare) X(Store) X(Block) X(For) X(IfThen) X(Comment)
+    X(Assign) X(Declare) X(Store) X(ArrayStore) X(Allocate) X(Barrier) X(Block) X(For) \
+    X(IfThen) X(Comment)
 // clang-format on
 
 namespace loom {
@@ -113,7 +114,9 @@ enum class MathFn : std::uint8_t {
 /// How a loop runs. Parallel: its iterations are spread over threads (OpenMP `parallel for`);
 /// Vectorized: its iterations are independent, so the compiler may run them in SIMD lanes
 /// (`omp simd`). Only the CPU target sets anything but Serial (map_to_cpu).
-enum class ForKind : std::uint8_t { Serial, Parallel, Vectorized, ParallelVectorized };
+/// Unrolled: a loop with constant bounds inside one cell (a layer's rows and columns), fully
+/// unrolled so the local arrays it indexes stay in registers.
+enum class ForKind : std::uint8_t { Serial, Parallel, Vectorized, ParallelVectorized, Unrolled };
 
 std::string_view op_name(UnaryOp op);   // "-", "!"
 std::string_view op_name(BinaryOp op);  // "+", "<=", "min", ...
@@ -135,7 +138,25 @@ enum class VarRole : std::uint8_t {
     Size,        ///< the iteration-space size along `axis` (a kernel argument)
     Stride,      ///< the element stride of `field` along array axis `axis` (a kernel argument)
     Counter,     ///< the loop counter of spatial axis `axis`
+    LoopIndex,   ///< the counter of a loop inside one cell (a layer's row or column)
 };
+
+/// Where an array lives. Local: per thread (per cell), registers when every index is a constant
+/// after unrolling. Shared: per GPU block, filled cooperatively (buffers staged by
+/// stage_buffers_in_shared).
+enum class MemorySpace : std::uint8_t { Local, Shared };
+
+/// A small fixed-size array that is not a field: a layer's activations (Local) or a weight
+/// buffer staged into shared memory (Shared). Identified by object; the name is a hint.
+struct ArrayInfo {
+    std::string name;
+    ScalarType type = ScalarType::Float32;
+    int size = 0;
+    MemorySpace space = MemorySpace::Local;
+    std::size_t shared_offset = 0; ///< byte offset in the block's shared memory (Shared only)
+    std::string describe() const;  ///< "float32 dense0[16] (local)"
+};
+using ArrayPtr = std::shared_ptr<const ArrayInfo>;
 
 namespace ir {
 
@@ -156,16 +177,22 @@ struct ConstNode : ExprNode {
     static Expr make_bool(bool value);
 };
 
+/// A weak (untyped) variable is an untyped parameter, `param("omega")`, or the temporary of a
+/// subexpression made of plain numbers: like a weak constant it takes the type of what it meets
+/// (the frontend marks each such use as Cast(type, var)); its `type` is only nominal (float64).
+/// create_kernel replaces it by a typed variable before lowering (frontend/resolve_types.cpp).
 struct VarNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::Var;
-    VarNode(ScalarType t, std::string n, VarRole r, FieldPtr f, int a)
-        : ExprNode(static_kind, t), name(std::move(n)), role(r), field(std::move(f)), axis(a) {}
+    VarNode(ScalarType t, std::string n, VarRole r, FieldPtr f, int a, bool w = false)
+        : ExprNode(static_kind, t), name(std::move(n)), role(r), field(std::move(f)), axis(a),
+          weak(w) {}
     const std::string name;
     const VarRole role;
     const FieldPtr field; ///< for Stride
     const int axis;       ///< for Size, Stride and Counter; -1 otherwise
+    const bool weak;      ///< untyped until create_kernel resolves it (Parameter, Temporary)
     static Expr make(ScalarType t, std::string name, VarRole role, FieldPtr field = nullptr,
-                     int axis = -1);
+                     int axis = -1, bool weak = false);
 };
 
 /// The DSL's spatial counter of `axis` (x is axis 0). Replaced by a loop counter during lowering.
@@ -176,16 +203,22 @@ struct CounterNode : ExprNode {
     static Expr make(int axis);
 };
 
-/// A read or write of a field at a relative offset, before lowering to address arithmetic.
+/// A read or write of a field, before lowering to address arithmetic: at a relative offset from
+/// the current cell, or (absolute) at integer coordinates computed by expressions, `W.at({i, j})`.
+/// An absolute access has all-zero `offsets`; only reads may be absolute.
 struct FieldAccessNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::FieldAccess;
-    FieldAccessNode(FieldPtr f, std::vector<int> o, std::vector<int> c)
+    FieldAccessNode(FieldPtr f, std::vector<int> o, std::vector<int> c, std::vector<Expr> i)
         : ExprNode(static_kind, f->type), field(std::move(f)), offsets(std::move(o)),
-          components(std::move(c)) {}
+          components(std::move(c)), indices(std::move(i)) {}
     const FieldPtr field;
     const std::vector<int> offsets;    ///< one per spatial axis
     const std::vector<int> components; ///< one per index axis
+    const std::vector<Expr> indices;   ///< absolute coordinates, one per spatial axis; or empty
+    bool absolute() const { return !indices.empty(); }
     static Expr make(FieldPtr field, std::vector<int> offsets, std::vector<int> components);
+    /// An absolute access: `indices` are integer expressions, one per spatial axis.
+    static Expr make_absolute(FieldPtr field, std::vector<Expr> indices, std::vector<int> components);
 };
 
 /// The global thread index along block dimension `dim` (0 = x): blockIdx * blockDim + threadIdx.
@@ -196,6 +229,15 @@ struct ThreadIndexNode : ExprNode {
     static Expr make(ScalarType index_type, int dim);
 };
 
+/// The thread's rank inside its GPU block (threadIdx flattened, x fastest), or with `count` the
+/// number of threads in the block. Used by cooperative copies into shared memory.
+struct BlockThreadNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::BlockThread;
+    BlockThreadNode(ScalarType t, bool c) : ExprNode(static_kind, t), count(c) {}
+    const bool count;
+    static Expr make(ScalarType type, bool count);
+};
+
 /// A read of `field` at linear element index `index`.
 struct LoadNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::Load;
@@ -203,6 +245,19 @@ struct LoadNode : ExprNode {
     const FieldPtr field;
     const Expr index;
     static Expr make(FieldPtr field, Expr index);
+};
+
+/// A read of element `index` of an array. `producer`, if defined, is the statement that computes
+/// the whole array (a layer); the analysis places it once, before the first statement that reads
+/// the array, and drops it from the loads. Loads compare equal by array and index alone.
+struct ArrayLoadNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::ArrayLoad;
+    ArrayLoadNode(ArrayPtr a, Expr i, Stmt p)
+        : ExprNode(static_kind, a->type), array(std::move(a)), index(std::move(i)), producer(std::move(p)) {}
+    const ArrayPtr array;
+    const Expr index;
+    const Stmt producer;
+    static Expr make(ArrayPtr array, Expr index, Stmt producer = Stmt());
 };
 
 struct UnaryNode : ExprNode {
@@ -276,6 +331,31 @@ struct StoreNode : StmtNode {
     const FieldPtr field;
     const Expr index, value;
     static Stmt make(FieldPtr field, Expr index, Expr value);
+};
+
+/// Writes `value` into element `index` of `array`.
+struct ArrayStoreNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::ArrayStore;
+    ArrayStoreNode(ArrayPtr a, Expr i, Expr v)
+        : StmtNode(static_kind), array(std::move(a)), index(std::move(i)), value(std::move(v)) {}
+    const ArrayPtr array;
+    const Expr index, value;
+    static Stmt make(ArrayPtr array, Expr index, Expr value);
+};
+
+/// Declares `array` (uninitialised) for the statements that follow it in its block.
+struct AllocateNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::Allocate;
+    explicit AllocateNode(ArrayPtr a) : StmtNode(static_kind), array(std::move(a)) {}
+    const ArrayPtr array;
+    static Stmt make(ArrayPtr array);
+};
+
+/// Every thread of the GPU block waits here (__syncthreads): shared memory is filled.
+struct BarrierNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::Barrier;
+    BarrierNode() : StmtNode(static_kind) {}
+    static Stmt make();
 };
 
 struct BlockNode : StmtNode {

@@ -35,6 +35,8 @@ ExprPrinter::Text ExprPrinter::print_prec(const Expr& e) {
     case ExprKind::FieldAccess: return field_access(e.as<FieldAccessNode>());
     case ExprKind::ThreadIndex: return thread_index(e.as<ThreadIndexNode>());
     case ExprKind::Load: return load(e.as<LoadNode>());
+    case ExprKind::BlockThread: return block_thread(e.as<BlockThreadNode>());
+    case ExprKind::ArrayLoad: return array_load(e.as<ArrayLoadNode>());
     case ExprKind::Unary: {
         auto u = e.as<UnaryNode>();
         // Operands that start with '-' or '!' get parentheses: "- -x" would read as "--x".
@@ -69,7 +71,14 @@ ExprPrinter::Text ExprPrinter::counter(const CounterNode* c) {
 }
 
 ExprPrinter::Text ExprPrinter::field_access(const FieldAccessNode* a) {
-    std::string s = fmt::format("{}[{}]", a->field->name, fmt::join(a->offsets, ", "));
+    std::string s;
+    if (a->absolute()) {
+        std::vector<std::string> idx;
+        for (auto& i : a->indices) idx.push_back(print(i));
+        s = fmt::format("{}.at({})", a->field->name, fmt::join(idx, ", "));
+    } else {
+        s = fmt::format("{}[{}]", a->field->name, fmt::join(a->offsets, ", "));
+    }
     if (!a->components.empty()) s += fmt::format("({})", fmt::join(a->components, ", "));
     return {s, kPrimary};
 }
@@ -80,6 +89,14 @@ ExprPrinter::Text ExprPrinter::thread_index(const ThreadIndexNode* t) {
 
 ExprPrinter::Text ExprPrinter::load(const LoadNode* l) {
     return {fmt::format("{}[{}]", l->field->name, print(l->index)), kPrimary};
+}
+
+ExprPrinter::Text ExprPrinter::block_thread(const BlockThreadNode* t) {
+    return {t->count ? "threads_per_block" : "thread_in_block", kPrimary};
+}
+
+ExprPrinter::Text ExprPrinter::array_load(const ArrayLoadNode* l) {
+    return {fmt::format("{}[{}]", l->array->name, print(l->index)), kPrimary};
 }
 
 ExprPrinter::Text ExprPrinter::call(const CallNode* c) {
@@ -139,6 +156,16 @@ public:
                                p.print(n->value));
             break;
         }
+        case StmtKind::ArrayStore: {
+            auto n = s.as<ArrayStoreNode>();
+            out += fmt::format("{}{}[{}] = {}\n", pad, n->array->name, p.print(n->index),
+                               p.print(n->value));
+            break;
+        }
+        case StmtKind::Allocate:
+            out += fmt::format("{}alloc {}\n", pad, s.as<AllocateNode>()->array->describe());
+            break;
+        case StmtKind::Barrier: out += fmt::format("{}barrier\n", pad); break;
         case StmtKind::Block:
             for (auto& c : s.as<BlockNode>()->stmts) print(c, indent);
             break;

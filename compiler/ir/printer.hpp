@@ -41,6 +41,8 @@ protected:
     virtual Text field_access(const ir::FieldAccessNode* a);
     virtual Text thread_index(const ir::ThreadIndexNode* t);
     virtual Text load(const ir::LoadNode* l);
+    virtual Text block_thread(const ir::BlockThreadNode* t);
+    virtual Text array_load(const ir::ArrayLoadNode* l);
     virtual Text call(const ir::CallNode* c);
     virtual Text binary(const ir::BinaryNode* b);
     virtual Text cast(const ir::CastNode* c);

@@ -26,9 +26,13 @@ void IRVisitor::visit(const Stmt& s) {
 void IRVisitor::visit_Const(const ConstNode*) {}
 void IRVisitor::visit_Var(const VarNode*) {}
 void IRVisitor::visit_Counter(const CounterNode*) {}
-void IRVisitor::visit_FieldAccess(const FieldAccessNode*) {}
+void IRVisitor::visit_FieldAccess(const FieldAccessNode* n) {
+    for (auto& i : n->indices) visit(i);
+}
 void IRVisitor::visit_ThreadIndex(const ThreadIndexNode*) {}
+void IRVisitor::visit_BlockThread(const BlockThreadNode*) {}
 void IRVisitor::visit_Load(const LoadNode* n) { visit(n->index); }
+void IRVisitor::visit_ArrayLoad(const ArrayLoadNode* n) { visit(n->index); }
 void IRVisitor::visit_Unary(const UnaryNode* n) { visit(n->a); }
 void IRVisitor::visit_Binary(const BinaryNode* n) {
     visit(n->a);
@@ -55,6 +59,12 @@ void IRVisitor::visit_Store(const StoreNode* n) {
     visit(n->index);
     visit(n->value);
 }
+void IRVisitor::visit_ArrayStore(const ArrayStoreNode* n) {
+    visit(n->index);
+    visit(n->value);
+}
+void IRVisitor::visit_Allocate(const AllocateNode*) {}
+void IRVisitor::visit_Barrier(const BarrierNode*) {}
 void IRVisitor::visit_Block(const BlockNode* n) {
     for (auto& s : n->stmts) visit(s);
 }
@@ -98,8 +108,22 @@ Stmt IRMutator::mutate(const Stmt& s) {
 Expr IRMutator::visit_Const(const ConstNode*, const Expr& self) { return self; }
 Expr IRMutator::visit_Var(const VarNode*, const Expr& self) { return self; }
 Expr IRMutator::visit_Counter(const CounterNode*, const Expr& self) { return self; }
-Expr IRMutator::visit_FieldAccess(const FieldAccessNode*, const Expr& self) { return self; }
+Expr IRMutator::visit_FieldAccess(const FieldAccessNode* n, const Expr& self) {
+    if (!n->absolute()) return self;
+    std::vector<Expr> indices;
+    bool changed = false;
+    for (auto& i : n->indices) {
+        indices.push_back(mutate(i));
+        changed |= !indices.back().same_as(i);
+    }
+    return changed ? FieldAccessNode::make_absolute(n->field, std::move(indices), n->components) : self;
+}
 Expr IRMutator::visit_ThreadIndex(const ThreadIndexNode*, const Expr& self) { return self; }
+Expr IRMutator::visit_BlockThread(const BlockThreadNode*, const Expr& self) { return self; }
+Expr IRMutator::visit_ArrayLoad(const ArrayLoadNode* n, const Expr& self) {
+    Expr i = mutate(n->index);
+    return i.same_as(n->index) ? self : ArrayLoadNode::make(n->array, i, n->producer);
+}
 
 Expr IRMutator::visit_Load(const LoadNode* n, const Expr& self) {
     Expr i = mutate(n->index);
@@ -144,6 +168,12 @@ Stmt IRMutator::visit_Store(const StoreNode* n, const Stmt& self) {
     Expr i = mutate(n->index), v = mutate(n->value);
     return i.same_as(n->index) && v.same_as(n->value) ? self : StoreNode::make(n->field, i, v);
 }
+Stmt IRMutator::visit_ArrayStore(const ArrayStoreNode* n, const Stmt& self) {
+    Expr i = mutate(n->index), v = mutate(n->value);
+    return i.same_as(n->index) && v.same_as(n->value) ? self : ArrayStoreNode::make(n->array, i, v);
+}
+Stmt IRMutator::visit_Allocate(const AllocateNode*, const Stmt& self) { return self; }
+Stmt IRMutator::visit_Barrier(const BarrierNode*, const Stmt& self) { return self; }
 Stmt IRMutator::visit_Block(const BlockNode* n, const Stmt& self) {
     std::vector<Stmt> stmts;
     bool changed = false;
@@ -173,6 +203,8 @@ Stmt IRMutator::visit_Comment(const CommentNode*, const Stmt& self) { return sel
 std::vector<Expr> children(const Expr& e) {
     switch (e.kind()) {
     case ExprKind::Load: return {e.as<LoadNode>()->index};
+    case ExprKind::ArrayLoad: return {e.as<ArrayLoadNode>()->index};
+    case ExprKind::FieldAccess: return e.as<FieldAccessNode>()->indices;
     case ExprKind::Unary: return {e.as<UnaryNode>()->a};
     case ExprKind::Binary: return {e.as<BinaryNode>()->a, e.as<BinaryNode>()->b};
     case ExprKind::Select: {

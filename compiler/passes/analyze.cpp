@@ -42,9 +42,12 @@ public:
         check_config();
         if (in_.empty())
             fail("has no assignments; pass at least one Assignment that writes a field");
+        check_no_scatter();
         collect();
+        classify_buffers();
         check_fields();
         check_writes();
+        check_gathers();
         compute_reach();
         resolve_ghost_layers();
         check_slice();
@@ -112,11 +115,23 @@ private:
         a_.fields.push_back(f);
     }
 
-    void note_reads(const Expr& rhs, std::size_t stmt) {
-        for (const Expr& e : subexpressions(rhs)) {
+    void note_reads(const Expr& rhs, std::size_t stmt) { note_nodes(subexpressions(rhs), stmt); }
+
+    void note_nodes(const std::vector<Expr>& nodes, std::size_t stmt) {
+        // A layer's array: what its producer reads is read by this statement. Producers first,
+        // so arguments appear in data-flow order (a chain's input before its first layer's
+        // weights, those before the next layer's).
+        for (const Expr& e : nodes)
+            if (auto l = e.as<ArrayLoadNode>(); l && l->producer.defined() &&
+                                                noted_arrays_.insert(l->array.get()).second)
+                note_nodes(subexpressions(l->producer), stmt);
+        for (const Expr& e : nodes) {
             if (auto fa = e.as<FieldAccessNode>()) {
                 note_field(fa->field);
-                reads_.push_back({fa->field, fa->offsets, fa->components, stmt});
+                if (fa->absolute()) // a gather: no offset, so no reach and no stencil race
+                    gathers_.push_back({fa->field, stmt});
+                else
+                    reads_.push_back({fa->field, fa->offsets, fa->components, stmt});
             } else if (auto v = e.as<VarNode>()) {
                 if (v->role == VarRole::Parameter) note_param(e);
                 if (v->role == VarRole::Temporary) check_temp_read(e, stmt);
@@ -188,14 +203,67 @@ private:
         a_.primary = a_.written.front();
     }
 
+    // ---- buffers and gathers (absolute reads) ----
+    bool is_buffer(const FieldPtr& f) const {
+        return std::find(a_.buffers.begin(), a_.buffers.end(), f) != a_.buffers.end();
+    }
+    bool is_written(const FieldPtr& f) const {
+        return std::find(a_.written.begin(), a_.written.end(), f) != a_.written.end();
+    }
+
+    /// Assignment refuses scatter writes already; this catches IR assembled by other means.
+    void check_no_scatter() const {
+        for (std::size_t i = 0; i < in_.size(); ++i)
+            if (auto fa = in_[i].lhs.as<FieldAccessNode>(); fa && fa->absolute())
+                fail(fmt::format("writes field {} at an absolute position in assignment {} (`{}`): "
+                                 "scatter writes are not supported; write {}.center() (or a fixed "
+                                 "offset) and read inputs with .at()",
+                                 fa->field->name, i + 1, in_[i].text, fa->field->name));
+    }
+
+    /// A field read only at absolute positions is a buffer: a kernel argument with its own shape
+    /// and dimensionality, outside the iteration space. A relative read or any write puts a field
+    /// in the iteration space; every kernel writes one, so that space always exists.
+    void classify_buffers() {
+        std::set<const FieldInfo*> in_space;
+        for (auto& r : reads_) in_space.insert(r.field.get());
+        for (auto& w : writes_) in_space.insert(w.field.get());
+        for (auto& f : a_.fields)
+            if (!in_space.count(f.get())) a_.buffers.push_back(f);
+        if (a_.buffers.size() >= a_.fields.size())
+            throw InternalError("analyze_kernel: every field is a buffer, but a kernel writes at "
+                                "least one field, which is never a buffer");
+    }
+
+    /// The first field of the iteration space: its dimensionality is the kernel's.
+    const FieldInfo& first_space_field() const {
+        for (auto& f : a_.fields)
+            if (!is_buffer(f)) return *f;
+        throw InternalError("analyze_kernel: no field in the iteration space");
+    }
+
+    /// Cells run in parallel, so a position read by one cell may be written by another: whether
+    /// it holds the old or the new value is a race, as for an in-place stencil.
+    void check_gathers() const {
+        for (auto& g : gathers_)
+            if (is_written(g.field))
+                fail(fmt::format("reads field {} at absolute positions (.at() in assignment {}: `{}`) "
+                                 "and writes it: cells run in parallel, so a position another cell "
+                                 "writes may hold its old or its new value (a race). Read from one "
+                                 "field and write into a second field, and swap the two after each "
+                                 "step", g.field->name, g.stmt + 1, in_[g.stmt].text));
+    }
+
     // ---- fields ----
     void check_fields() {
-        const FieldInfo& p = *a_.fields.front();
+        const FieldInfo& p = first_space_field();
         a_.spatial_dims = p.spatial_dims;
         for (auto& f : a_.fields) {
             if (f->type == ScalarType::Float16 || f->type == ScalarType::BFloat16)
                 fail(fmt::format("uses field {} of type {}; float16 and bfloat16 fields are not "
                                  "supported yet, use float32", f->name, type_name(f->type)));
+            // A buffer has its own shape: it takes no part in the iteration space's checks.
+            if (is_buffer(f)) continue;
             if (f->spatial_dims != p.spatial_dims)
                 fail(fmt::format("mixes fields of different dimensionality: {} is {}D but {} is "
                                  "{}D; all fields of a kernel share one iteration space",
@@ -505,6 +573,32 @@ private:
         }
     };
 
+    /// Loads lose their producers once the producers are placed in the body.
+    class DropProducers : public IRMutator {
+    protected:
+        Expr visit_ArrayLoad(const ArrayLoadNode* n, const Expr& self) override {
+            Expr i = mutate(n->index);
+            if (!n->producer.defined() && i.same_as(n->index)) return self;
+            return ArrayLoadNode::make(n->array, i);
+        }
+    };
+
+    /// Appends to `out` the producers of the arrays `root` reads that are not placed yet,
+    /// each after the producers it reads from, flattened into the kernel's top-level block.
+    void place_producers(const std::vector<Expr>& reads, std::vector<Stmt>& out) {
+        for (const Expr& e : reads) {
+            auto l = e.as<ArrayLoadNode>();
+            if (!l || !l->producer.defined() || !placed_arrays_.insert(l->array.get()).second)
+                continue;
+            place_producers(subexpressions(l->producer), out);
+            Stmt p = DropProducers().mutate(StrengthenConstants().mutate(l->producer));
+            if (auto b = p.as<BlockNode>())
+                out.insert(out.end(), b->stmts.begin(), b->stmts.end());
+            else
+                out.push_back(p);
+        }
+    }
+
     Stmt build_body() {
         std::vector<Stmt> out;
         StrengthenConstants strengthen;
@@ -516,8 +610,10 @@ private:
             else
                 target = "temporary " + s.lhs.as<VarNode>()->name;
             Expr rhs = strengthen.mutate(convert(s.rhs, s.lhs.type(), target, i));
+            // Layers (arrays) are computed once, before the first assignment that reads them.
+            place_producers(subexpressions(rhs), out);
             out.push_back(CommentNode::make(s.text));
-            out.push_back(AssignNode::make(s.lhs, rhs));
+            out.push_back(AssignNode::make(s.lhs, DropProducers().mutate(rhs)));
         }
         return BlockNode::make(std::move(out));
     }
@@ -532,14 +628,21 @@ private:
         std::vector<int> offsets, components;
         std::size_t stmt;
     };
+    /// A read at absolute positions (Field::at).
+    struct Gather {
+        FieldPtr field;
+        std::size_t stmt;
+    };
 
     const std::vector<SourceAssignment>& in_;
     const KernelConfig& cfg_;
     KernelAnalysis a_;
     std::vector<Read> reads_;
     std::vector<Write> writes_;
+    std::vector<Gather> gathers_;
     std::vector<std::pair<int, std::size_t>> counters_; ///< (axis, statement)
     std::set<const ExprNode*> defined_temps_;
+    std::set<const ArrayInfo*> noted_arrays_, placed_arrays_;
 };
 
 } // namespace

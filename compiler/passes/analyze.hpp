@@ -15,6 +15,9 @@ struct KernelAnalysis {
     int spatial_dims = 0;
     std::vector<FieldPtr> fields;   ///< in order of first appearance (each lhs before its rhs)
     std::vector<FieldPtr> written;  ///< fields the kernel writes
+    /// Fields read only at absolute positions (W.at({i, j})): arguments, but not part of the
+    /// iteration space. Also listed in `fields`.
+    std::vector<FieldPtr> buffers;
     std::vector<Expr> parameters;   ///< scalar parameters, in order of first appearance
     /// Per spatial axis: how far accesses reach below and above the cell (both >= 0).
     std::vector<std::pair<int, int>> reach;

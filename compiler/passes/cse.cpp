@@ -2,6 +2,7 @@
 
 #include "compiler/ir/equality.hpp"
 #include "compiler/ir/printer.hpp"
+#include "compiler/ir/visitor.hpp"
 #include "runtime/errors.hpp"
 
 #include <fmt/format.h>
@@ -35,6 +36,7 @@ Operands operands_of(const Expr& e) {
     auto add = [&o](const Expr& x) { o.at[o.count++] = &x; };
     switch (e.kind()) {
     case ExprKind::Load: add(e.as<LoadNode>()->index); break;
+    case ExprKind::ArrayLoad: add(e.as<ArrayLoadNode>()->index); break;
     case ExprKind::Unary: add(e.as<UnaryNode>()->a); break;
     case ExprKind::Binary:
         add(e.as<BinaryNode>()->a);
@@ -60,6 +62,7 @@ Operands operands_of(const Expr& e) {
 Expr with_operands(const Expr& e, const Expr* ops) {
     switch (e.kind()) {
     case ExprKind::Load: return LoadNode::make(e.as<LoadNode>()->field, ops[0]);
+    case ExprKind::ArrayLoad: return ArrayLoadNode::make(e.as<ArrayLoadNode>()->array, ops[0]);
     case ExprKind::Unary: return UnaryNode::make(e.as<UnaryNode>()->op, ops[0]);
     case ExprKind::Binary: return BinaryNode::make(e.as<BinaryNode>()->op, ops[0], ops[1]);
     case ExprKind::Select: return SelectNode::make(ops[0], ops[1], ops[2]);
@@ -95,6 +98,7 @@ std::string_view op_word(const Expr& e) {
     case ExprKind::Select: return "sel";
     case ExprKind::Cast: return "conv";
     case ExprKind::Load: return e.as<LoadNode>()->field->name;
+    case ExprKind::ArrayLoad: return e.as<ArrayLoadNode>()->array->name;
     default: return "";
     }
 }
@@ -141,7 +145,7 @@ std::string name_for(const Expr& e) {
     } else if (auto s = e.as<SelectNode>()) {
         collect_words(s->if_true, e, words);
         collect_words(s->if_false, e, words);
-    } else if (!e.is<LoadNode>()) {
+    } else if (!e.is<LoadNode>() && !e.is<ArrayLoadNode>()) {
         Operands ops = operands_of(e);
         for (int k = 0; k < ops.count; ++k) collect_words(*ops.at[k], e, words);
     }
@@ -196,17 +200,23 @@ public:
     explicit Eliminator(const BlockNode* block) : stmts_(block->stmts) {
         roots_.resize(stmts_.size());
         temps_at_.resize(stmts_.size());
+        written_arrays_.resize(stmts_.size());
         for (std::size_t i = 0; i < stmts_.size(); ++i) {
             const Stmt& s = stmts_[i];
             if (auto a = s.as<AssignNode>())
                 roots_[i].expr = a->rhs;
             else if (auto d = s.as<DeclareNode>())
                 roots_[i].expr = d->value;
+            else if (auto st = s.as<ArrayStoreNode>())
+                roots_[i].expr = st->value;
+            else if (s.is<ForNode>() || s.is<AllocateNode>())
+                ; // a layer's loops: opaque, their values are not shared with other statements
             else if (!s.is<CommentNode>())
                 throw InternalError(fmt::format(
-                    "common-subexpression elimination expects only comments, assignments and "
-                    "declarations, found: {}",
+                    "common-subexpression elimination expects only comments, assignments, "
+                    "declarations and layer statements, found: {}",
                     to_string(s)));
+            written_arrays_[i] = arrays_written_by(s);
         }
     }
 
@@ -245,7 +255,19 @@ private:
     std::unordered_map<NodeKey, int, NodeKeyHash> node_ids_;
     std::vector<Info> info_;
 
+    /// Arrays each statement writes: a load after a write reads a new version of the array.
+    std::vector<std::vector<const ArrayInfo*>> written_arrays_;
+    static std::vector<const ArrayInfo*> arrays_written_by(const Stmt& s) {
+        struct Collect : IRVisitor {
+            std::vector<const ArrayInfo*> out;
+            void visit_ArrayStore(const ArrayStoreNode* n) override { out.push_back(n->array.get()); }
+        } c;
+        c.visit(s);
+        return c.out;
+    }
+
     // Per round.
+    std::unordered_map<const ArrayInfo*, int> array_version_;
     std::unordered_map<const VarNode*, int> var_version_;
     std::unordered_map<const FieldInfo*, int> field_version_;
     std::vector<int> count_, first_, first_stmt_;
@@ -291,6 +313,11 @@ private:
             if (auto b = e.as<BinaryNode>()) key.op = int(b->op);
             if (auto c = e.as<CallNode>()) key.op = int(c->fn);
             if (auto l = e.as<LoadNode>()) key.field = l->field.get();
+            if (auto l = e.as<ArrayLoadNode>()) {
+                key.field = l->array.get();
+                auto v = array_version_.find(l->array.get());
+                key.op = v == array_version_.end() ? 0 : v->second;
+            }
             Operands ops = operands_of(e);
             for (int k = 0; k < ops.count; ++k) key.child[k] = visit(*ops.at[k], ids);
             auto [it, added] = node_ids_.try_emplace(key, int(info_.size()));
@@ -298,7 +325,8 @@ private:
                 int size = 1;
                 for (int k = 0; k < ops.count; ++k) size += info_[key.child[k]].size;
                 // A negated or converted leaf is as cheap as the leaf itself.
-                bool trivial = (e.is<UnaryNode>() || e.is<CastNode>()) && info_[key.child[0]].leaf;
+                bool trivial = (e.is<UnaryNode>() || e.is<CastNode>() || e.is<ArrayLoadNode>()) &&
+                               info_[key.child[0]].leaf;
                 // Integer division can trap (by zero). Computed into a temporary it would run
                 // even where a select meant to guard it, so values containing one stay put.
                 auto b = e.as<BinaryNode>();
@@ -331,6 +359,7 @@ private:
         order_ = 0;
         var_version_.clear();
         field_version_.clear();
+        array_version_.clear();
         for (std::size_t i = 0; i < stmts_.size(); ++i) {
             stmt_ = int(i);
             for (int t : temps_at_[i]) number(temps_[t].def);
@@ -341,6 +370,7 @@ private:
             } else if (auto d = stmts_[i].as<DeclareNode>()) {
                 ++var_version_[d->var.as<VarNode>()];
             }
+            for (const ArrayInfo* a : written_arrays_[i]) ++array_version_[a];
         }
         int best = -1;
         for (int id : touched_) {
@@ -428,7 +458,7 @@ private:
             }
             std::vector<Stmt> decls;
             const Expr& root = roots_[i].expr;
-            declare_used(root, decls);
+            if (root.defined()) declare_used(root, decls);
             // Keep a statement's comment next to it: the declarations go above the comment.
             out.insert(out.begin() + std::ptrdiff_t(after_comment ? comments_start : out.size()),
                        decls.begin(), decls.end());
@@ -437,6 +467,10 @@ private:
                 out.push_back(root.same_as(a->rhs) ? s : AssignNode::make(a->lhs, root));
             else if (auto d = s.as<DeclareNode>())
                 out.push_back(root.same_as(d->value) ? s : DeclareNode::make(d->var, root));
+            else if (auto st = s.as<ArrayStoreNode>())
+                out.push_back(root.same_as(st->value) ? s : ArrayStoreNode::make(st->array, st->index, root));
+            else
+                out.push_back(s);
         }
         return BlockNode::make(std::move(out));
     }

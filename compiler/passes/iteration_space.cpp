@@ -128,7 +128,32 @@ private:
         return simplify(index);
     }
 
+    /// Linear element index of an absolute access (a gather): sum over spatial axes of
+    /// stride * index, the index expressions lowered themselves and cast to the index type.
+    Expr absolute_address(const FieldAccessNode* n) {
+        const FieldPtr& f = n->field;
+        const std::vector<Expr>& st = strides_.at(f.get());
+        Expr index;
+        std::int64_t constant = 0;
+        auto term = [&](const Expr& t) { index = index.defined() ? add(index, t) : t; };
+        for (int d = 0; d < f->spatial_dims; ++d) {
+            Expr coord = to_index(mutate(n->indices[d]));
+            term(is_const_value(st[d], 1) ? coord : mul(st[d], coord));
+        }
+        for (std::size_t c = 0; c < n->components.size(); ++c) {
+            const Expr& s = st[f->spatial_dims + c];
+            if (n->components[c] == 0) continue;
+            if (auto k = s.as<ConstNode>())
+                constant += k->int_value * n->components[c];
+            else
+                term(mul(s, idx(n->components[c])));
+        }
+        if (constant > 0) term(idx(constant));
+        return simplify(index);
+    }
+
     Expr visit_FieldAccess(const FieldAccessNode* n, const Expr&) override {
+        if (n->absolute()) return LoadNode::make(n->field, absolute_address(n));
         return LoadNode::make(n->field, address(n->field, n->offsets, n->components));
     }
     Expr visit_Counter(const CounterNode* n, const Expr&) override {

@@ -39,6 +39,23 @@ protected:
         visit(n->value);
         declare(n->var);
     }
+    void visit_Allocate(const AllocateNode* n) override {
+        if (!arrays_.insert(n->array.get()).second)
+            throw InternalError(fmt::format("verify: array '{}' is allocated twice", n->array->name));
+    }
+    void visit_ArrayLoad(const ArrayLoadNode* n) override {
+        check_array(n->array.get(), "read");
+        if (n->producer.defined())
+            throw InternalError(fmt::format("verify: a load of array '{}' still carries its "
+                                            "producer; analyze_kernel places producers",
+                                            n->array->name));
+        visit(n->index);
+    }
+    void visit_ArrayStore(const ArrayStoreNode* n) override {
+        check_array(n->array.get(), "written");
+        visit(n->index);
+        visit(n->value);
+    }
     void visit_For(const ForNode* n) override {
         visit(n->start);
         visit(n->stop);
@@ -48,6 +65,12 @@ protected:
     }
 
 private:
+    void check_array(const ArrayInfo* a, const char* what) const {
+        if (!arrays_.count(a))
+            throw InternalError(fmt::format("verify: array '{}' is {} before it is allocated",
+                                            a->name, what));
+    }
+    std::set<const ArrayInfo*> arrays_;
     void declare(const Expr& var) {
         if (!defined_.insert(var.get()).second)
             throw InternalError(fmt::format("verify: variable '{}' is declared twice",

@@ -26,7 +26,8 @@ std::string Chain::layer_name(int k) const {
     if (k < 0 || k >= size())
         throw UserError(fmt::format("nn::Chain: layer {} does not exist; the chain has {}", k,
                                     size()));
-    if (std::holds_alternative<Dense>(layers_[k])) return fmt::format("dense{}", k);
+    if (auto* d = std::get_if<Dense>(&layers_[k]))
+        return d->is_runtime() ? d->name() : fmt::format("dense{}", k);
     return fmt::format("{}{}", std::get<Activation>(layers_[k]).identifier(), k);
 }
 
@@ -49,6 +50,9 @@ void Chain::assign(AssignmentCollection& ac, const Vec& out, const Vec& in,
     for (int k = 0; k < size(); ++k) {
         v = apply_layer(k, v);
         if (k + 1 == size()) break;
+        // A runtime layer's outputs are an array already named after the layer.
+        auto* d = std::get_if<Dense>(&layers_[k]);
+        if (d && d->is_runtime()) continue;
         std::vector<Expr> named;
         for (int i = 0; i < v.size(); ++i)
             named.push_back(

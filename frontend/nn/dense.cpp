@@ -5,12 +5,23 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 
 namespace loom::nn {
 
+namespace {
+bool is_identifier(const std::string& s) {
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+    for (char c : s)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+    return true;
+}
+} // namespace
+
 Dense::Dense(Matrix weights, std::vector<double> bias, Activation activation)
-    : weights_(std::move(weights)), bias_(std::move(bias)), activation_(activation) {
+    : weights_(std::move(weights)), bias_(std::move(bias)), activation_(activation),
+      inputs_(weights_.cols()), outputs_(weights_.rows()) {
     if (weights_.rows() == 0)
         throw UserError("Dense layer: the weight matrix is empty (a default nn::Matrix)");
     if (!bias_.empty() && static_cast<int>(bias_.size()) != outputs())
@@ -45,6 +56,43 @@ Dense Dense::from_host(const double* weights, int out, int in, const double* bia
                  activation);
 }
 
+Dense Dense::runtime(const std::string& name, int out, int in, Activation activation, bool bias,
+                     ScalarType type) {
+    if (!is_identifier(name))
+        throw UserError(fmt::format("Dense::runtime: the name '{}' is not an identifier; it names "
+                                    "the kernel arguments {}_W and {}_b, so use letters, digits "
+                                    "and underscores, not starting with a digit", name, name, name));
+    if (out <= 0 || in <= 0)
+        throw UserError(fmt::format("Dense::runtime('{}'): a {} x {} weight matrix; both sizes "
+                                    "must be positive", name, out, in));
+    if (!is_float(type) || type == ScalarType::Float16 || type == ScalarType::BFloat16)
+        throw UserError(fmt::format("Dense::runtime('{}'): weights of type {}; use float32 or "
+                                    "float64", name, type_name(type)));
+    Dense d;
+    d.activation_ = activation;
+    d.inputs_ = in;
+    d.outputs_ = out;
+    d.name_ = name;
+    d.weight_field_ = make_field(name + "_W", type, std::vector<std::int64_t>{out, in});
+    if (bias) d.bias_field_ = make_field(name + "_b", type, std::vector<std::int64_t>{out});
+    return d;
+}
+
+const Field& Dense::weight_field() const {
+    if (!weight_field_)
+        throw UserError("Dense::weight_field: this layer has constant weights (baked into the "
+                        "code); only a Dense::runtime layer has weight arguments");
+    return *weight_field_;
+}
+
+const Field& Dense::bias_field() const {
+    if (!bias_field_)
+        throw UserError(fmt::format("Dense::bias_field: {}", weight_field_
+                                        ? "layer '" + name_ + "' was created without a bias"
+                                        : std::string("this layer has constant weights")));
+    return *bias_field_;
+}
+
 Vec Dense::apply(const Vec& x, const std::string& label) const {
     if (x.size() != inputs())
         throw UserError(fmt::format("{} expects {} inputs, but the vector has {}", label,
@@ -54,6 +102,10 @@ Vec Dense::apply(const Vec& x, const std::string& label) const {
             throw UserError(fmt::format("{}: input {} must be a floating-point expression "
                                         "(float32 or float64), but it is {}", label, j,
                                         x[j].defined() ? type_name(x[j].type()) : "undefined"));
+    return is_runtime() ? apply_runtime(x, label) : apply_constant(x);
+}
+
+Vec Dense::apply_constant(const Vec& x) const {
     std::vector<Expr> y;
     y.reserve(static_cast<std::size_t>(outputs()));
     for (int i = 0; i < outputs(); ++i) {
@@ -62,6 +114,78 @@ Vec Dense::apply(const Vec& x, const std::string& label) const {
         if (!bias_.empty()) acc = acc + constant(acc.type(), bias_[static_cast<std::size_t>(i)]);
         y.push_back(activation_(acc));
     }
+    return Vec(std::move(y));
+}
+
+namespace {
+
+using namespace ir;
+
+Expr int32(std::int64_t v) { return ConstNode::make_int(ScalarType::Int32, v); }
+
+ArrayPtr local_array(const std::string& name, ScalarType type, int size) {
+    auto a = std::make_shared<ArrayInfo>();
+    a->name = name;
+    a->type = type;
+    a->size = size;
+    a->space = MemorySpace::Local;
+    return a;
+}
+
+/// x as an array: the array x's elements already are (a layer's output, read whole and in
+/// order), or a new local array `name` that the returned producer fills from x's expressions.
+std::pair<ArrayPtr, Stmt> as_array(const Vec& x, const std::string& name) {
+    auto first = x[0].as<ArrayLoadNode>();
+    bool whole = first && first->producer.defined() && first->array->size == x.size();
+    for (int k = 0; whole && k < x.size(); ++k) {
+        auto l = x[k].as<ArrayLoadNode>();
+        whole = l && l->array == first->array && is_const_value(l->index, k);
+    }
+    if (whole) return {first->array, first->producer};
+    ArrayPtr a = local_array(name, x[0].type(), x.size());
+    std::vector<Stmt> fill{CommentNode::make(fmt::format("{}: the layer's {} inputs", name, x.size())),
+                           AllocateNode::make(a)};
+    for (int k = 0; k < x.size(); ++k) fill.push_back(ArrayStoreNode::make(a, int32(k), x[k]));
+    return {a, BlockNode::make(std::move(fill))};
+}
+
+} // namespace
+
+Vec Dense::apply_runtime(const Vec& x, const std::string& label) const {
+    const ScalarType t = x[0].type();
+    for (int j = 1; j < x.size(); ++j)
+        if (x[j].type() != t)
+            throw UserError(fmt::format("{} ('{}'): inputs 0 and {} have types {} and {}; a layer's "
+                                        "inputs share one type, so cast one of them", label, name_, j,
+                                        type_name(t), type_name(x[j].type())));
+    if (weight_field_->type() != t)
+        throw UserError(fmt::format("{} ('{}') has {} weights, but its inputs are {}; create the "
+                                    "layer with type {} or cast the inputs", label, name_,
+                                    type_name(weight_field_->type()), type_name(t), type_name(t)));
+    auto [in, in_producer] = as_array(x, name_ + "_in");
+    ArrayPtr out = local_array(name_, t, outputs());
+    Expr i = VarNode::make(ScalarType::Int32, "i", VarRole::LoopIndex);
+    Expr j = VarNode::make(ScalarType::Int32, "j", VarRole::LoopIndex);
+    auto out_i = [&] { return ArrayLoadNode::make(out, i); };
+    Expr w = FieldAccessNode::make_absolute(weight_field_->ptr(), {i, j}, {});
+    Expr b = bias_field_ ? FieldAccessNode::make_absolute(bias_field_->ptr(), {i}, {})
+                         : constant(t, 0.0);
+
+    // out[i] = b[i]; out[i] += W[i][j] * in[j] for j ascending; out[i] = act(out[i])
+    std::vector<Stmt> row{ArrayStoreNode::make(out, i, b)};
+    Stmt dot = ArrayStoreNode::make(out, i, out_i() + w * ArrayLoadNode::make(in, j, in_producer));
+    row.push_back(ForNode::make(j, int32(0), int32(inputs()), int32(1), dot, -1, ForKind::Unrolled));
+    if (activation_.kind() != Activation::Kind::Identity)
+        row.push_back(ArrayStoreNode::make(out, i, activation_(out_i())));
+    Stmt producer = BlockNode::make(
+        {CommentNode::make(fmt::format("{}: Dense {} -> {}, {}, weights {}{}", name_, inputs(),
+                                       outputs(), activation_.name(), weight_field_->name(),
+                                       bias_field_ ? ", bias " + bias_field_->name() : "")),
+         AllocateNode::make(out),
+         ForNode::make(i, int32(0), int32(outputs()), int32(1), BlockNode::make(std::move(row)), -1,
+                       ForKind::Unrolled)});
+    std::vector<Expr> y;
+    for (int k = 0; k < outputs(); ++k) y.push_back(ArrayLoadNode::make(out, int32(k), producer));
     return Vec(std::move(y));
 }
 

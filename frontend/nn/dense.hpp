@@ -1,13 +1,22 @@
-// nn::Dense: a fully connected layer with constant weights, unrolled into expressions.
+// nn::Dense: a fully connected layer, y_i = act(sum_j W[i][j] x_j + b_i), with weights of two
+// kinds:
 //
+//   // Constant weights, baked into the code and unrolled into expressions (tiny fixed models):
 //   nn::Dense layer(nn::glorot_uniform(8, 4, /*seed=*/1), /*bias=*/{}, nn::relu);
-//   Vec y = layer(x.vec());   // y_i = relu(sum_j W[i][j] * x_j + b_i), 8 expressions
+//   // Runtime weights: kernel arguments "l0_W" (8 x 4) and "l0_b" (8), staged in shared memory
+//   // once per GPU block; the layer is a loop nest over a local array (models that change):
+//   nn::Dense layer = nn::Dense::runtime("l0", /*out=*/8, /*in=*/4, nn::relu);
+//
+//   Vec y = layer(x.vec());
 #pragma once
+
+#include "frontend/field.hpp"
 
 #include "frontend/nn/activation.hpp"
 #include "frontend/nn/matrix.hpp"
 #include "frontend/vec.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,9 +35,25 @@ public:
     static Dense from_host(const double* weights, int out, int in, const double* bias = nullptr,
                            Activation activation = identity);
 
-    int inputs() const { return weights_.cols(); }
-    int outputs() const { return weights_.rows(); }
+    /// A layer whose weights are kernel arguments: `<name>_W`, a `type`[out, in] array (row i
+    /// holds output i's weights), and with `bias` also `<name>_b`, a `type`[out] array. Pass
+    /// them by name at call time like any field. On the GPU they are copied into shared memory
+    /// once per block (KernelConfig::shared_memory_budget); the layer runs as loops over a local
+    /// array named `name`. Throws UserError for a bad name or non-positive sizes.
+    static Dense runtime(const std::string& name, int out, int in, Activation activation = identity,
+                         bool bias = true, ScalarType type = ScalarType::Float32);
+
+    int inputs() const { return inputs_; }
+    int outputs() const { return outputs_; }
+    bool is_runtime() const { return weight_field_.has_value(); }
+    /// The weights of a constant layer (empty for a runtime layer).
     const Matrix& weights() const { return weights_; }
+    /// The argument fields of a runtime layer. Throws UserError for a constant layer (or, for
+    /// bias_field, a runtime layer without bias).
+    const Field& weight_field() const;
+    const Field& bias_field() const;
+    /// The layer's name in generated code ("" for constant layers).
+    const std::string& name() const { return name_; }
     const std::vector<double>& bias() const { return bias_; }
     Activation activation() const { return activation_; }
 
@@ -40,9 +65,16 @@ public:
     Vec apply(const Vec& x, const std::string& label) const;
 
 private:
+    Dense() = default;
+    Vec apply_constant(const Vec& x) const;
+    Vec apply_runtime(const Vec& x, const std::string& label) const;
+
     Matrix weights_;
     std::vector<double> bias_;
-    Activation activation_;
+    Activation activation_ = identity;
+    int inputs_ = 0, outputs_ = 0;
+    std::string name_;
+    std::optional<Field> weight_field_, bias_field_;
 };
 
 } // namespace loom::nn

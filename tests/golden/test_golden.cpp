@@ -121,6 +121,17 @@ TEST(Golden, MathSelectAndCounters) {
     check("math_select", create_kernel(Assignment(f.center(), v), {.name = "radial", .fast_math = true}));
 }
 
+TEST(Golden, BufferGatherUpsampling) {
+    // Nearest-neighbour upsampling: the coarse grid is a buffer (read only with .at()), with its
+    // own variable shape, so it gets strides but no sizes; its addresses are computed indices.
+    using namespace loom::counters;
+    Field coarse = field("coarse(3): float64[2D]");
+    Field fine = field("fine(3): float64[2D]");
+    AssignmentCollection ac;
+    for (int c = 0; c < 3; ++c) ac.add(Assignment(fine(c), coarse.at({x / 4, y / 4})(c)));
+    check("buffer_upsample", create_kernel(ac, {.name = "upsample"}));
+}
+
 TEST(Golden, FormattedSourceNeedsClang) {
     auto [f, g] = fields<2>("f, g: float64[2D]");
     Kernel k = create_kernel(Assignment(f.center(), 2 * g.center()));

@@ -201,6 +201,15 @@ TEST(GoldenCpu, LiteralSliceLeavesSizesUnread) {
     check("cpu_literal_slice", create_kernel(Assignment(b.center(), a.center() + 1.0), cpu(cfg)));
 }
 
+TEST(GoldenCpu, BufferGatherUpsampling) {
+    using namespace loom::counters;
+    Field coarse = field("coarse(3): float64[2D]");
+    Field fine = field("fine(3): float64[2D]");
+    AssignmentCollection ac;
+    for (int c = 0; c < 3; ++c) ac.add(Assignment(fine(c), coarse.at({x / 4, y / 4})(c)));
+    check("buffer_upsample", create_kernel(ac, cpu({.name = "upsample"})));
+}
+
 TEST(GoldenCpu, UnusualKernelsCompileWarningFree) {
     // No golden files: only the host compiler's verdict on corners the goldens do not reach.
     if (!host_compiler_available()) GTEST_SKIP() << "no host compiler `c++` on PATH";

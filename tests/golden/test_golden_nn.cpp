@@ -1,6 +1,7 @@
 // Golden kernel of loom::nn: the seed "neural networks inside GPU kernels",
 // Chain(Dense(4, 4, relu), Dense(4, 4)) with constant weights on x(4) -> y(4), float32, 1D. The
-// CUDA is diffed against tests/golden/expected/nn_mlp_4x4_f32.cu and compiled for sm_90.
+// CUDA is diffed against tests/golden/expected/nn_mlp_4x4_f32.cu and compiled for sm_90; the
+// runtime-weights version against nn_mlp_4x4_runtime_f32.cu.
 #include "tests/support/golden.hpp"
 #include "tests/support/nvrtc_check.hpp"
 
@@ -30,6 +31,18 @@ TEST(GoldenNn, SeedMlp4x4Float32) {
     mlp.assign(ac, y.vec(), x.vec());
     Kernel k = create_kernel(ac, {.name = "mlp"});
     loom::test::expect_matches_golden("nn_mlp_4x4_f32", k.source());
+    loom::test::expect_compiles_for_sm90(k);
+}
+
+TEST(GoldenNn, SeedMlp4x4RuntimeWeightsFloat32) {
+    // The same network with runtime weights: four buffer arguments, staged in shared memory
+    // once per block, and the layers as unrolled loops over local arrays.
+    nn::Chain mlp(nn::Dense::runtime("hidden", 4, 4, nn::relu), nn::Dense::runtime("output", 4, 4));
+    auto [x, y] = fields<2>("x(4), y(4): float32[1D]");
+    AssignmentCollection ac;
+    mlp.assign(ac, y.vec(), x.vec());
+    Kernel k = create_kernel(ac, {.name = "mlp_runtime"});
+    loom::test::expect_matches_golden("nn_mlp_4x4_runtime_f32", k.source());
     loom::test::expect_compiles_for_sm90(k);
 }
 

@@ -1,0 +1,80 @@
+#include "compiler/passes/shared_staging.hpp"
+
+#include "compiler/ir/visitor.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace loom {
+using namespace ir;
+
+namespace {
+
+/// Elements of a fixed-shape field: the product of its spatial and index sizes. Fixed shapes
+/// are dense in every layout, so these are the elements from the pointer on.
+std::int64_t element_count(const FieldInfo& f) {
+    std::int64_t n = 1;
+    for (auto s : f.fixed_shape) n *= s;
+    return n * f.num_components();
+}
+
+class RedirectLoads : public IRMutator {
+public:
+    explicit RedirectLoads(const std::map<const FieldInfo*, ArrayPtr>& to) : to_(to) {}
+
+protected:
+    Expr visit_Load(const LoadNode* n, const Expr& self) override {
+        Expr e = IRMutator::visit_Load(n, self);
+        auto it = to_.find(n->field.get());
+        if (it == to_.end()) return e;
+        return ArrayLoadNode::make(it->second, e.as<LoadNode>()->index);
+    }
+
+private:
+    const std::map<const FieldInfo*, ArrayPtr>& to_;
+};
+
+} // namespace
+
+SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldPtr>& buffers,
+                                      std::size_t budget) {
+    SharedStaging out;
+    std::map<const FieldInfo*, ArrayPtr> shared;
+    std::vector<Stmt> copies;
+    for (const FieldPtr& f : buffers) {
+        if (!f->is_fixed()) continue;
+        const std::int64_t n = element_count(*f);
+        const std::size_t bytes = std::size_t(n) * std::size_t(bit_width(f->type) / 8);
+        const std::size_t offset = (out.shared_bytes + 15) / 16 * 16; // 16-byte aligned
+        if (n > INT32_MAX || offset + bytes > budget) continue;
+        auto array = std::make_shared<ArrayInfo>();
+        array->name = f->name + "_shared";
+        array->type = f->type;
+        array->size = int(n);
+        array->space = MemorySpace::Shared;
+        array->shared_offset = offset;
+        out.shared_bytes = offset + bytes;
+        out.staged.push_back(fmt::format("{}: {} {} at byte {}", f->name, n, type_name(f->type), offset));
+        shared[f.get()] = array;
+
+        // for (k = thread_in_block; k < n; k += threads_per_block) W_shared[k] = W[k];
+        Expr k = VarNode::make(ScalarType::Int32, "k", VarRole::LoopIndex);
+        Stmt copy = ArrayStoreNode::make(array, k, LoadNode::make(f, k));
+        copies.push_back(CommentNode::make(fmt::format("stage {} in shared memory ({} bytes)", f->name, bytes)));
+        copies.push_back(AllocateNode::make(array));
+        copies.push_back(ForNode::make(k, BlockThreadNode::make(ScalarType::Int32, false),
+                                       ConstNode::make_int(ScalarType::Int32, n),
+                                       BlockThreadNode::make(ScalarType::Int32, true), copy, -1));
+    }
+    if (shared.empty()) {
+        out.body = body;
+        return out;
+    }
+    copies.push_back(BarrierNode::make());
+    copies.push_back(RedirectLoads(shared).mutate(body));
+    out.body = BlockNode::make(std::move(copies));
+    return out;
+}
+
+} // namespace loom

@@ -1,0 +1,234 @@
+// loom::nn with runtime weights on the CPU target: Dense::runtime layers take their weights and
+// biases as kernel arguments and run as loops over local arrays. Each kernel is compiled by the
+// host compiler and compared with hand-written loops on fresh random inputs and weights (outputs
+// poisoned first); the CUDA versions are compiled by NVRTC for sm_90.
+#include "tests/support/nvrtc_check.hpp"
+
+#include <loom/loom.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace loom {
+namespace {
+
+constexpr std::int64_t kCells = 131; // odd, so no loop happens to divide evenly
+
+template <typename T>
+double tolerance() { return std::is_same_v<T, float> ? 3e-5 : 1e-12; }
+
+template <typename T>
+std::vector<T> fresh(std::size_t n, std::uint64_t seed, double range) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(-range, range);
+    std::vector<T> v(n);
+    for (T& x : v) x = static_cast<T>(u(rng));
+    return v;
+}
+
+/// One layer's weights on the host, with the reference forward pass.
+template <typename T>
+struct HostLayer {
+    nn::Dense layer;
+    std::vector<T> w, b; // w row-major out x in; b empty without bias
+    std::function<double(double)> act;
+
+    HostLayer(nn::Dense d, std::function<double(double)> f, std::uint64_t seed)
+        : layer(std::move(d)), act(std::move(f)) {
+        const int out = layer.outputs(), in = layer.inputs();
+        w = fresh<T>(std::size_t(out) * in, seed, 1.0 / std::sqrt(double(in)) * 1.7);
+        if (layer.is_runtime() && layer.name() != "nobias") b = fresh<T>(std::size_t(out), seed + 1, 0.5);
+    }
+    /// y_i = act(b_i + sum_j w_ij x_j), in the layer's order (bias first, j ascending).
+    std::vector<double> forward(const std::vector<double>& x) const {
+        const int out = layer.outputs(), in = layer.inputs();
+        std::vector<double> y(std::size_t(out), 0.0);
+        for (int i = 0; i < out; ++i) {
+            double acc = b.empty() ? 0.0 : double(b[std::size_t(i)]);
+            for (int j = 0; j < in; ++j) acc += double(w[std::size_t(i) * in + j]) * x[std::size_t(j)];
+            y[std::size_t(i)] = act(acc);
+        }
+        return y;
+    }
+};
+
+double relu_ref(double v) { return v > 0 ? v : 0.0; }
+double ident_ref(double v) { return v; }
+double sigmoid_ref(double v) { return 1.0 / (1.0 + std::exp(-v)); }
+double tanh_ref(double v) { return std::tanh(v); }
+
+KernelConfig cpu(const std::string& name) {
+    KernelConfig c;
+    c.target = Target::CPU;
+    c.name = name;
+    return c;
+}
+
+/// Runs `ac` (x of width `in` -> y of width `out`) with the layers' weights on the CPU target and
+/// checks every output against the layers' reference chain.
+template <typename T>
+void run_and_check(const AssignmentCollection& ac, std::vector<HostLayer<T>>& layers,
+                   const std::string& name, int in, int out,
+                   const std::function<std::vector<double>(const std::vector<double>&)>& reference) {
+    KernelFunction k = create_kernel(ac, cpu(name)).compile();
+    std::vector<T> xs = fresh<T>(std::size_t(kCells) * in, 99, 2.0);
+    auto x = HostArray<T>::from_host(xs, {kCells, in});
+    auto y = HostArray<T>::zeros({kCells, out});
+    y.fill(std::numeric_limits<T>::quiet_NaN());
+    std::vector<HostArray<T>> weights;
+    weights.reserve(layers.size() * 2);
+    Args a = args("x", x, "y", y);
+    for (auto& l : layers) {
+        if (!l.layer.is_runtime()) continue;
+        weights.push_back(HostArray<T>::from_host(l.w, {l.layer.outputs(), l.layer.inputs()}));
+        a.named.emplace_back(l.layer.weight_field().name(), ArrayRef(weights.back()));
+        if (!l.b.empty()) {
+            weights.push_back(HostArray<T>::from_host(l.b, {l.layer.outputs()}));
+            a.named.emplace_back(l.layer.bias_field().name(), ArrayRef(weights.back()));
+        }
+    }
+    k(a);
+    std::vector<T> got = y.to_host();
+    for (std::int64_t c = 0; c < kCells; ++c) {
+        std::vector<double> xc(xs.begin() + c * in, xs.begin() + (c + 1) * in);
+        std::vector<double> want = reference(xc);
+        for (int i = 0; i < out; ++i) {
+            double g = got[std::size_t(c * out + i)], w = want[std::size_t(i)];
+            ASSERT_LE(std::fabs(g - w), tolerance<T>() * std::max(1.0, std::fabs(w)))
+                << name << ": cell " << c << " output " << i << ": got " << g << ", expected " << w;
+        }
+    }
+}
+
+template <typename T>
+ScalarType type_of() { return std::is_same_v<T, float> ? ScalarType::Float32 : ScalarType::Float64; }
+
+template <typename T>
+std::string spec(const std::string& fields) {
+    return fields + (std::is_same_v<T, float> ? ": float32[1D]" : ": float64[1D]");
+}
+
+/// The seed-000 network, Chain(Dense(4, 4, relu), Dense(4, 4)), with runtime weights.
+template <typename T>
+void check_seed_chain() {
+    std::vector<HostLayer<T>> L;
+    L.emplace_back(nn::Dense::runtime("hidden", 4, 4, nn::relu, true, type_of<T>()), relu_ref, 1);
+    L.emplace_back(nn::Dense::runtime("output", 4, 4, nn::identity, true, type_of<T>()), ident_ref, 3);
+    nn::Chain mlp(L[0].layer, L[1].layer);
+    auto [x, y] = fields<2>(spec<T>("x(4), y(4)"));
+    AssignmentCollection ac;
+    mlp.assign(ac, y.vec(), x.vec(), "mlp");
+    run_and_check<T>(ac, L, "seed_runtime", 4, 4,
+                     [&](const std::vector<double>& v) { return L[1].forward(L[0].forward(v)); });
+}
+
+TEST(NnRuntime, SeedChainFloat32) { check_seed_chain<float>(); }
+TEST(NnRuntime, SeedChainFloat64) { check_seed_chain<double>(); }
+
+TEST(NnRuntime, WideDeepChainFloat32) {
+    // 64 wide, 3 hidden layers, mixed activations and a layer without bias: the shape that
+    // constant weights cannot reach (a 5 x 64 x 64 constant chain took a minute to compile).
+    std::vector<HostLayer<float>> L;
+    L.emplace_back(nn::Dense::runtime("l0", 64, 16, nn::relu), relu_ref, 10);
+    L.emplace_back(nn::Dense::runtime("nobias", 64, 64, nn::tanh, false), tanh_ref, 20);
+    L.emplace_back(nn::Dense::runtime("l2", 64, 64, nn::relu), relu_ref, 30);
+    L.emplace_back(nn::Dense::runtime("l3", 8, 64, nn::sigmoid), sigmoid_ref, 40);
+    nn::Chain mlp(L[0].layer, L[1].layer, L[2].layer, L[3].layer);
+    auto [x, y] = fields<2>("x(16), y(8): float32[1D]");
+    AssignmentCollection ac;
+    mlp.assign(ac, y.vec(), x.vec());
+    run_and_check<float>(ac, L, "wide_runtime", 16, 8, [&](const std::vector<double>& v) {
+        return L[3].forward(L[2].forward(L[1].forward(L[0].forward(v))));
+    });
+}
+
+TEST(NnRuntime, MixesWithConstantLayersAndExpressions) {
+    // Inputs are expressions (not a field's components), a constant layer feeds a runtime
+    // layer, a bare activation sits between, and the outputs are combined by scalar code.
+    std::vector<HostLayer<double>> L;
+    nn::Dense first(nn::glorot_uniform(6, 3, 5), std::vector<double>(6, 0.25), nn::relu);
+    L.emplace_back(first, relu_ref, 0);
+    L.back().w.assign(first.weights().values().begin(), first.weights().values().end());
+    L.back().b.assign(6, 0.25);
+    L.emplace_back(nn::Dense::runtime("second", 2, 6, nn::identity, true, ScalarType::Float64),
+                   ident_ref, 7);
+    nn::Chain mlp(L[0].layer, L[1].layer, nn::tanh);
+    auto [x, y] = fields<2>("x(3), y(3): float64[1D]");
+    Vec in{x(0) * x(1), x(1) - 1.0, x(2) * 0.5};
+    Vec h = mlp(in);
+    AssignmentCollection ac;
+    ac.add(Assignment(y.vec(), Vec{h[0], h[1], h[0] * h[1]}));
+    run_and_check<double>(ac, L, "mixed_runtime", 3, 3, [&](const std::vector<double>& v) {
+        std::vector<double> z = L[1].forward(L[0].forward({v[0] * v[1], v[1] - 1.0, v[2] * 0.5}));
+        double a = std::tanh(z[0]), b = std::tanh(z[1]);
+        return std::vector<double>{a, b, a * b};
+    });
+}
+
+TEST(NnRuntime, OneLayerAppliedTwiceSharesItsWeights) {
+    std::vector<HostLayer<float>> L;
+    L.emplace_back(nn::Dense::runtime("shared", 2, 2, nn::relu), relu_ref, 11);
+    auto [x, y] = fields<2>("x(2), y(2): float32[1D]");
+    Vec once = L[0].layer(x.vec());
+    Vec twice = L[0].layer(once);
+    AssignmentCollection ac;
+    ac.add(Assignment(y.vec(), twice));
+    run_and_check<float>(ac, L, "shared_runtime", 2, 2,
+                         [&](const std::vector<double>& v) { return L[0].forward(L[0].forward(v)); });
+}
+
+TEST(NnRuntime, StencilFeedsRuntimeMlp) {
+    // A 3-point neighbourhood of a 1D field through a runtime layer, in one kernel.
+    auto [u, out] = fields<2>("u, out: float32[1D]");
+    nn::Dense layer = nn::Dense::runtime("gather", 1, 3, nn::identity);
+    AssignmentCollection ac;
+    ac.add(Assignment(out.center(), layer(Vec{u[{-1}], u[{0}], u[{1}]})[0]));
+    KernelFunction k = create_kernel(ac, cpu("stencil_runtime")).compile();
+    std::vector<float> us = fresh<float>(kCells, 5, 1.0), w = {0.25f, -0.5f, 2.0f}, b = {0.125f};
+    auto U = HostArray<float>::from_host(us, {kCells});
+    auto O = HostArray<float>::zeros({kCells});
+    O.fill(std::numeric_limits<float>::quiet_NaN());
+    auto W = HostArray<float>::from_host(w, {1, 3});
+    auto B = HostArray<float>::from_host(b, {1});
+    k(args("u", U, "out", O, "gather_W", W, "gather_b", B));
+    std::vector<float> got = O.to_host();
+    EXPECT_TRUE(std::isnan(got[0])) << "the ghost layer must stay untouched";
+    for (std::int64_t c = 1; c + 1 < kCells; ++c) {
+        double want = 0.125 + 0.25 * us[c - 1] - 0.5 * us[c] + 2.0 * us[c + 1];
+        ASSERT_NEAR(got[c], want, 1e-5) << "cell " << c;
+    }
+}
+
+TEST(NnRuntime, CudaStagesWeightsInSharedMemory) {
+    nn::Chain mlp(nn::Dense::runtime("l0", 32, 14, nn::relu), nn::Dense::runtime("l1", 3, 32, nn::sigmoid));
+    auto [x, y] = fields<2>("x(14), y(3): float32[1D]");
+    AssignmentCollection ac;
+    mlp.assign(ac, y.vec(), x.vec());
+    Kernel k = create_kernel(ac, {.name = "staged"});
+    const std::string& src = k.source();
+    EXPECT_NE(src.find("extern __shared__"), std::string::npos) << src;
+    EXPECT_NE(src.find("__syncthreads();"), std::string::npos) << src;
+    EXPECT_NE(src.find("l0_W_shared[14 * i + j]"), std::string::npos) << src;
+    // In order of first read, each 16-byte aligned: l0_b (32 floats) at 0, l0_W (32 x 14) at
+    // 128, l1_b (3) at 1920, l1_W (3 x 32) at 1936, ending at 2320.
+    EXPECT_EQ(k.launch().shared_bytes, 2320u);
+    loom::test::expect_compiles_for_sm90(k);
+
+    // With staging off, the weights are read from global memory.
+    KernelConfig off;
+    off.name = "unstaged";
+    off.shared_memory_budget = 0;
+    Kernel g = create_kernel(ac, off);
+    EXPECT_EQ(g.source().find("__shared__"), std::string::npos) << g.source();
+    EXPECT_EQ(g.launch().shared_bytes, 0u);
+    loom::test::expect_compiles_for_sm90(g);
+}
+
+} // namespace
+} // namespace loom
