@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <set>
 
 namespace loom {
@@ -25,6 +26,12 @@ bool typed_by_analysis(const Expr& e) {
     if (is_weak_constant(e)) return true;
     auto s = e.as<SelectNode>();
     return s && typed_by_analysis(s->if_true) && typed_by_analysis(s->if_false);
+}
+
+bool holds_weak_variable(const Expr& e) {
+    for (const Expr& x : subexpressions(e))
+        if (is_weak_variable(x)) return true;
+    return false;
 }
 
 /// The type a store into `lhs` gives a plain number; nothing for an untyped temporary.
@@ -253,7 +260,7 @@ private:
     /// the frontend's operators: typed like their types say, or still untyped if it holds only
     /// plain numbers.
     Expr retype_free(const Expr& e) {
-        if (!is_untyped(e)) return mutate(e);
+        if (!is_untyped(e) || !holds_weak_variable(e)) return mutate(e); // nothing to rebuild
         switch (e.kind()) {
         case ExprKind::Const: return e;
         case ExprKind::Var: return typed(e);

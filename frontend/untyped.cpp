@@ -1,6 +1,5 @@
 #include "frontend/untyped.hpp"
 
-#include "compiler/ir/visitor.hpp"
 #include "runtime/errors.hpp"
 
 namespace loom {
@@ -42,13 +41,6 @@ bool is_untyped(const Expr& e) {
     }
     default: return false;
     }
-}
-
-bool has_weak_variable(const Expr& e) {
-    if (!e.defined()) return false;
-    for (const Expr& x : subexpressions(e))
-        if (is_weak_variable(x)) return true;
-    return false;
 }
 
 Expr adopt(const Expr& e, ScalarType t) {

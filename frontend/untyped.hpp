@@ -23,8 +23,6 @@ bool is_weak_constant(const Expr& e);
 bool is_weak_variable(const Expr& e);
 /// A weak constant, a weak variable, or a floating-point compound of untyped values.
 bool is_untyped(const Expr& e);
-/// Whether `e` contains a weak variable anywhere (also below casts and in conditions).
-bool has_weak_variable(const Expr& e);
 
 /// The untyped value `e` as a value of type `t` (float32 or float64, or an integer type for a
 /// weak constant): constants converted (rounded to `t`), weak variables wrapped in Cast(t, var),

@@ -117,6 +117,8 @@ std::string CFamilyPrinter::param_declaration(const KernelParam& p) {
 
 std::string CFamilyPrinter::loop_pragma(const ForNode*) { return ""; }
 
+std::string CFamilyPrinter::loop_body_end(const ForNode*, const std::string&) { return ""; }
+
 std::string CFamilyPrinter::declaration_prefix(const VarNode*) { return ""; }
 
 std::string CFamilyPrinter::unique_name(const std::string& hint) {
@@ -268,9 +270,10 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
         std::string step = is_const_value(f->step, 1) ? "++" + var : fmt::format("{} += {}", var, print(f->step));
         std::string pragma = loop_pragma(f);
         if (!pragma.empty()) pragma = pad + pragma + "\n";
-        return pragma + fmt::format("{}for ({} {} = {}; {} < {}; {}) {{\n{}{}}}\n", pad,
+        return pragma + fmt::format("{}for ({} {} = {}; {} < {}; {}) {{\n{}{}{}}}\n", pad,
                            type_name_of(f->var.type()), var, print(f->start), var, print(f->stop),
-                           step, print_stmt(f->body, indent + 1), pad);
+                           step, print_stmt(f->body, indent + 1),
+                           loop_body_end(f, pad + "    "), pad);
     }
     case StmtKind::Assign:
         throw InternalError("an Assign statement reached the code generator; lower_iteration_space must run first");

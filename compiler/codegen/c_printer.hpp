@@ -48,6 +48,8 @@ protected:
     virtual std::string min_max_name(BinaryOp op, ScalarType t);
     /// A pragma line (without indentation) to print above `loop`, or "" for none.
     virtual std::string loop_pragma(const ir::ForNode* loop);
+    /// Lines printed at the end of `loop`'s body (indented by `pad`), or "".
+    virtual std::string loop_body_end(const ir::ForNode* loop, const std::string& pad);
     /// One parameter as declared in the signature; c_type and name are set.
     virtual std::string param_declaration(const KernelParam& p);
     /// Printed before `const T name = value;` (an attribute), or "".

@@ -1,6 +1,7 @@
 // Structural equality and hashing of IR trees.
 //
-// Variables compare by identity, not by name (a name is only a hint); fields by identity too.
+// Variables compare by identity, not by name (a name is only a hint), so equal variables always
+// agree on role, type and the weak flag of untyped parameters; fields by identity too.
 // Everything else compares by kind, type and children.
 #pragma once
 

@@ -285,7 +285,13 @@ private:
 
     int leaf_id(const Expr& e) {
         auto [it, added] = leaf_ids_.try_emplace(e, int(info_.size()));
-        if (added) new_id(e, 1, true, true);
+        if (added) {
+            new_id(e, 1, true, true);
+            // A gather reads wherever its index points. Computed early, out of a select that
+            // guards the index, it could read out of bounds: like a division, it stays put.
+            auto a = e.as<FieldAccessNode>();
+            info_.back().traps = a && a->absolute();
+        }
         int base = it->second;
         int version = 0;
         if (auto v = e.as<VarNode>(); v && !var_version_.empty()) {
@@ -297,7 +303,10 @@ private:
         }
         if (version == 0) return base;
         auto [vit, vadded] = versioned_ids_.try_emplace({base, version}, int(info_.size()));
-        if (vadded) new_id(e, 1, true, true);
+        if (vadded) {
+            new_id(e, 1, true, true);
+            info_.back().traps = info_[base].traps;
+        }
         return vit->second;
     }
 

@@ -30,5 +30,29 @@ TEST(Cse, IntegerDivisionStaysInsideTheSelectThatGuardsIt) {
         }
 }
 
+TEST(Cse, GatherStaysInsideTheSelectThatGuardsItsIndex) {
+    // t.at(i) * 2 repeats in two selects guarded by i < n; computed into a temporary it would
+    // read t out of bounds where the selects meant to avoid it.
+    auto [o1, o2] = fields<2>("o1, o2: float32[1D]");
+    Field t = field("t: float32[1D]");
+    Expr i = param<std::int32_t>("i"), n = param<std::int32_t>("n");
+    Expr guard = i < n;
+    Expr twice = t.at({i}) * constant<float>(2.0f);
+    Stmt body = BlockNode::make(
+        {AssignNode::make(o1.center(), select(guard, twice + constant<float>(1.0f), constant<float>(0.0f))),
+         AssignNode::make(o2.center(), select(guard, twice + constant<float>(3.0f), constant<float>(0.0f)))});
+    Stmt out = eliminate_common_subexpressions(body);
+    int declarations = 0;
+    for (const Stmt& s : out.as<BlockNode>()->stmts)
+        if (auto d = s.as<DeclareNode>()) {
+            ++declarations;
+            for (const Expr& e : subexpressions(d->value))
+                if (auto a = e.as<FieldAccessNode>())
+                    EXPECT_FALSE(a->absolute()) << "a gather was hoisted:\n" << to_string(out);
+        }
+    // The guard itself (no gather) may still be shared.
+    EXPECT_LE(declarations, 1) << to_string(out);
+}
+
 } // namespace
 } // namespace loom

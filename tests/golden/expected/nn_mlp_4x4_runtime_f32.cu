@@ -50,6 +50,7 @@ extern "C" __global__ void mlp_runtime(
                 hidden[i] += hidden_W_shared[4 * i + j] * hidden_in[j];
             }
             hidden[i] = hidden[i] > 0.0f ? hidden[i] : 0.0f;
+            asm volatile("" ::: "memory"); // compile-time barrier, see loom's cuda_printer
         }
         // output: Dense 4 -> 4, identity, weights output_W, bias output_b
         float output[4];
@@ -60,6 +61,7 @@ extern "C" __global__ void mlp_runtime(
             for (int j_1 = 0; j_1 < 4; ++j_1) {
                 output[i_1] += output_W_shared[4 * i_1 + j_1] * hidden[j_1];
             }
+            asm volatile("" ::: "memory"); // compile-time barrier, see loom's cuda_printer
         }
         // y[0](0) = output[0]
         y[y_stride_0 * ctr_0] = output[0];
