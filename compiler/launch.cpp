@@ -59,7 +59,9 @@ std::string LaunchDescription::describe() const {
     std::string cells;
     for (int d = 0; d < 3; ++d)
         if (cells_per_thread[d] > 1) cells = fmt::format("; {} cells per thread along {}", cells_per_thread[d], "xyz"[d]);
-    std::string shared = shared_bytes ? fmt::format("; {} bytes of shared memory", shared_bytes) : "";
+    std::string shared;
+    if (shared_bytes) shared = fmt::format("; {} bytes of dynamic shared memory", shared_bytes);
+    if (static_shared_bytes) shared = fmt::format("; {} bytes of static shared memory", static_shared_bytes);
     return fmt::format("block {} by default; grid = ceil(({}) / block){}{}", block, fmt::join(e, ", "),
                        cells, shared);
 }

@@ -31,7 +31,8 @@ struct LaunchDescription {
     std::array<Expr, 3> extents;             ///< threads needed along x, y, z (undefined if manual)
     std::array<int, 3> axis_of_dim{-1, -1, -1}; ///< spatial axis each block dimension walks
     std::array<int, 3> cells_per_thread{1, 1, 1}; ///< consecutive cells one thread computes
-    std::size_t shared_bytes = 0; ///< dynamic shared memory per block (staged buffers)
+    std::size_t shared_bytes = 0; ///< dynamic shared memory per block (staged buffers), at launch
+    std::size_t static_shared_bytes = 0; ///< static __shared__ arrays (staged buffers up to 48 KB)
 
     /// The description of a kernel without a launch grid (the CPU target's loops).
     static LaunchDescription none(std::string reason);

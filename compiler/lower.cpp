@@ -95,7 +95,8 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         // 6. Launch grid, read off the loop bounds: ceil(extent / block), or manual.
         log.start();
         k.launch = infer_launch_grid(nest, mapping, config);
-        k.launch.shared_bytes = staging.shared_bytes;
+        k.launch.shared_bytes = staging.dynamic ? staging.shared_bytes : 0;
+        k.launch.static_shared_bytes = staging.dynamic ? 0 : staging.shared_bytes;
         log.note("infer_launch_grid", k.launch.describe());
     } else {
         // 5. CPU mapping: the fastest memory axis innermost, OpenMP on the outermost loop.

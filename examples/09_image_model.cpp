@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
         const double gpu_error = max_difference(rgb, expected);
         std::printf("GPU (%s): %zu bytes of weights and features staged in shared memory per "
                     "block; max |gpu - loop| = %.3g (%s)\n",
-                    Context::get().properties().name.c_str(), gpu_kernel.launch().shared_bytes,
+                    Context::get().properties().name.c_str(), gpu_kernel.launch().shared_bytes + gpu_kernel.launch().static_shared_bytes,
                     gpu_error, gpu_error < tolerance ? "ok" : "MISMATCH");
         if (!(gpu_error < tolerance)) return 1;
     } else {

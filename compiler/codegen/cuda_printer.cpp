@@ -64,16 +64,19 @@ protected:
 
     std::string allocate(const AllocateNode* a, const std::string& pad) override {
         if (a->array->space == MemorySpace::Local) return CFamilyPrinter::allocate(a, pad);
-        // One dynamic shared-memory block per kernel (its size is a launch parameter); each
-        // staged buffer is a typed window into it.
+        // Over 48 KB: one dynamic shared-memory block per kernel (its size is a launch
+        // parameter), each staged buffer a typed window into it.
+        std::string t = type_name_of(a->array->type);
+        const std::string name = name_of(a->array.get(), a->array->name);
+        if (a->array->static_shared)
+            return fmt::format("{}__shared__ __align__(16) {} {}[{}];\n", pad, t, name, a->array->size);
         std::string out;
         if (!declared_shared_) {
             out = pad + "extern __shared__ __align__(16) unsigned char loom_shared[];\n";
             declared_shared_ = true;
         }
-        std::string t = type_name_of(a->array->type);
         return out + fmt::format("{}{}* const {} = reinterpret_cast<{}*>(loom_shared + {});\n", pad,
-                                 t, name_of(a->array.get(), a->array->name), t, a->array->shared_offset);
+                                 t, name, t, a->array->shared_offset);
     }
 
     std::string barrier(const std::string& pad) override { return pad + "__syncthreads();\n"; }

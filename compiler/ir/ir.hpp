@@ -153,7 +153,11 @@ struct ArrayInfo {
     ScalarType type = ScalarType::Float32;
     int size = 0;
     MemorySpace space = MemorySpace::Local;
-    std::size_t shared_offset = 0; ///< byte offset in the block's shared memory (Shared only)
+    std::size_t shared_offset = 0; ///< byte offset in the block's dynamic shared memory
+    /// A Shared array declared as a static `__shared__` array (no offset): what staging does
+    /// while the whole kernel's shared memory fits in 48 KB, so NVVM can prove the alignment
+    /// of its rows and load them as float4 (it does not for windows into dynamic memory).
+    bool static_shared = false;
     std::string describe() const;  ///< "float32 dense0[16] (local)"
 };
 using ArrayPtr = std::shared_ptr<const ArrayInfo>;

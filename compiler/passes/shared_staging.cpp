@@ -11,6 +11,8 @@ using namespace ir;
 
 namespace {
 
+constexpr std::size_t kStaticSharedLimit = 48 * 1024; // CUDA's limit for static __shared__
+
 /// Elements of a fixed-shape field: the product of its spatial and index sizes. Fixed shapes
 /// are dense in every layout, so these are the elements from the pointer on.
 std::int64_t element_count(const FieldInfo& f) {
@@ -40,8 +42,8 @@ private:
 SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldPtr>& buffers,
                                       std::size_t budget) {
     SharedStaging out;
-    std::map<const FieldInfo*, ArrayPtr> shared;
-    std::vector<Stmt> copies;
+    // 1. Which buffers fit, and where.
+    std::vector<std::pair<FieldPtr, std::shared_ptr<ArrayInfo>>> staged;
     for (const FieldPtr& f : buffers) {
         if (!f->is_fixed()) continue;
         const std::int64_t n = element_count(*f);
@@ -56,20 +58,31 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldP
         array->shared_offset = offset;
         out.shared_bytes = offset + bytes;
         out.staged.push_back(fmt::format("{}: {} {} at byte {}", f->name, n, type_name(f->type), offset));
-        shared[f.get()] = array;
-
-        // for (k = thread_in_block; k < n; k += threads_per_block) W_shared[k] = W[k];
-        Expr k = VarNode::make(ScalarType::Int32, "k", VarRole::LoopIndex);
-        Stmt copy = ArrayStoreNode::make(array, k, LoadNode::make(f, k));
-        copies.push_back(CommentNode::make(fmt::format("stage {} in shared memory ({} bytes)", f->name, bytes)));
-        copies.push_back(AllocateNode::make(array));
-        copies.push_back(ForNode::make(k, BlockThreadNode::make(ScalarType::Int32, false),
-                                       ConstNode::make_int(ScalarType::Int32, n),
-                                       BlockThreadNode::make(ScalarType::Int32, true), copy, -1));
+        staged.emplace_back(f, std::move(array));
     }
-    if (shared.empty()) {
+    if (staged.empty()) {
         out.body = body;
         return out;
+    }
+    // 2. Static arrays while everything fits the static limit (see ArrayInfo::static_shared).
+    out.dynamic = out.shared_bytes > kStaticSharedLimit;
+    for (auto& entry : staged) entry.second->static_shared = !out.dynamic;
+
+    // 3. The copies: for (k = thread_in_block; k < n; k += threads_per_block) W_shared[k] = W[k];
+    std::map<const FieldInfo*, ArrayPtr> shared;
+    std::vector<Stmt> copies;
+    for (auto& [f, mutable_array] : staged) {
+        ArrayPtr array = mutable_array;
+        shared[f.get()] = array;
+        Expr k = VarNode::make(ScalarType::Int32, "k", VarRole::LoopIndex);
+        Stmt copy = ArrayStoreNode::make(array, k, LoadNode::make(f, k));
+        copies.push_back(CommentNode::make(fmt::format(
+            "stage {} in shared memory ({} bytes)", f->name,
+            std::size_t(array->size) * std::size_t(bit_width(f->type) / 8))));
+        copies.push_back(AllocateNode::make(array));
+        copies.push_back(ForNode::make(k, BlockThreadNode::make(ScalarType::Int32, false),
+                                       ConstNode::make_int(ScalarType::Int32, array->size),
+                                       BlockThreadNode::make(ScalarType::Int32, true), copy, -1));
     }
     copies.push_back(BarrierNode::make());
     copies.push_back(RedirectLoads(shared).mutate(body));

@@ -12,7 +12,8 @@ namespace loom {
 
 struct SharedStaging {
     Stmt body;                        ///< the kernel body with the copies in front
-    std::size_t shared_bytes = 0;     ///< dynamic shared memory per block
+    std::size_t shared_bytes = 0;     ///< shared memory per block, static or dynamic
+    bool dynamic = false;             ///< over 48 KB: one dynamic block, set at launch
     std::vector<std::string> staged;  ///< "W: 4096 float32 at byte 0", for the pass log
 };
 
@@ -20,7 +21,8 @@ struct SharedStaging {
 /// bytes) into a shared array: every thread of the block copies a strided share, one barrier
 /// waits for the copy, and the buffer's loads become loads from the shared array. The copy goes
 /// in front of the whole body, outside the bounds guard, so every thread reaches the barrier.
-/// Variable-shape buffers and those that no longer fit stay in global memory.
+/// Variable-shape buffers and those that no longer fit stay in global memory. Up to 48 KB in all
+/// the arrays are static `__shared__` arrays; above that, windows into dynamic shared memory.
 SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldPtr>& buffers,
                                       std::size_t budget);
 

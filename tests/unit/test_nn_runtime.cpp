@@ -212,12 +212,15 @@ TEST(NnRuntime, CudaStagesWeightsInSharedMemory) {
     mlp.assign(ac, y.vec(), x.vec());
     Kernel k = create_kernel(ac, {.name = "staged"});
     const std::string& src = k.source();
-    EXPECT_NE(src.find("extern __shared__"), std::string::npos) << src;
+    // Under 48 KB: static __shared__ arrays, whose alignment NVVM can see (float4 loads).
+    EXPECT_NE(src.find("__shared__ __align__(16) float l0_W_shared[448];"), std::string::npos) << src;
+    EXPECT_EQ(src.find("extern __shared__"), std::string::npos) << src;
     EXPECT_NE(src.find("__syncthreads();"), std::string::npos) << src;
     EXPECT_NE(src.find("l0_W_shared[14 * i + j]"), std::string::npos) << src;
     // In order of first read, each 16-byte aligned: l0_b (32 floats) at 0, l0_W (32 x 14) at
     // 128, l1_b (3) at 1920, l1_W (3 x 32) at 1936, ending at 2320.
-    EXPECT_EQ(k.launch().shared_bytes, 2320u);
+    EXPECT_EQ(k.launch().static_shared_bytes, 2320u);
+    EXPECT_EQ(k.launch().shared_bytes, 0u); // nothing dynamic to set at launch
     loom::test::expect_compiles_for_sm90(k);
 
     // With staging off, the weights are read from global memory.
@@ -226,8 +229,43 @@ TEST(NnRuntime, CudaStagesWeightsInSharedMemory) {
     off.shared_memory_budget = 0;
     Kernel g = create_kernel(ac, off);
     EXPECT_EQ(g.source().find("__shared__"), std::string::npos) << g.source();
-    EXPECT_EQ(g.launch().shared_bytes, 0u);
+    EXPECT_EQ(g.launch().shared_bytes + g.launch().static_shared_bytes, 0u);
     loom::test::expect_compiles_for_sm90(g);
+}
+
+TEST(NnRuntime, OverFortyEightKilobytesUsesDynamicSharedMemory) {
+    // A bias of 32 floats and a 64 KB table: over the static limit together. (A table, not a
+    // 48 KB weight matrix, keeps the kernel small enough to compile in a moment.)
+    Field table = field("table: float32[16384]");
+    nn::Dense layer = nn::Dense::runtime("layer", 32, 2, nn::relu);
+    auto [x, y] = fields<2>("x(2), y(32): float32[1D]");
+    Vec in{x(0), table.at({cast<std::int32_t>(x(1)) % 16384})};
+    AssignmentCollection ac;
+    ac.add(Assignment(y.vec(), layer(in)));
+    Kernel k = create_kernel(ac, {.name = "dynamic_staging"});
+    const std::string& src = k.source();
+    EXPECT_NE(src.find("extern __shared__ __align__(16) unsigned char loom_shared[];"), std::string::npos);
+    // In order of first read: the table (its index is an input of the layer) at 0, then the
+    // bias at 65536 and the weights at 65664.
+    EXPECT_NE(src.find("float* const table_shared = reinterpret_cast<float*>(loom_shared + 0);"),
+              std::string::npos) << src;
+    EXPECT_NE(src.find("reinterpret_cast<float*>(loom_shared + 65664)"), std::string::npos) << src;
+    EXPECT_EQ(k.launch().shared_bytes, std::size_t(65664 + 64 * 4));
+    EXPECT_EQ(k.launch().static_shared_bytes, 0u);
+    EXPECT_NE(k.launch().describe().find("65920 bytes of dynamic shared memory"), std::string::npos)
+        << k.launch().describe();
+    loom::test::expect_compiles_for_sm90(k);
+
+    // A smaller budget stages what fits, in order: the table does not, the bias and weights do.
+    KernelConfig tight;
+    tight.name = "tight_staging";
+    tight.shared_memory_budget = 1024;
+    Kernel t = create_kernel(ac, tight);
+    EXPECT_NE(t.source().find("table["), std::string::npos) << t.source();
+    EXPECT_EQ(t.source().find("table_shared"), std::string::npos) << t.source();
+    EXPECT_NE(t.source().find("layer_W_shared[2 * i + j]"), std::string::npos) << t.source();
+    EXPECT_EQ(t.launch().static_shared_bytes, std::size_t(128 + 64 * 4));
+    loom::test::expect_compiles_for_sm90(t);
 }
 
 } // namespace

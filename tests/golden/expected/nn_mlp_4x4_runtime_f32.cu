@@ -3,7 +3,7 @@
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (low, high) per axis
 // fields:  y(4): float32[1D]; x(4): float32[1D]; hidden_b: float32[4] (buffer); hidden_W: float32[4, 4] (buffer); output_b: float32[4] (buffer); output_W: float32[4, 4] (buffer)
-// launch:  block (256, 1, 1) by default; grid = ceil((size_0, 1, 1) / block); 160 bytes of shared memory
+// launch:  block (256, 1, 1) by default; grid = ceil((size_0, 1, 1) / block); 160 bytes of static shared memory
 
 extern "C" __global__ void mlp_runtime(
     float* __restrict__ y, const float* __restrict__ x, const float* __restrict__ hidden_b, const float* __restrict__ hidden_W, const float* __restrict__ output_b, const float* __restrict__ output_W,
@@ -11,23 +11,22 @@ extern "C" __global__ void mlp_runtime(
     const int y_stride_0, const int x_stride_0)
 {
     // stage hidden_b in shared memory (16 bytes)
-    extern __shared__ __align__(16) unsigned char loom_shared[];
-    float* const hidden_b_shared = reinterpret_cast<float*>(loom_shared + 0);
+    __shared__ __align__(16) float hidden_b_shared[4];
     for (int k = (int) (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)); k < 4; k += (int) (blockDim.x * blockDim.y * blockDim.z)) {
         hidden_b_shared[k] = hidden_b[k];
     }
     // stage hidden_W in shared memory (64 bytes)
-    float* const hidden_W_shared = reinterpret_cast<float*>(loom_shared + 16);
+    __shared__ __align__(16) float hidden_W_shared[16];
     for (int k_1 = (int) (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)); k_1 < 16; k_1 += (int) (blockDim.x * blockDim.y * blockDim.z)) {
         hidden_W_shared[k_1] = hidden_W[k_1];
     }
     // stage output_b in shared memory (16 bytes)
-    float* const output_b_shared = reinterpret_cast<float*>(loom_shared + 80);
+    __shared__ __align__(16) float output_b_shared[4];
     for (int k_2 = (int) (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)); k_2 < 4; k_2 += (int) (blockDim.x * blockDim.y * blockDim.z)) {
         output_b_shared[k_2] = output_b[k_2];
     }
     // stage output_W in shared memory (64 bytes)
-    float* const output_W_shared = reinterpret_cast<float*>(loom_shared + 96);
+    __shared__ __align__(16) float output_W_shared[16];
     for (int k_3 = (int) (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)); k_3 < 16; k_3 += (int) (blockDim.x * blockDim.y * blockDim.z)) {
         output_W_shared[k_3] = output_W[k_3];
     }
