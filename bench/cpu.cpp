@@ -12,6 +12,7 @@
 //     is the ceiling the ratio uses (the stencil runs on T threads too); target >= 0.5.
 // The host compiler's cold compile time of the kernel (fresh cache directory) is reported too.
 // Exit status 1: a wrong result or an error; a ratio below the target is reported, not fatal.
+#include "bench/harness.hpp"
 #include <loom/loom.hpp>
 
 #include <algorithm>
@@ -33,12 +34,10 @@ namespace {
 
 using namespace loom;
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n == 0 ? NAN : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using bench::json_number;
+using bench::json_string;
+using bench::median;
+using bench::utc_now;
 
 double ms_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -114,13 +113,6 @@ std::int64_t check(const std::vector<double>& in, const std::vector<double>& out
     return bad;
 }
 
-std::string utc_now() {
-    std::time_t t = std::time(nullptr);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
-    return buf;
-}
-
 std::string cpu_model() {
     std::ifstream in("/proc/cpuinfo");
     std::string line;
@@ -130,22 +122,6 @@ std::string cpu_model() {
             return colon == std::string::npos ? line : line.substr(colon + 2);
         }
     return "unknown CPU";
-}
-
-std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        if (static_cast<unsigned char>(c) >= 0x20) out += c;
-    }
-    return out + "\"";
-}
-
-std::string json_number(double v) {
-    if (!std::isfinite(v)) return "null";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 // Every kernel's result is checked on whole rows against the CPU before it is timed. Timed GPU
 // work is a warm-up, then back-to-back runs with a CUDA event between each two; the median wins.
 // Without a GPU it prints why and exits 0. Exit status 1: a wrong result or a CUDA error.
+#include "bench/harness.hpp"
 #include "loom/loom.hpp"
 #include "runtime/compile_cache.hpp"
 #include "runtime/device_array.hpp"
@@ -42,6 +43,12 @@ namespace {
 
 using namespace loom;
 using Clock = std::chrono::steady_clock;
+using bench::fixed;
+using bench::json_number;
+using bench::json_string;
+using bench::median;
+using bench::TempCacheDir;
+using bench::utc_now;
 
 constexpr int kWarmup = 3;       // un-timed runs before each timed series
 constexpr int kRuns = 30;        // timed runs per series (median)
@@ -73,50 +80,9 @@ double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-double median(std::vector<double> v) {
-    if (v.empty())
-        return NAN;
-    std::sort(v.begin(), v.end());
-    std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::string dims_string(const Dim3& d) {
     return "(" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) +
            ")";
-}
-
-std::string fixed(double v, int digits) {
-    if (!std::isfinite(v))
-        return "-";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
-}
-
-std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
-
-std::string json_number(double v) {
-    if (!std::isfinite(v))
-        return "null";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.10g", v);
-    return buf;
 }
 
 const char* json_bool(int b) {
@@ -797,30 +763,6 @@ bool write_json(const std::string& path, const Header& h, double seconds,
         std::printf("wrote %s\n", path.c_str());
     return ok;
 }
-
-std::string utc_now() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-    return buf;
-}
-
-// A fresh compile-cache directory for this process, removed at exit.
-struct TempCacheDir {
-    std::string path;
-    TempCacheDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "loom-bench-XXXXXX").string();
-        if (!mkdtemp(tmpl.data()))
-            throw std::runtime_error("mkdtemp failed: " + tmpl);
-        path = tmpl;
-    }
-    ~TempCacheDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
 
 } // namespace
 

@@ -31,6 +31,7 @@
 //
 // Without a GPU it prints why and exits 0. Exit status 1: a wrong result, a CUDA or cuBLAS
 // error, or no cuBLAS on a machine with a GPU.
+#include "bench/harness.hpp"
 #include "bench/cublas.hpp"
 #include "loom/loom.hpp"
 #include "runtime/device_array.hpp"
@@ -62,6 +63,12 @@ namespace {
 using namespace loom;
 using loom::bench::CublasHandle;
 using Clock = std::chrono::steady_clock;
+using bench::fixed;
+using bench::json_number;
+using bench::json_string;
+using bench::median;
+using bench::TempCacheDir;
+using bench::utc_now;
 
 constexpr int kLayers = 4;             // 3 hidden Dense + ReLU, 1 output Dense
 constexpr int kWarmup = 3;             // un-timed runs before each timed series
@@ -83,22 +90,6 @@ double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-double median(std::vector<double> v) {
-    if (v.empty())
-        return NAN;
-    std::sort(v.begin(), v.end());
-    std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::string fixed(double v, int digits) {
-    if (!std::isfinite(v))
-        return "-";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
-}
-
 std::string sci(double v) {
     if (!std::isfinite(v))
         return "-";
@@ -106,56 +97,6 @@ std::string sci(double v) {
     std::snprintf(buf, sizeof buf, "%.3e", v);
     return buf;
 }
-
-std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
-
-std::string json_number(double v) {
-    if (!std::isfinite(v))
-        return "null";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.10g", v);
-    return buf;
-}
-
-std::string utc_now() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-    return buf;
-}
-
-// A fresh compile-cache directory for this process, removed at exit: compile times are real
-// NVRTC compiles, and the user's cache is left alone.
-struct TempCacheDir {
-    std::string path;
-    TempCacheDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "loom-bench-nn-XXXXXX").string();
-        if (!mkdtemp(tmpl.data()))
-            throw std::runtime_error("mkdtemp failed: " + tmpl);
-        path = tmpl;
-    }
-    ~TempCacheDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
 
 // ---- The network --------------------------------------------------------------------------------
 
@@ -838,7 +779,7 @@ int main(int argc, char** argv) {
     std::string error;
     CUstream stream = nullptr;
     try {
-        TempCacheDir cache_dir;
+        TempCacheDir cache_dir("loom-bench-nn-");
         setenv("LOOM_CACHE_DIR", cache_dir.path.c_str(), 1);
         setenv("LOOM_CACHE", "1", 1);
 
