@@ -74,5 +74,53 @@ TEST(NnErrors, VectorSlices) {
     LOOM_EXPECT_ERROR(slice(v.vec(), 2, 2), UserError, {"empty"});
 }
 
+TEST(NnErrors, RuntimeLayerDeclaration) {
+    LOOM_EXPECT_ERROR(nn::Dense::runtime("2nd layer", 4, 4), UserError,
+                      {"'2nd layer' is not an identifier", "2nd layer_W"});
+    LOOM_EXPECT_ERROR(nn::Dense::runtime("l0", 0, 4), UserError,
+                      {"Dense::runtime('l0')", "0 x 4", "positive"});
+    LOOM_EXPECT_ERROR(nn::Dense::runtime("l0", 4, 4, nn::relu, true, ScalarType::Int32), UserError,
+                      {"weights of type int32", "float32 or float64"});
+    LOOM_EXPECT_ERROR(nn::Dense::runtime("l0", 4, 4, nn::relu, true, ScalarType::Float16), UserError,
+                      {"weights of type float16"});
+}
+
+TEST(NnErrors, RuntimeLayerArguments) {
+    nn::Dense constant_layer = square(2);
+    LOOM_EXPECT_ERROR(constant_layer.weight_field(), UserError,
+                      {"constant weights", "only a Dense::runtime layer"});
+    nn::Dense no_bias = nn::Dense::runtime("nb", 2, 2, nn::identity, /*bias=*/false);
+    LOOM_EXPECT_ERROR(no_bias.bias_field(), UserError, {"layer 'nb' was created without a bias"});
+}
+
+TEST(NnErrors, RuntimeLayerInputs) {
+    Field x = field("x(2): float32[1D]"), d = field("d(2): float64[1D]");
+    nn::Dense layer = nn::Dense::runtime("l0", 3, 2);
+    LOOM_EXPECT_ERROR(layer(d.vec()), UserError,
+                      {"Dense layer ('l0') has float32 weights", "inputs are float64",
+                       "create the layer with type float64"});
+    LOOM_EXPECT_ERROR(layer(Vec{x(0), d(1)}), UserError,
+                      {"inputs 0 and 1 have types float32 and float64", "cast one of them"});
+    LOOM_EXPECT_ERROR(layer(Vec{x(0)}), UserError, {"expects 2 inputs", "the vector has 1"});
+}
+
+TEST(NnErrors, RuntimeWeightsOfTheWrongShapeAtCallTime) {
+    // The weights are a fixed-shape buffer: a transposed matrix is refused before the call.
+    auto [x, y] = fields<2>("x(2), y(3): float32[1D]");
+    nn::Dense layer = nn::Dense::runtime("l0", 3, 2);
+    AssignmentCollection ac;
+    ac.add(Assignment(y.vec(), layer(x.vec())));
+    KernelConfig cfg;
+    cfg.target = Target::CPU;
+    cfg.name = "runtime_shape";
+    KernelFunction k = create_kernel(ac, cfg).compile();
+    auto X = HostArray<float>::zeros({8, 2}), Y = HostArray<float>::zeros({8, 3});
+    auto W = HostArray<float>::zeros({2, 3}), B = HostArray<float>::zeros({3});
+    LOOM_EXPECT_ERROR(k(args("x", X, "y", Y, "l0_W", W, "l0_b", B)), UserError,
+                      {"l0_W", "[3, 2]"});
+    auto W_ok = HostArray<float>::zeros({3, 2});
+    LOOM_EXPECT_ERROR(k(args("x", X, "y", Y, "l0_W", W_ok)), UserError, {"l0_b"});
+}
+
 } // namespace
 } // namespace loom
