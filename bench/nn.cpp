@@ -84,6 +84,7 @@ struct Options {
     std::vector<int> widths = {4, 16, 32, 64};
     bool quick = false;
     bool constant = false; // constant weights in the fused kernel instead of runtime ones
+    int max_registers = 0; // KernelConfig::max_registers of the fused kernel (0: the compiler's)
 };
 
 double seconds_since(Clock::time_point t0) {
@@ -217,7 +218,7 @@ struct Fused {
     }
 };
 
-Fused make_fused(int width, const Network& net, bool constant) {
+Fused make_fused(int width, const Network& net, bool constant, int max_registers) {
     // SoA: x and y are float32[1D] with W components, component-major in memory.
     const std::string w = std::to_string(width);
     auto [x, y] = fields<2>("x(" + w + "), y(" + w + "): float32[1D]", Layout::SoA);
@@ -233,6 +234,7 @@ Fused make_fused(int width, const Network& net, bool constant) {
     chain.assign(ac, y.vec(), x.vec(), "mlp");
     KernelConfig cfg;
     cfg.name = "mlp" + w;
+    cfg.max_registers = max_registers;
     Kernel kernel = create_kernel(ac, cfg);
     const double codegen_s = seconds_since(t0);
     t0 = Clock::now();
@@ -448,7 +450,7 @@ WidthResult measure_width(int width, const Options& opt, const CublasHandle& bla
                 width);
 
     const Network net = make_network(width);
-    Fused fused = make_fused(width, net, opt.constant);
+    Fused fused = make_fused(width, net, opt.constant, opt.max_registers);
     r.codegen_s = fused.codegen_s;
     r.compile_s = fused.compile_s;
     r.source_bytes = fused.kernel.source().size();
@@ -708,6 +710,10 @@ bool parse_args(int argc, char** argv, Options& opt) {
         }
         if (a == "--quick") {
             opt.quick = true;
+        } else if (value("max-registers", v)) {
+            if (!parse_int(v, n) || n < 0 || n > 255)
+                return false;
+            opt.max_registers = int(n);
         } else if (value("json", v)) {
             opt.json = v;
         } else if (value("batch", v)) {
@@ -754,7 +760,7 @@ int main(int argc, char** argv) {
     if (!parse_args(argc, argv, opt)) {
         std::fprintf(stderr,
                      "usage: %s [--json PATH] [--batch N] [--runs R] [--widths 4,16,32,64] "
-                     "[--constant] [--quick]\n  --constant: constant weights in the fused kernel (default: runtime weights)\n  --quick: batch 2^14 and 3 runs unless given (smoke test)\n",
+                     "[--constant] [--max-registers R] [--quick]\n  --max-registers: __maxnreg__ of the fused kernel\n  --constant: constant weights in the fused kernel (default: runtime weights)\n  --quick: batch 2^14 and 3 runs unless given (smoke test)\n",
                      argv[0]);
         return 2;
     }

@@ -105,6 +105,10 @@ struct KernelConfig {
     /// this many bytes; the rest are read from global memory. 0 turns staging off.
     std::size_t shared_memory_budget = 100 * 1024;
     bool manual_launch_grid = false; ///< the caller sets block_size and num_blocks at launch
+    /// The most registers one thread may use (`__maxnreg__`), or 0 for the compiler's choice.
+    /// Fewer registers let more threads share an SM; too few make the compiler spill to local
+    /// memory. Worth trying on long kernels such as MLPs (docs/performance.md).
+    int max_registers = 0;
     bool ghost_layers_set() const { return !ghost_layers.is_automatic(); }
 };
 

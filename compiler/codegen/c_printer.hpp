@@ -46,6 +46,8 @@ protected:
     /// The math function's name for arguments of type t (sqrtf / sqrt, ...).
     virtual std::string math_name(MathFn fn, ScalarType t);
     virtual std::string min_max_name(BinaryOp op, ScalarType t);
+    /// Printed between `void` and the kernel's name (`__maxnreg__(64) `), or "".
+    virtual std::string function_attributes();
     /// A pragma line (without indentation) to print above `loop`, or "" for none.
     virtual std::string loop_pragma(const ir::ForNode* loop);
     /// Lines printed at the end of `loop`'s body (indented by `pad`), or "".

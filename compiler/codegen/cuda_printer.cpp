@@ -79,6 +79,11 @@ protected:
                                  t, name, t, a->array->shared_offset);
     }
 
+    std::string function_attributes() override {
+        const int r = kernel_.config.max_registers;
+        return r > 0 ? fmt::format("__maxnreg__({}) ", r) : "";
+    }
+
     std::string barrier(const std::string& pad) override { return pad + "__syncthreads();\n"; }
 
     // Constant trip counts (the cells of one thread) unroll, so their loads overlap.

@@ -96,6 +96,9 @@ private:
                                  "target's source includes; choose another name, e.g. '{}_kernel'",
                                  cfg_.name, cfg_.name));
         }
+        if (cfg_.max_registers != 0 && (cfg_.max_registers < 16 || cfg_.max_registers > 255))
+            fail(fmt::format("has max_registers = {}; use 16 to 255 registers per thread, or 0 to "
+                             "let the compiler choose", cfg_.max_registers));
         if (cfg_.cells_per_thread < 0 || cfg_.cells_per_thread > 64)
             fail(fmt::format("has cells_per_thread = {}; use 1 to 64, or 0 to let loom choose",
                              cfg_.cells_per_thread));

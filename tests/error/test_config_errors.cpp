@@ -108,3 +108,14 @@ TEST(ConfigErrors, AssignToCounter) {
     using namespace loom::counters;
     LOOM_EXPECT_ERROR(Assignment(x, 1), UserError, {"cannot assign to the expression `x`"});
 }
+
+TEST(ConfigErrors, MaxRegistersOutOfRange) {
+    auto [f, g] = fields<2>("f, g: float32[1D]");
+    KernelConfig cfg;
+    cfg.max_registers = 8;
+    LOOM_EXPECT_ERROR(create_kernel({Assignment(f.center(), g.center())}, cfg), UserError,
+                      {"max_registers = 8", "16 to 255", "0 to let the compiler choose"});
+    cfg.max_registers = 300;
+    LOOM_EXPECT_ERROR(create_kernel({Assignment(f.center(), g.center())}, cfg), UserError,
+                      {"max_registers = 300"});
+}

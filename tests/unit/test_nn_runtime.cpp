@@ -268,5 +268,23 @@ TEST(NnRuntime, OverFortyEightKilobytesUsesDynamicSharedMemory) {
     loom::test::expect_compiles_for_sm90(t);
 }
 
+TEST(NnRuntime, MaxRegistersBoundsTheKernel) {
+    nn::Dense layer = nn::Dense::runtime("l0", 16, 16, nn::relu);
+    auto [x, y] = fields<2>("x(16), y(16): float32[1D]");
+    AssignmentCollection ac;
+    ac.add(Assignment(y.vec(), layer(x.vec())));
+    KernelConfig cfg;
+    cfg.name = "bounded";
+    cfg.max_registers = 64;
+    Kernel k = create_kernel(ac, cfg);
+    EXPECT_NE(k.source().find("extern \"C\" __global__ void __maxnreg__(64) bounded("), std::string::npos)
+        << k.source();
+    EXPECT_NE(k.source().find("at most 64 registers per thread"), std::string::npos);
+    loom::test::expect_compiles_for_sm90(k);
+    // The CPU target has no registers to bound: the option is ignored there, like block_size.
+    cfg.target = Target::CPU;
+    EXPECT_EQ(create_kernel(ac, cfg).source().find("maxnreg"), std::string::npos);
+}
+
 } // namespace
 } // namespace loom
