@@ -192,6 +192,17 @@ std::string CFamilyPrinter::allocate(const AllocateNode* a, const std::string& p
                        name_of(a->array.get(), a->array->name), a->array->size);
 }
 
+std::string CFamilyPrinter::array_store(const ArrayStoreNode* st, const std::string& pad) {
+    std::string target = fmt::format("{}[{}]", name_of(st->array.get(), st->array->name),
+                                     print(st->index));
+    // a[i] = a[i] + v reads better as a[i] += v (the accumulation of a layer's dot product).
+    auto sum = st->value.as<BinaryNode>();
+    auto self = sum && sum->op == BinaryOp::Add ? sum->a.as<ArrayLoadNode>() : nullptr;
+    if (self && self->array == st->array && structurally_equal(self->index, st->index))
+        return fmt::format("{}{} += {};\n", pad, target, print(sum->b));
+    return fmt::format("{}{} = {};\n", pad, target, print(st->value));
+}
+
 std::string CFamilyPrinter::barrier(const std::string&) {
     throw InternalError("a barrier reached a printer without thread blocks");
 }
@@ -254,17 +265,7 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
         return fmt::format("{}{}[{}] = {};\n", pad, name_of(st->field.get(), st->field->name),
                            print(st->index), print(st->value));
     }
-    case StmtKind::ArrayStore: {
-        auto st = s.as<ArrayStoreNode>();
-        std::string target = fmt::format("{}[{}]", name_of(st->array.get(), st->array->name),
-                                         print(st->index));
-        // a[i] = a[i] + v reads better as a[i] += v (the accumulation of a layer's dot product).
-        auto sum = st->value.as<BinaryNode>();
-        auto self = sum && sum->op == BinaryOp::Add ? sum->a.as<ArrayLoadNode>() : nullptr;
-        if (self && self->array == st->array && structurally_equal(self->index, st->index))
-            return fmt::format("{}{} += {};\n", pad, target, print(sum->b));
-        return fmt::format("{}{} = {};\n", pad, target, print(st->value));
-    }
+    case StmtKind::ArrayStore: return array_store(s.as<ArrayStoreNode>(), pad);
     case StmtKind::Allocate: return allocate(s.as<AllocateNode>(), pad);
     case StmtKind::Barrier: return barrier(pad);
     case StmtKind::IfThen: {

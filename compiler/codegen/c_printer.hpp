@@ -66,6 +66,8 @@ protected:
     Text block_thread(const ir::BlockThreadNode* t) override;
     /// `T name[N];` for a local array; shared arrays are the CUDA printer's.
     virtual std::string allocate(const ir::AllocateNode* a, const std::string& pad);
+    /// `array[index] = value;` (or `+=` for an accumulation).
+    virtual std::string array_store(const ir::ArrayStoreNode* st, const std::string& pad);
     /// A block-wide barrier; only the CUDA printer has one.
     virtual std::string barrier(const std::string& pad);
     Text call(const ir::CallNode* c) override;

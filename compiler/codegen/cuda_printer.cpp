@@ -32,7 +32,8 @@ public:
 
     std::string kernel_source() {
         std::string body = print_stmt(kernel_.body, 1); // names locals; params are named already
-        return header("CUDA") + signature("extern \"C\" __global__") + "{\n" + body + "}\n";
+        std::string includes = staged_ ? "#include \"loom/stage.cuh\"\n\n" : "";
+        return header("CUDA") + includes + signature("extern \"C\" __global__") + "{\n" + body + "}\n";
     }
 
 protected:
@@ -84,7 +85,21 @@ protected:
         return r > 0 ? fmt::format("__maxnreg__({}) ", r) : "";
     }
 
-    std::string barrier(const std::string& pad) override { return pad + "__syncthreads();\n"; }
+    // A staging copy (a global load stored into a shared array) starts without waiting; the
+    // barrier then waits for the thread's copies first (templates/loom/stage.cuh).
+    std::string array_store(const ArrayStoreNode* st, const std::string& pad) override {
+        auto load = st->value.as<LoadNode>();
+        if (st->array->space != MemorySpace::Shared || !load)
+            return CFamilyPrinter::array_store(st, pad);
+        staged_ = true;
+        return fmt::format("{}loom::stage(&{}[{}], &{}[{}]);\n", pad,
+                           name_of(st->array.get(), st->array->name), print(st->index),
+                           name_of(load->field.get(), load->field->name), print(load->index));
+    }
+
+    std::string barrier(const std::string& pad) override {
+        return (staged_ ? pad + "loom::stage_wait();\n" : std::string()) + pad + "__syncthreads();\n";
+    }
 
     // Constant trip counts (the cells of one thread) unroll, so their loads overlap.
     std::string loop_pragma(const ForNode* f) override {
@@ -108,6 +123,7 @@ protected:
     }
 
     bool declared_shared_ = false;
+    bool staged_ = false; ///< a staging copy was printed: include stage.cuh, wait at the barrier
 };
 
 } // namespace

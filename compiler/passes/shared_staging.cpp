@@ -71,6 +71,11 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldP
     // 3. The copies: for (k = thread_in_block; k < n; k += threads_per_block) W_shared[k] = W[k];
     std::map<const FieldInfo*, ArrayPtr> shared;
     std::vector<Stmt> copies;
+    // The thread's rank in its block and the block's size, named once for all the copies.
+    Expr rank = VarNode::make(ScalarType::Int32, "thread_in_block", VarRole::LoopIndex);
+    Expr count = VarNode::make(ScalarType::Int32, "threads_per_block", VarRole::LoopIndex);
+    copies.push_back(DeclareNode::make(rank, BlockThreadNode::make(ScalarType::Int32, false)));
+    copies.push_back(DeclareNode::make(count, BlockThreadNode::make(ScalarType::Int32, true)));
     for (auto& [f, mutable_array] : staged) {
         ArrayPtr array = mutable_array;
         shared[f.get()] = array;
@@ -80,9 +85,8 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldP
             "stage {} in shared memory ({} bytes)", f->name,
             std::size_t(array->size) * std::size_t(bit_width(f->type) / 8))));
         copies.push_back(AllocateNode::make(array));
-        copies.push_back(ForNode::make(k, BlockThreadNode::make(ScalarType::Int32, false),
-                                       ConstNode::make_int(ScalarType::Int32, array->size),
-                                       BlockThreadNode::make(ScalarType::Int32, true), copy, -1));
+        copies.push_back(ForNode::make(k, rank, ConstNode::make_int(ScalarType::Int32, array->size),
+                                       count, copy, -1));
     }
     copies.push_back(BarrierNode::make());
     copies.push_back(RedirectLoads(shared).mutate(body));

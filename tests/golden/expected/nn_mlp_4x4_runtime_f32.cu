@@ -5,31 +5,36 @@
 // fields:  y(4): float32[1D]; x(4): float32[1D]; hidden_b: float32[4] (buffer); hidden_W: float32[4, 4] (buffer); output_b: float32[4] (buffer); output_W: float32[4, 4] (buffer)
 // launch:  block (256, 1, 1) by default; grid = ceil((size_0, 1, 1) / block); 160 bytes of static shared memory
 
+#include "loom/stage.cuh"
+
 extern "C" __global__ void mlp_runtime(
     float* __restrict__ y, const float* __restrict__ x, const float* __restrict__ hidden_b, const float* __restrict__ hidden_W, const float* __restrict__ output_b, const float* __restrict__ output_W,
     const int size_0,
     const int y_stride_0, const int x_stride_0)
 {
+    const int thread_in_block = (int) (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+    const int threads_per_block = (int) (blockDim.x * blockDim.y * blockDim.z);
     // stage hidden_b in shared memory (16 bytes)
     __shared__ __align__(16) float hidden_b_shared[4];
-    for (int k = (int) (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)); k < 4; k += (int) (blockDim.x * blockDim.y * blockDim.z)) {
-        hidden_b_shared[k] = hidden_b[k];
+    for (int k = thread_in_block; k < 4; k += threads_per_block) {
+        loom::stage(&hidden_b_shared[k], &hidden_b[k]);
     }
     // stage hidden_W in shared memory (64 bytes)
     __shared__ __align__(16) float hidden_W_shared[16];
-    for (int k_1 = (int) (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)); k_1 < 16; k_1 += (int) (blockDim.x * blockDim.y * blockDim.z)) {
-        hidden_W_shared[k_1] = hidden_W[k_1];
+    for (int k_1 = thread_in_block; k_1 < 16; k_1 += threads_per_block) {
+        loom::stage(&hidden_W_shared[k_1], &hidden_W[k_1]);
     }
     // stage output_b in shared memory (16 bytes)
     __shared__ __align__(16) float output_b_shared[4];
-    for (int k_2 = (int) (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)); k_2 < 4; k_2 += (int) (blockDim.x * blockDim.y * blockDim.z)) {
-        output_b_shared[k_2] = output_b[k_2];
+    for (int k_2 = thread_in_block; k_2 < 4; k_2 += threads_per_block) {
+        loom::stage(&output_b_shared[k_2], &output_b[k_2]);
     }
     // stage output_W in shared memory (64 bytes)
     __shared__ __align__(16) float output_W_shared[16];
-    for (int k_3 = (int) (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)); k_3 < 16; k_3 += (int) (blockDim.x * blockDim.y * blockDim.z)) {
-        output_W_shared[k_3] = output_W[k_3];
+    for (int k_3 = thread_in_block; k_3 < 16; k_3 += threads_per_block) {
+        loom::stage(&output_W_shared[k_3], &output_W[k_3]);
     }
+    loom::stage_wait();
     __syncthreads();
     const int ctr_0 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
     if (ctr_0 < size_0) {

@@ -1,0 +1,28 @@
+// Staging buffers in shared memory (compiler/passes/shared_staging.cpp). Each thread starts its
+// share of the copies without waiting for any of them (cp.async, sm_80 and later; a plain copy
+// before), so a block's whole copy costs about one memory latency instead of one per element;
+// loom::stage_wait() then waits for the thread's copies, and a __syncthreads() for everyone's.
+#pragma once
+
+namespace loom {
+
+template <typename T>
+__device__ __forceinline__ void stage(T* shared, const T* global) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "loom::stage copies 4- or 8-byte elements");
+#if __CUDA_ARCH__ >= 800
+    const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(address), "l"(global),
+                 "n"(sizeof(T))
+                 : "memory");
+#else
+    *shared = *global;
+#endif
+}
+
+__device__ __forceinline__ void stage_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+} // namespace loom
