@@ -162,6 +162,23 @@ Expr float_rules(const Expr& e, const BinaryNode* n) {
         auto u = x.as<UnaryNode>();
         return u && u->op == UnaryOp::Neg ? u->a : Expr();
     };
+    // -c, or (-c) * x, or x * (-c) for a negative constant c, as c, c * x, x * c: negating a
+    // float is exact, so a + (-c) * x is a - c * x bit for bit, and reads as people write it.
+    auto negative_term = [](const Expr& x) -> Expr {
+        auto flip = [](const Expr& k) -> Expr {
+            auto c = k.as<ConstNode>();
+            if (!c || !is_float(c->type) || std::isnan(c->float_value) || !std::signbit(c->float_value) ||
+                c->float_value == 0.0)
+                return Expr();
+            return ConstNode::make(c->type, -c->float_value);
+        };
+        if (Expr c = flip(x); c.defined()) return c;
+        auto m = x.as<BinaryNode>();
+        if (!m || m->op != BinaryOp::Mul) return Expr();
+        if (Expr c = flip(m->a); c.defined()) return binary(BinaryOp::Mul, c, m->b);
+        if (Expr c = flip(m->b); c.defined()) return binary(BinaryOp::Mul, m->a, c);
+        return Expr();
+    };
     switch (n->op) {
     case BinaryOp::Add:
         // x + (-0.0) is x for every x, -0.0 included; x + 0.0 turns -0.0 into +0.0, so it stays.
@@ -169,11 +186,13 @@ Expr float_rules(const Expr& e, const BinaryNode* n) {
         if (is_neg_zero(a)) return b;
         // IEEE defines a - b as a + (-b), so both directions are exact.
         if (Expr y = negated(b); y.defined()) return binary(BinaryOp::Sub, a, y);
+        if (Expr y = negative_term(b); y.defined()) return binary(BinaryOp::Sub, a, y);
         break;
     case BinaryOp::Sub:
         // x - 0.0 is x for every x; x - (-0.0) turns -0.0 into +0.0, so it stays.
         if (is_pos_zero(b)) return a;
         if (Expr y = negated(b); y.defined()) return binary(BinaryOp::Add, a, y);
+        if (Expr y = negative_term(b); y.defined()) return binary(BinaryOp::Add, a, y);
         break;
     case BinaryOp::Mul:
         if (is_one(b)) return a;

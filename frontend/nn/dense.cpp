@@ -111,7 +111,9 @@ Vec Dense::apply_constant(const Vec& x) const {
     for (int i = 0; i < outputs(); ++i) {
         Expr acc = constant(x[0].type(), weights_(i, 0)) * x[0];
         for (int j = 1; j < inputs(); ++j) acc = acc + constant(x[j].type(), weights_(i, j)) * x[j];
-        if (!bias_.empty()) acc = acc + constant(acc.type(), bias_[static_cast<std::size_t>(i)]);
+        // A zero bias adds nothing (it could only turn a -0 sum into +0), so it is left out.
+        const double b = bias_.empty() ? 0.0 : bias_[static_cast<std::size_t>(i)];
+        if (b != 0.0) acc = acc + constant(acc.type(), b);
         y.push_back(activation_(acc));
     }
     return Vec(std::move(y));

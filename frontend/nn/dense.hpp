@@ -57,9 +57,10 @@ public:
     const std::vector<double>& bias() const { return bias_; }
     Activation activation() const { return activation_; }
 
-    /// y_i = act(W[i][0] x_0 + W[i][1] x_1 + ... + b_i), summed in that order (j ascending,
-    /// bias last). Weights become constants of x_j's type. Throws UserError if x has the wrong
-    /// size or is not floating-point.
+    /// y_i = act(W[i][0] x_0 + W[i][1] x_1 + ... + b_i). Constant weights: summed in that order
+    /// (j ascending, bias last; a zero bias left out), the weights constants of x_j's type.
+    /// Runtime weights: b_i first, then j ascending, in a loop. Throws UserError if x has the
+    /// wrong size or type.
     Vec operator()(const Vec& x) const { return apply(x, "Dense layer"); }
     /// The same; `label` names the layer in errors ("Dense layer 1").
     Vec apply(const Vec& x, const std::string& label) const;

@@ -154,6 +154,16 @@ TEST(Simplify, FloatIdentities) {
     EXPECT_TRUE(simplifies(add(u, neg(v)), sub(u, v)));
     EXPECT_TRUE(simplifies(sub(u, neg(v)), add(u, v)));
     EXPECT_TRUE(simplifies(mul(s, f32(1.0)), s));
+    // Negative constants move into the operator: negating a float is exact, so u + (-0.5) v is
+    // u - 0.5 v bit for bit (the weights of a constant Dense layer print this way).
+    EXPECT_TRUE(simplifies(add(u, mul(f64(-0.5), v)), sub(u, mul(f64(0.5), v))));
+    EXPECT_TRUE(simplifies(add(u, mul(v, f64(-0.5))), sub(u, mul(v, f64(0.5)))));
+    EXPECT_TRUE(simplifies(sub(u, mul(f64(-0.5), v)), add(u, mul(f64(0.5), v))));
+    EXPECT_TRUE(simplifies(add(u, f64(-0.25)), sub(u, f64(0.25))));
+    EXPECT_TRUE(simplifies(sub(u, f64(-0.25)), add(u, f64(0.25))));
+    EXPECT_TRUE(simplifies(add(u, mul(f64(-1.0), v)), sub(u, v))); // and -1 * v becomes v
+    EXPECT_TRUE(unchanged(add(u, f64(std::nan(""))))); // NaN: no sign to move
+    EXPECT_TRUE(unchanged(add(u, mul(f64(0.5), v))));
 }
 
 TEST(Simplify, FloatRewritesThatWouldChangeValuesAreNotApplied) {
