@@ -50,6 +50,7 @@
 #include <exception>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -208,7 +209,7 @@ struct Fused {
     double compile_s = NAN; // Kernel::compile: NVRTC (fresh cache directory) and module load
     Args extra;             // the weight and bias arrays (runtime weights), by name
     std::string weights;
-    std::vector<DeviceArray<float>> buffers; // what `extra` points to
+    std::shared_ptr<nn::Weights<DeviceArray<float>>> weights_arrays; // what `extra` points to
 
     Args arguments(const ArrayRef& x, const ArrayRef& y) const {
         Args a = extra;
@@ -243,15 +244,14 @@ Fused make_fused(int width, const Network& net, bool constant, int max_registers
     Fused f{std::move(kernel), std::move(fn), codegen_s, compile_s, Args{},
             constant ? "constant (unrolled)" : "runtime (shared memory)", {}};
     if (!constant) {
-        f.buffers.reserve(2 * kLayers);
+        std::vector<nn::Matrix> matrices;
+        std::vector<std::vector<double>> biases;
         for (int l = 0; l < kLayers; ++l) {
-            std::vector<float> wv(net[l].w.values().begin(), net[l].w.values().end());
-            std::vector<float> bv(net[l].b.begin(), net[l].b.end());
-            f.buffers.push_back(DeviceArray<float>::from_host(wv, {width, width}));
-            f.extra.named.emplace_back(layers[l].weight_field().name(), ArrayRef(f.buffers.back()));
-            f.buffers.push_back(DeviceArray<float>::from_host(bv, {width}));
-            f.extra.named.emplace_back(layers[l].bias_field().name(), ArrayRef(f.buffers.back()));
+            matrices.push_back(net[l].w);
+            biases.push_back(net[l].b);
         }
+        f.weights_arrays = std::make_shared<nn::Weights<DeviceArray<float>>>(chain, matrices, biases);
+        f.weights_arrays->add_to(f.extra);
     }
     return f;
 }

@@ -27,15 +27,17 @@ constexpr int kCorners = kCells + 1;
 
 struct Layer {
     int out, in;
-    std::vector<float> w, b; // w row-major out x in
+    loom::nn::Matrix matrix;  // out x in, for the kernel's arguments
+    std::vector<double> bias;
+    std::vector<float> w, b;  // the same in float32, for the reference loop (w row-major)
 };
 
 /// Seeded weights for one layer: loom's Glorot initializer, small biases.
 Layer make_layer(int out, int in, std::uint64_t seed) {
-    Layer l{out, in, {}, {}};
-    const loom::nn::Matrix w = loom::nn::glorot_uniform(out, in, seed);
-    for (double v : w.values()) l.w.push_back(float(v));
-    for (int i = 0; i < out; ++i) l.b.push_back(0.05f * float((i * 7 + int(seed)) % 5 - 2));
+    Layer l{out, in, loom::nn::glorot_uniform(out, in, seed), {}, {}, {}};
+    for (int i = 0; i < out; ++i) l.bias.push_back(0.05 * double((i * 7 + int(seed)) % 5 - 2));
+    l.w.assign(l.matrix.values().begin(), l.matrix.values().end());
+    l.b.assign(l.bias.begin(), l.bias.end());
     return l;
 }
 
@@ -118,29 +120,18 @@ int main(int argc, char** argv) {
         for (int py = 0; py < kImage; ++py)
             reference_pixel(features, layers, px, py, &expected[(std::size_t(px) * kImage + py) * 3]);
 
-    // The kernel's arguments besides the image: the grid and each layer's W and b.
-    auto add_weights = [&](Args& a, auto& keep, auto make) {
-        keep.push_back(make(features, Shape{kCorners, kCorners, kFeatures}));
-        a.named.emplace_back("grid", ArrayRef(keep.back()));
-        for (int k = 0; k < 3; ++k) {
-            const std::string name = "l" + std::to_string(k);
-            keep.push_back(make(layers[k].w, Shape{layers[k].out, layers[k].in}));
-            a.named.emplace_back(name + "_W", ArrayRef(keep.back()));
-            keep.push_back(make(layers[k].b, Shape{layers[k].out}));
-            a.named.emplace_back(name + "_b", ArrayRef(keep.back()));
-        }
-    };
+    // The layers' runtime weights as arrays named l0_W, l0_b, ... (nn::Weights uploads them).
+    const std::vector<nn::Matrix> matrices = {layers[0].matrix, layers[1].matrix, layers[2].matrix};
+    const std::vector<std::vector<double>> biases = {layers[0].bias, layers[1].bias, layers[2].bias};
 
     // ---- First on the CPU ----
     KernelFunction on_cpu = create_kernel(ac, {.target = Target::CPU, .name = "image_model"}).compile();
     auto host_image = HostArray<float>::zeros({kImage, kImage, 3});
     host_image.fill(std::numeric_limits<float>::quiet_NaN()); // poison: every pixel is written
-    std::vector<HostArray<float>> host_args;
-    host_args.reserve(7);
-    Args cpu_args = args("image", host_image);
-    add_weights(cpu_args, host_args, [](const std::vector<float>& v, const Shape& s) {
-        return HostArray<float>::from_host(v, s);
-    });
+    auto host_grid = HostArray<float>::from_host(features, {kCorners, kCorners, kFeatures});
+    const nn::Weights<HostArray<float>> host_weights(mlp, matrices, biases);
+    Args cpu_args = args("image", host_image, "grid", host_grid);
+    host_weights.add_to(cpu_args);
     on_cpu(cpu_args);
     std::vector<float> rgb = host_image.to_host();
     const double cpu_error = max_difference(rgb, expected);
@@ -156,12 +147,10 @@ int main(int argc, char** argv) {
         KernelFunction on_gpu = gpu_kernel.compile();
         auto device_image = DeviceArray<float>::zeros({kImage, kImage, 3});
         device_image.fill(std::numeric_limits<float>::quiet_NaN());
-        std::vector<DeviceArray<float>> device_args;
-        device_args.reserve(7);
-        Args gpu_args = args("image", device_image);
-        add_weights(gpu_args, device_args, [](const std::vector<float>& v, const Shape& s) {
-            return DeviceArray<float>::from_host(v, s);
-        });
+        auto device_grid = DeviceArray<float>::from_host(features, {kCorners, kCorners, kFeatures});
+        const nn::Weights<DeviceArray<float>> device_weights(mlp, matrices, biases);
+        Args gpu_args = args("image", device_image, "grid", device_grid);
+        device_weights.add_to(gpu_args);
         on_gpu(gpu_args);
         on_gpu.synchronize();
         rgb = device_image.to_host();

@@ -12,6 +12,7 @@
 #include "frontend/nn/dense.hpp"
 #include "frontend/nn/matrix.hpp"
 #include "frontend/nn/vec_ops.hpp"
+#include "frontend/nn/weights.hpp"
 #include "frontend/slice.hpp"
 #include "frontend/vec.hpp"
 #include "runtime/errors.hpp"

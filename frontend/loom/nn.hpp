@@ -7,3 +7,4 @@
 #include "frontend/nn/dense.hpp"
 #include "frontend/nn/matrix.hpp"
 #include "frontend/nn/vec_ops.hpp"
+#include "frontend/nn/weights.hpp"

@@ -46,6 +46,8 @@ public:
     int inputs() const { return inputs_; }
     int outputs() const { return outputs_; }
     bool is_runtime() const { return weight_field_.has_value(); }
+    /// A runtime layer with a bias argument, or a constant layer with a bias.
+    bool has_bias() const { return is_runtime() ? bias_field_.has_value() : !bias_.empty(); }
     /// The weights of a constant layer (empty for a runtime layer).
     const Matrix& weights() const { return weights_; }
     /// The argument fields of a runtime layer. Throws UserError for a constant layer (or, for

@@ -122,5 +122,21 @@ TEST(NnErrors, RuntimeWeightsOfTheWrongShapeAtCallTime) {
     LOOM_EXPECT_ERROR(k(args("x", X, "y", Y, "l0_W", W_ok)), UserError, {"l0_b"});
 }
 
+TEST(NnErrors, WeightsThatDoNotFitTheChain) {
+    nn::Chain mlp(nn::Dense::runtime("l0", 3, 2), nn::Dense::runtime("l1", 1, 3, nn::identity, false));
+    const nn::Matrix w0(3, 2), w1(1, 3), wrong(2, 3);
+    using W = nn::Weights<HostArray<float>>;
+    LOOM_EXPECT_ERROR(W(mlp, {w0}, {{1, 2, 3}}), UserError,
+                      {"2 runtime layer(s)", "1 weight matrices and 1 bias vectors"});
+    LOOM_EXPECT_ERROR(W(mlp, {wrong, w1}, {{1, 2, 3}, {}}), UserError,
+                      {"layer 'l0' is 3 x 2", "weight matrix is 2 x 3"});
+    LOOM_EXPECT_ERROR(W(mlp, {w0, w1}, {{1, 2}, {}}), UserError,
+                      {"layer 'l0' has a bias of 3", "2 bias value(s)"});
+    LOOM_EXPECT_ERROR(W(mlp, {w0, w1}, {{1, 2, 3}, {4}}), UserError,
+                      {"layer 'l1' has no bias", "1 bias value(s)"});
+    const W ok(mlp, {w0, w1}, {{1, 2, 3}, {}});
+    LOOM_EXPECT_ERROR(ok["l1_b"], UserError, {"no array named 'l1_b'"});
+}
+
 } // namespace
 } // namespace loom

@@ -286,5 +286,50 @@ TEST(NnRuntime, MaxRegistersBoundsTheKernel) {
     EXPECT_EQ(create_kernel(ac, cfg).source().find("maxnreg"), std::string::npos);
 }
 
+TEST(NnRuntime, WeightsUploadsAChainsArraysByName) {
+    // Two runtime layers around a constant one: nn::Weights takes the runtime layers' matrices
+    // in order, converts them to the array type and names them l0_W, l0_b, l2_W.
+    const nn::Matrix w0 = nn::glorot_uniform(5, 3, 1), w1 = nn::glorot_uniform(4, 5, 2),
+                     w2 = nn::glorot_uniform(2, 4, 3);
+    const std::vector<double> b0 = {0.1, -0.2, 0.3, -0.4, 0.5}, b1 = {0.05, 0.0, -0.05, 0.1};
+    nn::Chain mlp(nn::Dense::runtime("l0", 5, 3, nn::relu), nn::Dense(w1, b1, nn::tanh),
+                  nn::Dense::runtime("l2", 2, 4, nn::identity, /*bias=*/false));
+    const nn::Weights<HostArray<float>> weights(mlp, {w0, w2}, {b0, {}});
+    EXPECT_EQ(weights["l0_W"].shape(), (Shape{5, 3}));
+    EXPECT_FLOAT_EQ(weights["l0_W"].to_host()[4], float(w0(1, 1)));
+    EXPECT_EQ(weights["l2_W"].shape(), (Shape{2, 4}));
+
+    auto [x, y] = fields<2>("x(3), y(2): float32[1D]");
+    AssignmentCollection ac;
+    mlp.assign(ac, y.vec(), x.vec());
+    KernelFunction k = create_kernel(ac, cpu("weights_helper")).compile();
+    const std::vector<float> xs = fresh<float>(std::size_t(kCells) * 3, 8, 1.0);
+    auto X = HostArray<float>::from_host(xs, {kCells, 3});
+    auto Y = HostArray<float>::zeros({kCells, 2});
+    Y.fill(std::numeric_limits<float>::quiet_NaN());
+    Args a = args("x", X, "y", Y);
+    weights.add_to(a);
+    k(a);
+    const std::vector<float> got = Y.to_host();
+    for (std::int64_t c = 0; c < kCells; ++c) {
+        double h0[5], h1[4];
+        for (int i = 0; i < 5; ++i) {
+            double acc = float(b0[i]);
+            for (int j = 0; j < 3; ++j) acc += double(float(w0(i, j))) * xs[c * 3 + j];
+            h0[i] = acc > 0 ? acc : 0.0;
+        }
+        for (int i = 0; i < 4; ++i) {
+            double acc = b1[i];
+            for (int j = 0; j < 5; ++j) acc += w1(i, j) * h0[j];
+            h1[i] = std::tanh(acc);
+        }
+        for (int i = 0; i < 2; ++i) {
+            double want = 0.0;
+            for (int j = 0; j < 4; ++j) want += double(float(w2(i, j))) * h1[j];
+            ASSERT_NEAR(got[c * 2 + i], want, 2e-5) << "cell " << c << " output " << i;
+        }
+    }
+}
+
 } // namespace
 } // namespace loom
