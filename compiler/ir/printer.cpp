@@ -92,7 +92,7 @@ ExprPrinter::Text ExprPrinter::load(const LoadNode* l) {
 }
 
 ExprPrinter::Text ExprPrinter::block_thread(const BlockThreadNode* t) {
-    return {t->count ? "threads_per_block" : "thread_in_block", kPrimary};
+    return {t->count ? "block_thread.count" : "block_thread.rank", kPrimary};
 }
 
 ExprPrinter::Text ExprPrinter::array_load(const ArrayLoadNode* l) {
