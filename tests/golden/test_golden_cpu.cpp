@@ -1,8 +1,10 @@
 // Golden kernels for the CPU target: the generated C++ is diffed against
 // tests/golden/expected/*.cpp and compiled by the host compiler (`c++`) into a shared library
 // with -Wall -Wextra on every run; any diagnostic fails the test. UPDATE_GOLDEN=1 rewrites the
-// files. The kernels are those of test_golden.cpp, with Target::CPU.
+// files. The kernels are those of test_golden.cpp (tests/support/golden_kernels.hpp), with
+// Target::CPU, plus two CPU-only goldens.
 #include "tests/support/golden.hpp"
+#include "tests/support/golden_kernels.hpp"
 
 #include <loom/loom.hpp>
 
@@ -23,6 +25,7 @@
 namespace {
 using namespace loom;
 namespace fs = std::filesystem;
+namespace golden = loom::test::golden;
 
 const char* const kHostFlags = "-O3 -march=native -fopenmp -shared -fPIC -std=c++17 -Wall -Wextra";
 
@@ -64,116 +67,44 @@ void check(const std::string& name, const Kernel& k) {
     compile_with_host_compiler(name, k.source());
 }
 
+void check(const golden::GoldenKernel& g) { check(g.file, g.create(Target::CPU)); }
+
 KernelConfig cpu(KernelConfig c) {
     c.target = Target::CPU;
     return c;
 }
 
-/// The 3D stencil with all offsets in {-1, 0, 1}^3 whose |offset| sum is at most `max_l1`.
-Expr cube_stencil(const Field& src, int max_l1, double& coefficient) {
-    Expr sum;
-    for (int i = -1; i <= 1; ++i)
-        for (int j = -1; j <= 1; ++j)
-            for (int k = -1; k <= 1; ++k) {
-                if (std::abs(i) + std::abs(j) + std::abs(k) > max_l1) continue;
-                Expr term = coefficient * src[{i, j, k}];
-                coefficient += 0.125;
-                sum = sum.defined() ? sum + term : term;
-            }
-    return sum;
-}
+TEST(GoldenCpu, SeedScale3DFloat64) { check(golden::seed_scale_3d_f64()); }
 
-TEST(GoldenCpu, SeedScale3DFloat64) {
-    auto [f, g] = fields<2>("f, g: float64[3D]");
-    check("seed_scale_3d_f64",
-          create_kernel(Assignment(f.center(), 2 * g.center()), cpu({.name = "scale"})));
-}
+TEST(GoldenCpu, Jacobi2DFloat32) { check(golden::jacobi_2d_f32()); }
 
-TEST(GoldenCpu, Jacobi2DFloat32) {
-    auto [src, dst] = fields<2>("src, dst: float32[2D]");
-    auto jacobi = Assignment(dst.center(),
-                             0.25 * (src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}]));
-    check("jacobi_2d_f32", create_kernel({jacobi}, cpu({.name = "jacobi"})));
-}
+TEST(GoldenCpu, SevenPoint3DFloat64) { check(golden::seven_point_3d_f64()); }
 
-TEST(GoldenCpu, SevenPoint3DFloat64) {
-    auto [src, dst] = fields<2>("src, dst: float64[3D]");
-    double c = 0.5;
-    check("seven_point_3d_f64",
-          create_kernel(Assignment(dst.center(), cube_stencil(src, 1, c)),
-                        cpu({.name = "seven_point", .index_type = ScalarType::Int64})));
-}
-
-TEST(GoldenCpu, TwentySevenPoint3DFloat32) {
-    auto [src, dst] = fields<2>("src, dst: float32[3D]");
-    double c = 0.5;
-    check("twenty_seven_point_3d_f32",
-          create_kernel(Assignment(dst.center(), cube_stencil(src, 3, c)),
-                        cpu({.name = "twenty_seven_point"})));
-}
+TEST(GoldenCpu, TwentySevenPoint3DFloat32) { check(golden::twenty_seven_point_3d_f32()); }
 
 TEST(GoldenCpu, TriangleSliceNeedsNoManualGrid) {
     // The seed's triangle [:, x:]: the inner loop starts at the outer counter.
-    using namespace loom::counters;
-    auto f = field("f: float64[2D]");
-    KernelConfig cfg{.name = "triangle", .iteration_slice = Slice{all(), from(x)}};
-    check("triangle_slice", create_kernel(Assignment(f(0), 1), cpu(cfg)));
+    golden::GoldenKernel g = golden::triangle_slice();
+    g.config.manual_launch_grid = false;
+    check(g);
 }
 
 TEST(GoldenCpu, VectorFieldMomentum) {
     // m (AoS, zyxf) is the primary field: axis 0 is its fastest spatial axis, so it is innermost.
-    auto rho = field("rho: float64[2D]");
-    auto u = field("u(2): float64[2D]", Layout::SoA);
-    auto m = field("m(2): float64[2D]", Layout::AoS);
-    check("vector_momentum", create_kernel({Assignment(m.vec(), rho.center() * u.vec())},
-                                           cpu({.name = "momentum"})));
+    check(golden::vector_momentum());
 }
 
-TEST(GoldenCpu, ScalarParametersAndSubexpressions) {
-    auto [src, dst] = fields<2>("src, dst: float32[2D]");
-    Expr alpha = param<float>("alpha"), dt = param<float>("dt");
-    AssignmentCollection ac;
-    Expr lap = ac.subexpression(
-        "lap", src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}] - 4 * src.center());
-    ac.add(Assignment(dst.center(), src.center() + alpha * dt * lap));
-    check("diffusion_params", create_kernel(ac, cpu({.name = "diffusion"})));
-}
+TEST(GoldenCpu, ScalarParametersAndSubexpressions) { check(golden::diffusion_params()); }
 
-TEST(GoldenCpu, CommonSubexpressionsAcrossAssignments) {
-    auto [u, v, speed, dir] = fields<4>("u, v, speed, dir: float32[2D]");
-    Expr mag = sqrt(u.center() * u.center() + v.center() * v.center());
-    check("cse_speed", create_kernel({Assignment(speed.center(), mag),
-                                      Assignment(dir.center(), u.center() / (mag + 1e-6))},
-                                     cpu({.name = "speed"})));
-}
+TEST(GoldenCpu, CommonSubexpressionsAcrossAssignments) { check(golden::cse_speed()); }
 
-TEST(GoldenCpu, FixedShapeInt32Index) {
-    auto [a, b] = fields<2>("a, b: float32[64, 128]");
-    KernelConfig cfg{.name = "fixed_diff", .index_type = ScalarType::Int32};
-    check("fixed_shape_i32",
-          create_kernel(Assignment(b.center(), a[{0, 1}] - a[{0, -1}]), cpu(cfg)));
-}
+TEST(GoldenCpu, FixedShapeInt32Index) { check(golden::fixed_shape_i32()); }
 
-TEST(GoldenCpu, OneDimensionalStridedSlice) {
-    auto [x, y] = fields<2>("x, y: float64[1D]");
-    KernelConfig cfg{.name = "every_other", .iteration_slice = Slice{range(1, -1, 2)}};
-    check("strided_1d", create_kernel(Assignment(y.center(), max(x[{-1}], x[{1}])), cpu(cfg)));
-}
+TEST(GoldenCpu, OneDimensionalStridedSlice) { check(golden::strided_1d()); }
 
-TEST(GoldenCpu, FourDimensions) {
-    auto [a, b] = fields<2>("a, b: float32[4D]");
-    check("four_d", create_kernel(Assignment(b.center(), a.center() * a.center()),
-                                  cpu({.name = "square4d"})));
-}
+TEST(GoldenCpu, FourDimensions) { check(golden::four_d()); }
 
-TEST(GoldenCpu, MathSelectAndCounters) {
-    using namespace loom::counters;
-    auto [f, g] = fields<2>("f, g: float32[2D]");
-    Expr r = sqrt(cast<float>(x * x + y * y));
-    Expr v = select(r < 10.0, exp(-r) * g.center(), tanh(g.center()));
-    check("math_select",
-          create_kernel(Assignment(f.center(), v), cpu({.name = "radial", .fast_math = true})));
-}
+TEST(GoldenCpu, MathSelectAndCounters) { check(golden::math_select()); }
 
 TEST(GoldenCpu, CppSpellingsOfRsqrtInfNanAndIntegerMinMax) {
     // What C lacks and CUDA has: rsqrt, integer min/max (prelude helpers), inf and nan literals.
@@ -201,14 +132,7 @@ TEST(GoldenCpu, LiteralSliceLeavesSizesUnread) {
     check("cpu_literal_slice", create_kernel(Assignment(b.center(), a.center() + 1.0), cpu(cfg)));
 }
 
-TEST(GoldenCpu, BufferGatherUpsampling) {
-    using namespace loom::counters;
-    Field coarse = field("coarse(3): float64[2D]");
-    Field fine = field("fine(3): float64[2D]");
-    AssignmentCollection ac;
-    for (int c = 0; c < 3; ++c) ac.add(Assignment(fine(c), coarse.at({x / 4, y / 4})(c)));
-    check("buffer_upsample", create_kernel(ac, cpu({.name = "upsample"})));
-}
+TEST(GoldenCpu, BufferGatherUpsampling) { check(golden::buffer_upsample()); }
 
 TEST(GoldenCpu, UnusualKernelsCompileWarningFree) {
     // No golden files: only the host compiler's verdict on corners the goldens do not reach.

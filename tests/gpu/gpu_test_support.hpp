@@ -8,11 +8,14 @@
 //   check_output()          compares every cell with a CPU reference: written cells must match,
 //                           all others must still hold the poison; names the first bad cell
 //   simulate_launch()       the cells a launch covers, found by walking its thread grid
-//   jacobi_kernel() ...     the DSL kernels several files use, with their CPU reference loops
+//   jacobi_kernel() ...     the DSL kernels several files use (variants of the golden kernels of
+//                           tests/support/golden_kernels.hpp), with their CPU reference loops
 //
 // The references are independent hand-written loops over the host values; they never call loom's
 // compiler or interpreter.
 #pragma once
+
+#include "tests/support/golden_kernels.hpp"
 
 #include <loom/loom.hpp>
 
@@ -472,16 +475,16 @@ inline std::string dim3_string(const Dim3& d) {
 
 // ---- Kernels several files use, and their CPU references --------------------------------------
 
+namespace golden = loom::test::golden;
+using golden::cube_stencil;
+
 /// One Jacobi sweep on 2D float32 fields (the golden "jacobi"), ghost layers 1.
 inline Kernel jacobi_kernel(Layout layout = Layout::C, const std::string& name = "jacobi",
                             ScalarType index_type = ScalarType::Int64) {
-    auto [src, dst] = fields<2>("src, dst: float32[2D]", layout);
-    auto jacobi =
-        Assignment(dst.center(), 0.25 * (src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}]));
-    KernelConfig cfg;
-    cfg.name = name;
-    cfg.index_type = index_type;
-    return create_kernel({jacobi}, cfg);
+    golden::GoldenKernel g = golden::jacobi_2d_f32(layout);
+    g.config.name = name;
+    g.config.index_type = index_type;
+    return g.create();
 }
 
 template <typename T>
@@ -499,23 +502,7 @@ std::function<Cell(const Index&)> jacobi_cells(const HostArray<T>& src, CellSet 
     };
 }
 
-/// The 3D stencil over all offsets in {-1, 0, 1}^3 whose |offset| sum is at most `max_l1`, with
-/// coefficients 0.5, 0.625, 0.75, ... in loop order (the golden seven- and 27-point kernels).
-inline Expr cube_stencil(const Field& src, int max_l1) {
-    Expr sum;
-    double coefficient = 0.5;
-    for (int i = -1; i <= 1; ++i)
-        for (int j = -1; j <= 1; ++j)
-            for (int k = -1; k <= 1; ++k) {
-                if (std::abs(i) + std::abs(j) + std::abs(k) > max_l1)
-                    continue;
-                Expr term = coefficient * src[{i, j, k}];
-                coefficient += 0.125;
-                sum = sum.defined() ? sum + term : term;
-            }
-    return sum;
-}
-
+/// The reference of cube_stencil(src, max_l1) at (i, j, k).
 template <typename T>
 double cube_stencil_at(const HostArray<T>& src, int max_l1, std::int64_t i, std::int64_t j,
                        std::int64_t k) {
@@ -531,13 +518,14 @@ double cube_stencil_at(const HostArray<T>& src, int max_l1, std::int64_t i, std:
     return sum;
 }
 
-/// The golden seven-point stencil on 3D float64 fields, ghost layers 1.
+/// The golden seven-point stencil on 3D float64 fields, ghost layers 1, with the index type
+/// left automatic (the golden's is int64).
 inline Kernel seven_point_kernel(Layout layout = Layout::C,
                                  const std::string& name = "seven_point") {
-    auto [src, dst] = fields<2>("src, dst: float64[3D]", layout);
-    KernelConfig cfg;
-    cfg.name = name;
-    return create_kernel(Assignment(dst.center(), cube_stencil(src, 1)), cfg);
+    golden::GoldenKernel g = golden::seven_point_3d_f64(layout);
+    g.config.name = name;
+    g.config.index_type.reset();
+    return g.create();
 }
 
 /// `src` must outlive the returned function; `cells` is copied.

@@ -1,4 +1,4 @@
-// Every golden kernel (tests/golden/test_golden.cpp), rebuilt with the same DSL, run on the GPU and
+// Every golden kernel (tests/support/golden_kernels.hpp), run on the GPU and
 // compared cell by cell with a hand-written CPU loop; plus the layouts, views, types and shapes
 // the goldens do not reach. Outputs start poisoned: cells a kernel must not write must keep it.
 #include "gpu_test_support.hpp"
@@ -22,10 +22,7 @@ using gpu_test::HostArray; // the test helper, not loom::HostArray
 TEST(GpuKernels, SeedScale3DFloat64) {
     LOOM_REQUIRE_GPU();
     // pystencils' guide: f = 2 * g on 3D float64 fields.
-    auto [f, g] = fields<2>("f, g: float64[3D]");
-    KernelConfig cfg;
-    cfg.name = "scale";
-    KernelFunction k = create_kernel(Assignment(f.center(), 2 * g.center()), cfg).compile();
+    KernelFunction k = golden::seed_scale_3d_f64().create().compile();
 
     const Shape shape{37, 45, 66};
     Input<double> gin = random_input<double>(shape, 1001);
@@ -59,10 +56,7 @@ TEST(GpuKernels, SevenPoint3DFloat64) {
 
 TEST(GpuKernels, TwentySevenPoint3DFloat32) {
     LOOM_REQUIRE_GPU();
-    auto [src, dst] = fields<2>("src, dst: float32[3D]");
-    KernelConfig cfg;
-    cfg.name = "twenty_seven_point";
-    KernelFunction k = create_kernel(Assignment(dst.center(), cube_stencil(src, 3)), cfg).compile();
+    KernelFunction k = golden::twenty_seven_point_3d_f32().create().compile();
 
     const Shape shape{36, 44, 68};
     Input<float> in = random_input<float>(shape, 1004);
@@ -73,15 +67,7 @@ TEST(GpuKernels, TwentySevenPoint3DFloat32) {
 }
 
 /// The triangle [:, x:] (axis 1 starts at the counter of axis 0) with a manual grid.
-KernelFunction triangle_function() {
-    using namespace loom::counters;
-    auto f = field("f: float64[2D]");
-    KernelConfig cfg;
-    cfg.name = "triangle";
-    cfg.iteration_slice = Slice{all(), from(x)};
-    cfg.manual_launch_grid = true;
-    return create_kernel(Assignment(f(0), 1), cfg).compile();
-}
+KernelFunction triangle_function() { return golden::triangle_slice().create().compile(); }
 
 /// The cells a triangle launch writes, by walking its threads as the generated code does:
 /// ctr_0 = global y, ctr_1 = global x + ctr_0, guarded by ctr_0 < size_0 && ctr_1 < size_1.
@@ -157,14 +143,7 @@ TEST(GpuKernels, TriangleSliceOnANonSquareArray) {
 }
 
 /// Momentum m = rho * u: rho C, u SoA (fzyx), m AoS (zyxf), all 2D float64 with 2 components.
-KernelFunction momentum_function() {
-    auto rho = field("rho: float64[2D]");
-    auto u = field("u(2): float64[2D]", Layout::SoA);
-    auto m = field("m(2): float64[2D]", Layout::AoS);
-    KernelConfig cfg;
-    cfg.name = "momentum";
-    return create_kernel({Assignment(m.vec(), rho.center() * u.vec())}, cfg).compile();
-}
+KernelFunction momentum_function() { return golden::vector_momentum().create().compile(); }
 
 TEST(GpuKernels, VectorMomentumSoAAndAoSLayouts) {
     LOOM_REQUIRE_GPU();
@@ -189,19 +168,6 @@ TEST(GpuKernels, VectorMomentumSoAAndAoSLayouts) {
     EXPECT_TRUE(check_output(m_c, expected)) << "m in C order";
 }
 
-/// Explicit diffusion with a named Laplacian and the scalar parameters alpha and dt.
-KernelFunction diffusion_function() {
-    auto [src, dst] = fields<2>("src, dst: float32[2D]");
-    Expr alpha = param<float>("alpha"), dt = param<float>("dt");
-    AssignmentCollection ac;
-    Expr lap = ac.subexpression("lap", src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}] -
-                                           4 * src.center());
-    ac.add(Assignment(dst.center(), src.center() + alpha * dt * lap));
-    KernelConfig cfg;
-    cfg.name = "diffusion";
-    return create_kernel(ac, cfg).compile();
-}
-
 std::function<Cell(const Index&)> diffusion_cells(const HostArray<float>& s, const Shape& shape,
                                                   float alpha, float dt) {
     CellSet cells = interior(shape, 1);
@@ -216,7 +182,8 @@ std::function<Cell(const Index&)> diffusion_cells(const HostArray<float>& s, con
 
 TEST(GpuKernels, DiffusionWithScalarParametersAndSubexpression) {
     LOOM_REQUIRE_GPU();
-    KernelFunction k = diffusion_function();
+    // Explicit diffusion with a named Laplacian and the scalar parameters alpha and dt.
+    KernelFunction k = golden::diffusion_params().create().compile();
     const Shape shape{257, 190};
     Input<float> src = random_input<float>(shape, 1007);
 
@@ -243,15 +210,7 @@ TEST(GpuKernels, DiffusionWithScalarParametersAndSubexpression) {
 
 TEST(GpuKernels, CommonSubexpressionsAcrossAssignments) {
     LOOM_REQUIRE_GPU();
-    auto [u, v, speed, dir] = fields<4>("u, v, speed, dir: float32[2D]");
-    Expr mag = sqrt(u.center() * u.center() + v.center() * v.center());
-    KernelConfig cfg;
-    cfg.name = "speed";
-    KernelFunction k = create_kernel({Assignment(speed.center(), mag),
-                                      Assignment(dir.center(), u.center() / (mag + 1e-6))},
-                                     cfg)
-                           .compile();
-
+    KernelFunction k = golden::cse_speed().create().compile();
     const Shape shape{211, 333};
     Input<float> uin = random_input<float>(shape, 1008, MemoryOrder::C, Uniform(-1.0, 1.0));
     Input<float> vin = random_input<float>(shape, 1009, MemoryOrder::C, Uniform(-1.0, 1.0));
@@ -269,12 +228,7 @@ TEST(GpuKernels, CommonSubexpressionsAcrossAssignments) {
 TEST(GpuKernels, FixedShapeInt32Index) {
     LOOM_REQUIRE_GPU();
     // Sizes and strides baked in for 64 x 128; int32 index math.
-    auto [a, b] = fields<2>("a, b: float32[64, 128]");
-    KernelConfig cfg;
-    cfg.name = "fixed_diff";
-    cfg.index_type = ScalarType::Int32;
-    KernelFunction k = create_kernel(Assignment(b.center(), a[{0, 1}] - a[{0, -1}]), cfg).compile();
-
+    KernelFunction k = golden::fixed_shape_i32().create().compile();
     const Shape shape{64, 128};
     Input<float> ain = random_input<float>(shape, 1010, MemoryOrder::C, Uniform(-1.0, 1.0));
     DeviceArray<float> bout = poisoned<float>(shape);
@@ -290,12 +244,7 @@ TEST(GpuKernels, FixedShapeInt32Index) {
 
 TEST(GpuKernels, OneDimensionalStridedSlice) {
     LOOM_REQUIRE_GPU();
-    auto [x, y] = fields<2>("x, y: float64[1D]");
-    KernelConfig cfg;
-    cfg.name = "every_other";
-    cfg.iteration_slice = Slice{range(1, -1, 2)};
-    KernelFunction k = create_kernel(Assignment(y.center(), max(x[{-1}], x[{1}])), cfg).compile();
-
+    KernelFunction k = golden::strided_1d().create().compile();
     for (std::int64_t n : {1001, 1000, 3, 4}) {
         SCOPED_TRACE("n = " + std::to_string(n));
         Input<double> xin = random_input<double>({n}, 1011 + n);
@@ -312,12 +261,7 @@ TEST(GpuKernels, OneDimensionalStridedSlice) {
 
 TEST(GpuKernels, FourDimensionsLoopOverSlowestAxis) {
     LOOM_REQUIRE_GPU();
-    auto [a, b] = fields<2>("a, b: float32[4D]");
-    KernelConfig cfg;
-    cfg.name = "square4d";
-    KernelFunction k =
-        create_kernel(Assignment(b.center(), a.center() * a.center()), cfg).compile();
-
+    KernelFunction k = golden::four_d().create().compile();
     const Shape shape{5, 6, 11, 70};
     Input<float> ain = random_input<float>(shape, 1012, MemoryOrder::C, Uniform(-1.0, 1.0));
     DeviceArray<float> bout = poisoned<float>(shape);
@@ -329,15 +273,8 @@ TEST(GpuKernels, FourDimensionsLoopOverSlowestAxis) {
 
 TEST(GpuKernels, MathSelectAndCountersWithFastMath) {
     LOOM_REQUIRE_GPU();
-    using namespace loom::counters;
-    auto [f, g] = fields<2>("f, g: float32[2D]");
-    Expr r = sqrt(cast<float>(x * x + y * y));
-    Expr v = select(r < 10.0, exp(-r) * g.center(), tanh(g.center()));
-    KernelConfig cfg;
-    cfg.name = "radial";
-    cfg.fast_math = true;
-    KernelFunction k = create_kernel(Assignment(f.center(), v), cfg).compile();
-
+    // f = select(r < 10, exp(-r) * g, tanh(g)) with r = sqrt(x^2 + y^2) of the counters.
+    KernelFunction k = golden::math_select().create().compile();
     const Shape shape{150, 230};
     Input<float> gin = random_input<float>(shape, 1013, MemoryOrder::C, Uniform(-1.0, 1.0));
     DeviceArray<float> fout = poisoned<float>(shape);

@@ -84,11 +84,7 @@ TEST(GpuLaunch, JacobiBlockSizeOverrides) {
 
 TEST(GpuLaunch, FourDimensionalBlockSizeOverrides) {
     LOOM_REQUIRE_GPU();
-    auto [a, b] = fields<2>("a, b: float32[4D]");
-    KernelConfig cfg;
-    cfg.name = "square4d";
-    KernelFunction k =
-        create_kernel(Assignment(b.center(), a.center() * a.center()), cfg).compile();
+    KernelFunction k = golden::four_d().create().compile(); // b = a * a on 4D float32
     const Shape shape{3, 5, 7, 33};
     Input<float> ain = random_input<float>(shape, 2003);
     for (const Dim3& block :
@@ -160,11 +156,7 @@ TEST(GpuLaunch, TooFewBlocksWriteExactlyTheSimulatedCells3DAnd4D) {
     }
     {
         // 4D: z walks axis 1; axis 0 is a loop in every thread, so it is always fully covered.
-        auto [a, b] = fields<2>("a, b: float32[4D]");
-        KernelConfig cfg;
-        cfg.name = "square4d";
-        KernelFunction k =
-            create_kernel(Assignment(b.center(), a.center() * a.center()), cfg).compile();
+        KernelFunction k = golden::four_d().create().compile();
         const Shape shape{3, 5, 9, 40};
         Input<float> ain = random_input<float>(shape, 2012);
         DeviceArray<float> bout = poisoned<float>(shape);
@@ -239,13 +231,7 @@ TEST(GpuLaunch, ResettingNumBlocksReturnsToTheInferredGrid) {
 
 TEST(GpuLaunch, TriangleCoverageMatchesTheSimulatedThreadGrid) {
     LOOM_REQUIRE_GPU();
-    using namespace loom::counters;
-    auto f = field("f: float64[2D]");
-    KernelConfig cfg;
-    cfg.name = "triangle";
-    cfg.iteration_slice = Slice{all(), from(x)};
-    cfg.manual_launch_grid = true;
-    KernelFunction k = create_kernel(Assignment(f(0), 1), cfg).compile();
+    KernelFunction k = golden::triangle_slice().create().compile(); // [:, x:], manual grid
     EXPECT_FALSE(k.block_size.is_set()) << "a manual grid has no default block";
 
     struct Case {

@@ -123,11 +123,7 @@ TEST(GpuRuntimeErrors, ShapesDifferBetweenFields) {
 
 TEST(GpuRuntimeErrors, FixedShapeMismatch) {
     LOOM_REQUIRE_GPU();
-    auto [a, b] = fields<2>("a, b: float32[64, 128]");
-    KernelConfig cfg;
-    cfg.name = "fixed_diff";
-    cfg.index_type = ScalarType::Int32;
-    KernelFunction k = create_kernel(Assignment(b.center(), a[{0, 1}] - a[{0, -1}]), cfg).compile();
+    KernelFunction k = golden::fixed_shape_i32().create().compile(); // float32[64, 128]
     Input<float> good_a = random_input<float>({64, 128}, 3006);
     DeviceArray<float> out = poisoned<float>({64, 128});
 
@@ -161,12 +157,7 @@ TEST(GpuRuntimeErrors, FixedShapeMismatch) {
 
 TEST(GpuRuntimeErrors, WrongIndexDimensionSize) {
     LOOM_REQUIRE_GPU();
-    auto rho = field("rho: float64[2D]");
-    auto u = field("u(2): float64[2D]", Layout::SoA);
-    auto m = field("m(2): float64[2D]", Layout::AoS);
-    KernelConfig cfg;
-    cfg.name = "momentum";
-    KernelFunction k = create_kernel({Assignment(m.vec(), rho.center() * u.vec())}, cfg).compile();
+    KernelFunction k = golden::vector_momentum().create().compile(); // m(2) = rho * u(2)
     const std::int64_t n0 = 20, n1 = 30;
     Input<double> r = random_input<double>({n0, n1}, 3010);
     DeviceArray<double> u3 =
@@ -267,13 +258,7 @@ TEST(GpuRuntimeErrors, NullPointerAndReadOnlyOutput) {
 
 TEST(GpuRuntimeErrors, ManualGridCalledBeforeBlockSizeAndNumBlocksAreSet) {
     LOOM_REQUIRE_GPU();
-    using namespace loom::counters;
-    auto f = field("f: float64[2D]");
-    KernelConfig cfg;
-    cfg.name = "triangle";
-    cfg.iteration_slice = Slice{all(), from(x)};
-    cfg.manual_launch_grid = true;
-    KernelFunction k = create_kernel(Assignment(f(0), 1), cfg).compile();
+    KernelFunction k = golden::triangle_slice().create().compile(); // [:, x:], manual grid
     DeviceArray<double> out = poisoned<double>({16, 16});
 
     LOOM_EXPECT_ERROR(k(args("f", out)), UserError,

@@ -1,8 +1,9 @@
-// Every golden kernel (tests/golden/test_golden.cpp), rebuilt with Target::CPU, compiled by the
+// Every golden kernel (tests/support/golden_kernels.hpp), with Target::CPU, compiled by the
 // host compiler, run on host arrays and compared cell by cell with a hand-written loop; plus the
 // layouts, views, types and parameters the goldens do not reach. Inputs are fresh random values
 // (never zero), outputs start poisoned: cells a kernel must not write must keep the poison.
 // The references are plain loops over the host values; they never call loom.
+#include "tests/support/golden_kernels.hpp"
 #include "tests/support/random_stencil.hpp"
 
 #include <loom/loom.hpp>
@@ -22,6 +23,7 @@ namespace {
 
 using stencil_test::for_each_index;
 using stencil_test::Index;
+namespace golden = loom::test::golden;
 
 // ---- Host data and checks ---------------------------------------------------------------------
 
@@ -171,21 +173,7 @@ KernelConfig cpu(const std::string& name) {
     return c;
 }
 
-/// The 3D stencil over all offsets in {-1, 0, 1}^3 whose |offset| sum is at most `max_l1`, with
-/// coefficients 0.5, 0.625, 0.75, ... in loop order (the golden seven- and 27-point kernels).
-Expr cube_stencil(const Field& src, int max_l1) {
-    Expr sum;
-    double coefficient = 0.5;
-    for (int i = -1; i <= 1; ++i)
-        for (int j = -1; j <= 1; ++j)
-            for (int k = -1; k <= 1; ++k) {
-                if (std::abs(i) + std::abs(j) + std::abs(k) > max_l1) continue;
-                Expr term = coefficient * src[{i, j, k}];
-                coefficient += 0.125;
-                sum = sum.defined() ? sum + term : term;
-            }
-    return sum;
-}
+/// The reference of golden::cube_stencil(src, max_l1) at `i`.
 template <typename T>
 double cube_stencil_at(const Grid<T>& s, int max_l1, const Index& i) {
     double sum = 0.0, coefficient = 0.5;
@@ -204,19 +192,12 @@ double jacobi_at(const Grid<T>& s, const Index& i) {
     return 0.25 * (s(i[0] + 1, i[1]) + s(i[0] - 1, i[1]) + s(i[0], i[1] + 1) + s(i[0], i[1] - 1));
 }
 
-Kernel jacobi_kernel(Layout layout = Layout::C) {
-    auto [src, dst] = fields<2>("src, dst: float32[2D]", layout);
-    return create_kernel({Assignment(dst.center(), 0.25 * (src[{1, 0}] + src[{-1, 0}] +
-                                                           src[{0, 1}] + src[{0, -1}]))},
-                         cpu("jacobi"));
-}
+KernelFunction jacobi_function() { return golden::jacobi_2d_f32().create(Target::CPU).compile(); }
 
 // ---- The golden kernels -----------------------------------------------------------------------
 
 TEST(CpuKernels, SeedScale3DFloat64) {
-    auto [f, g] = fields<2>("f, g: float64[3D]");
-    KernelFunction k =
-        create_kernel(Assignment(f.center(), 2 * g.center()), cpu("scale")).compile();
+    KernelFunction k = golden::seed_scale_3d_f64().create(Target::CPU).compile();
     EXPECT_EQ(k.backend(), Backend::Host);
     const Shape shape{17, 23, 31};
     Grid<double> gin = random_grid<double>(shape, 1);
@@ -229,7 +210,7 @@ TEST(CpuKernels, SeedScale3DFloat64) {
 }
 
 TEST(CpuKernels, Jacobi2DFloat32) {
-    KernelFunction k = jacobi_kernel().compile();
+    KernelFunction k = jacobi_function();
     const Shape shape{61, 93};
     Grid<float> src = random_grid<float>(shape, 2);
     HostArray<float> dst = poisoned<float>(shape);
@@ -241,10 +222,7 @@ TEST(CpuKernels, Jacobi2DFloat32) {
 }
 
 TEST(CpuKernels, SevenPoint3DFloat64) {
-    auto [src, dst] = fields<2>("src, dst: float64[3D]");
-    KernelConfig cfg = cpu("seven_point");
-    cfg.index_type = ScalarType::Int64;
-    KernelFunction k = create_kernel(Assignment(dst.center(), cube_stencil(src, 1)), cfg).compile();
+    KernelFunction k = golden::seven_point_3d_f64().create(Target::CPU).compile();
     const Shape shape{19, 26, 35};
     Grid<double> in = random_grid<double>(shape, 3);
     HostArray<double> out = poisoned<double>(shape);
@@ -256,10 +234,7 @@ TEST(CpuKernels, SevenPoint3DFloat64) {
 }
 
 TEST(CpuKernels, TwentySevenPoint3DFloat32) {
-    auto [src, dst] = fields<2>("src, dst: float32[3D]");
-    KernelFunction k =
-        create_kernel(Assignment(dst.center(), cube_stencil(src, 3)), cpu("twenty_seven_point"))
-            .compile();
+    KernelFunction k = golden::twenty_seven_point_3d_f32().create(Target::CPU).compile();
     const Shape shape{18, 22, 34};
     Grid<float> in = random_grid<float>(shape, 4);
     HostArray<float> out = poisoned<float>(shape);
@@ -274,14 +249,11 @@ TEST(CpuKernels, TriangleSliceNeedsNoManualGrid) {
     // The seed's triangle [:, x:]: axis 1 starts at the counter of axis 0. On the CPU it is a
     // loop nest, so it needs no manual grid; the golden's config (manual_launch_grid = true, a
     // GPU-only option) is accepted too and changes nothing: the loops cover the whole triangle.
-    using namespace loom::counters;
-    auto f = field("f: float64[2D]");
     for (bool manual : {false, true}) {
         SCOPED_TRACE(manual ? "manual_launch_grid = true" : "no manual grid");
-        KernelConfig cfg = cpu("triangle");
-        cfg.iteration_slice = Slice{all(), from(x)};
-        cfg.manual_launch_grid = manual;
-        KernelFunction k = create_kernel(Assignment(f(0), 1), cfg).compile();
+        golden::GoldenKernel g = golden::triangle_slice();
+        g.config.manual_launch_grid = manual;
+        KernelFunction k = g.create(Target::CPU).compile();
         for (const Shape& shape : {Shape{16, 16}, Shape{30, 13}, Shape{9, 40}}) {
             SCOPED_TRACE(shape_string(shape));
             HostArray<double> out = poisoned<double>(shape);
@@ -296,11 +268,8 @@ TEST(CpuKernels, TriangleSliceNeedsNoManualGrid) {
 }
 
 TEST(CpuKernels, VectorMomentumSoAAndAoSLayouts) {
-    auto rho = field("rho: float64[2D]");
-    auto u = field("u(2): float64[2D]", Layout::SoA);
-    auto m = field("m(2): float64[2D]", Layout::AoS);
-    KernelFunction k =
-        create_kernel({Assignment(m.vec(), rho.center() * u.vec())}, cpu("momentum")).compile();
+    // rho C, u SoA (fzyx), m AoS (zyxf).
+    KernelFunction k = golden::vector_momentum().create(Target::CPU).compile();
     const std::int64_t n0 = 21, n1 = 34;
     Grid<double> r = random_grid<double>({n0, n1}, 5);
     Grid<double> uu = random_grid<double>({n0, n1, 2}, 6);
@@ -319,19 +288,9 @@ TEST(CpuKernels, VectorMomentumSoAAndAoSLayouts) {
     EXPECT_TRUE(cells_match(m_c.to_host(), {n0, n1, 2}, want)) << "m in C order";
 }
 
-/// Explicit diffusion with a named Laplacian and the scalar parameters alpha and dt.
-KernelFunction diffusion_function() {
-    auto [src, dst] = fields<2>("src, dst: float32[2D]");
-    Expr alpha = param<float>("alpha"), dt = param<float>("dt");
-    AssignmentCollection ac;
-    Expr lap = ac.subexpression("lap", src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}] -
-                                           4 * src.center());
-    ac.add(Assignment(dst.center(), src.center() + alpha * dt * lap));
-    return create_kernel(ac, cpu("diffusion")).compile();
-}
-
 TEST(CpuKernels, DiffusionWithScalarParametersAndSubexpression) {
-    KernelFunction k = diffusion_function();
+    // Explicit diffusion with a named Laplacian and the scalar parameters alpha and dt.
+    KernelFunction k = golden::diffusion_params().create(Target::CPU).compile();
     const Shape shape{57, 40};
     Grid<float> s = random_grid<float>(shape, 7);
     auto want = [&](float alpha, float dt) {
@@ -361,12 +320,7 @@ TEST(CpuKernels, DiffusionWithScalarParametersAndSubexpression) {
 }
 
 TEST(CpuKernels, CommonSubexpressionsAcrossAssignments) {
-    auto [u, v, speed, dir] = fields<4>("u, v, speed, dir: float32[2D]");
-    Expr mag = sqrt(u.center() * u.center() + v.center() * v.center());
-    KernelFunction k = create_kernel({Assignment(speed.center(), mag),
-                                      Assignment(dir.center(), u.center() / (mag + 1e-6))},
-                                     cpu("speed"))
-                           .compile();
+    KernelFunction k = golden::cse_speed().create(Target::CPU).compile();
     const Shape shape{45, 71};
     Grid<float> uin = random_grid<float>(shape, 8), vin = random_grid<float>(shape, 9);
     HostArray<float> sp = poisoned<float>(shape), di = poisoned<float>(shape);
@@ -382,10 +336,7 @@ TEST(CpuKernels, CommonSubexpressionsAcrossAssignments) {
 }
 
 TEST(CpuKernels, FixedShapeInt32Index) {
-    auto [a, b] = fields<2>("a, b: float32[64, 128]");
-    KernelConfig cfg = cpu("fixed_diff");
-    cfg.index_type = ScalarType::Int32;
-    KernelFunction k = create_kernel(Assignment(b.center(), a[{0, 1}] - a[{0, -1}]), cfg).compile();
+    KernelFunction k = golden::fixed_shape_i32().create(Target::CPU).compile();
     const Shape shape{64, 128};
     Grid<float> ain = random_grid<float>(shape, 10);
     HostArray<float> bout = poisoned<float>(shape);
@@ -400,10 +351,7 @@ TEST(CpuKernels, FixedShapeInt32Index) {
 }
 
 TEST(CpuKernels, OneDimensionalStridedSlice) {
-    auto [x, y] = fields<2>("x, y: float64[1D]");
-    KernelConfig cfg = cpu("every_other");
-    cfg.iteration_slice = Slice{range(1, -1, 2)};
-    KernelFunction k = create_kernel(Assignment(y.center(), max(x[{-1}], x[{1}])), cfg).compile();
+    KernelFunction k = golden::strided_1d().create(Target::CPU).compile();
     for (std::int64_t n : {1001, 1000, 3, 4}) {
         SCOPED_TRACE("n = " + std::to_string(n));
         Grid<double> xin = random_grid<double>({n}, 12 + n);
@@ -417,9 +365,7 @@ TEST(CpuKernels, OneDimensionalStridedSlice) {
 }
 
 TEST(CpuKernels, FourDimensions) {
-    auto [a, b] = fields<2>("a, b: float32[4D]");
-    KernelFunction k =
-        create_kernel(Assignment(b.center(), a.center() * a.center()), cpu("square4d")).compile();
+    KernelFunction k = golden::four_d().create(Target::CPU).compile();
     const Shape shape{5, 6, 11, 17};
     Grid<float> ain = random_grid<float>(shape, 13);
     HostArray<float> bout = poisoned<float>(shape);
@@ -430,13 +376,8 @@ TEST(CpuKernels, FourDimensions) {
 }
 
 TEST(CpuKernels, MathSelectAndCountersWithFastMath) {
-    using namespace loom::counters;
-    auto [f, g] = fields<2>("f, g: float32[2D]");
-    Expr r = sqrt(cast<float>(x * x + y * y));
-    Expr v = select(r < 10.0, exp(-r) * g.center(), tanh(g.center()));
-    KernelConfig cfg = cpu("radial");
-    cfg.fast_math = true;
-    KernelFunction k = create_kernel(Assignment(f.center(), v), cfg).compile();
+    // f = select(r < 10, exp(-r) * g, tanh(g)) with r = sqrt(x^2 + y^2) of the counters.
+    KernelFunction k = golden::math_select().create(Target::CPU).compile();
     const Shape shape{37, 53};
     Grid<float> gin = random_grid<float>(shape, 14);
     HostArray<float> fout = poisoned<float>(shape);
@@ -461,7 +402,7 @@ TEST(CpuKernels, MathSelectAndCountersWithFastMath) {
 TEST(CpuKernels, FortranLayoutFieldsTakeFortranArrays) {
     auto [src, dst] = fields<2>("src, dst: float64[3D]", Layout::Fortran);
     KernelFunction k =
-        create_kernel(Assignment(dst.center(), cube_stencil(src, 1)), cpu("seven_point_f"))
+        create_kernel(Assignment(dst.center(), golden::cube_stencil(src, 1)), cpu("seven_point_f"))
             .compile();
     const Shape shape{23, 19, 14};
     Grid<double> in = random_grid<double>(shape, 15);
@@ -477,7 +418,7 @@ TEST(CpuKernels, FortranLayoutFieldsTakeFortranArrays) {
 }
 
 TEST(CpuKernels, SubBoxViewsOfLargerArrays) {
-    KernelFunction k = jacobi_kernel().compile();
+    KernelFunction k = jacobi_function();
     const Shape big_src{50, 44}, big_dst{47, 52}, box{40, 30};
     const Index src_at{7, 9}, dst_at{3, 15};
     Grid<float> s = random_grid<float>(big_src, 16);
@@ -564,13 +505,10 @@ TEST(CpuKernels, EveryIndexTypeGivesTheSameResult) {
     for (std::optional<ScalarType> it :
          {std::optional<ScalarType>(), std::optional<ScalarType>(ScalarType::Int32),
           std::optional<ScalarType>(ScalarType::Int64)}) {
-        auto [src, dst] = fields<2>("src, dst: float32[2D]");
-        KernelConfig cfg = cpu("jacobi_index");
-        cfg.index_type = it;
-        KernelFunction k = create_kernel(
-            {Assignment(dst.center(), 0.25 * (src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] +
-                                              src[{0, -1}]))},
-            cfg).compile();
+        golden::GoldenKernel g = golden::jacobi_2d_f32();
+        g.config.name = "jacobi_index";
+        g.config.index_type = it;
+        KernelFunction k = g.create(Target::CPU).compile();
         HostArray<float> out = poisoned<float>(shape);
         k(args("src", to_array(s), "dst", out));
         EXPECT_TRUE(cells_match(out.to_host(), shape, [&](const Index& i) -> std::optional<double> {
@@ -581,7 +519,7 @@ TEST(CpuKernels, EveryIndexTypeGivesTheSameResult) {
 }
 
 TEST(CpuKernels, BenchmarkRunsTheKernel) {
-    KernelFunction k = jacobi_kernel().compile();
+    KernelFunction k = jacobi_function();
     const Shape shape{64, 80};
     Grid<float> s = random_grid<float>(shape, 22);
     HostArray<float> dst = poisoned<float>(shape);
