@@ -13,6 +13,7 @@
 // Every kernel's result is checked on whole rows against the CPU before it is timed. Timed GPU
 // work is a warm-up, then back-to-back runs with a CUDA event between each two; the median wins.
 // Without a GPU it prints why and exits 0. Exit status 1: a wrong result or a CUDA error.
+#include "bench/event_timer.hpp"
 #include "bench/harness.hpp"
 #include "loom/loom.hpp"
 #include "runtime/compile_cache.hpp"
@@ -46,6 +47,7 @@ using Clock = std::chrono::steady_clock;
 using bench::fixed;
 using bench::json_number;
 using bench::json_string;
+using bench::EventTimer;
 using bench::median;
 using bench::TempCacheDir;
 using bench::utc_now;
@@ -90,48 +92,6 @@ const char* json_bool(int b) {
 }
 
 // ---- Timing -------------------------------------------------------------------------------------
-
-// CUDA events for one timed series, created once.
-class EventTimer {
-public:
-    EventTimer() : events_(kRuns + 1, nullptr) {
-        for (CUevent& e : events_)
-            check(driver().cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
-    }
-    ~EventTimer() {
-        for (CUevent e : events_)
-            if (e)
-                driver().cuEventDestroy(e);
-    }
-    EventTimer(const EventTimer&) = delete;
-    EventTimer& operator=(const EventTimer&) = delete;
-
-    // Median ms of kRuns calls of `work` (each enqueues GPU work on the legacy stream). The
-    // warm-up calls are still running when the first event is recorded and the host queues ahead,
-    // so no timed interval contains GPU idle time waiting for the host.
-    template <typename Work>
-    double median_ms(Work&& work) {
-        Driver& d = driver();
-        for (int i = 0; i < kWarmup; ++i)
-            work();
-        check(d.cuEventRecord(events_[0], nullptr), "cuEventRecord");
-        for (int i = 0; i < kRuns; ++i) {
-            work();
-            check(d.cuEventRecord(events_[i + 1], nullptr), "cuEventRecord");
-        }
-        check(d.cuEventSynchronize(events_[kRuns]), "cuEventSynchronize");
-        std::vector<double> ms;
-        for (int i = 0; i < kRuns; ++i) {
-            float t = 0;
-            check(d.cuEventElapsedTime(&t, events_[i], events_[i + 1]), "cuEventElapsedTime");
-            ms.push_back(t);
-        }
-        return median(ms);
-    }
-
-private:
-    std::vector<CUevent> events_;
-};
 
 double gb_per_s(double bytes, double ms) {
     return bytes / (ms * 1e-3) / 1e9;
@@ -823,7 +783,7 @@ int main(int argc, char** argv) {
         // Compiles first, so that the first one is the process's first NVRTC call.
         std::printf("compile times\n");
         measure_compile();
-        EventTimer timer;
+        EventTimer timer(nullptr, kRuns, kWarmup);
         std::printf("copy ceiling\n");
         const double copy_gbs = measure_copy(timer);
         std::printf("generated kernels\n");

@@ -31,6 +31,7 @@
 //
 // Without a GPU it prints why and exits 0. Exit status 1: a wrong result, a CUDA or cuBLAS
 // error, or no cuBLAS on a machine with a GPU.
+#include "bench/event_timer.hpp"
 #include "bench/harness.hpp"
 #include "bench/cublas.hpp"
 #include "loom/loom.hpp"
@@ -67,6 +68,7 @@ using Clock = std::chrono::steady_clock;
 using bench::fixed;
 using bench::json_number;
 using bench::json_string;
+using bench::EventTimer;
 using bench::median;
 using bench::TempCacheDir;
 using bench::utc_now;
@@ -145,52 +147,6 @@ void reference(const Network& net, const float* x, int width, double* y) {
 }
 
 // ---- Timing -------------------------------------------------------------------------------------
-
-// CUDA events on the benchmark stream. median_ms: the warm-up calls are still running when the
-// first event is recorded and the host queues ahead, so an interval contains no GPU idle time
-// spent waiting for the host unless the host cannot keep up (then it is part of the cost).
-class EventTimer {
-public:
-    EventTimer(CUstream stream, int runs) : stream_(stream), events_(runs + 1, nullptr) {
-        for (CUevent& e : events_)
-            check(driver().cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
-    }
-    ~EventTimer() {
-        for (CUevent e : events_)
-            if (e)
-                driver().cuEventDestroy(e);
-    }
-    EventTimer(const EventTimer&) = delete;
-    EventTimer& operator=(const EventTimer&) = delete;
-
-    template <typename Work>
-    double median_ms(Work&& work, double* host_us_per_run = nullptr) {
-        Driver& d = driver();
-        const int runs = static_cast<int>(events_.size()) - 1;
-        for (int i = 0; i < kWarmup; ++i)
-            work();
-        check(d.cuEventRecord(events_[0], stream_), "cuEventRecord");
-        const Clock::time_point t0 = Clock::now();
-        for (int i = 0; i < runs; ++i) {
-            work();
-            check(d.cuEventRecord(events_[i + 1], stream_), "cuEventRecord");
-        }
-        if (host_us_per_run)
-            *host_us_per_run = seconds_since(t0) * 1e6 / runs;
-        check(d.cuEventSynchronize(events_[runs]), "cuEventSynchronize");
-        std::vector<double> ms;
-        for (int i = 0; i < runs; ++i) {
-            float t = 0;
-            check(d.cuEventElapsedTime(&t, events_[i], events_[i + 1]), "cuEventElapsedTime");
-            ms.push_back(t);
-        }
-        return median(ms);
-    }
-
-private:
-    CUstream stream_;
-    std::vector<CUevent> events_;
-};
 
 void synchronize(CUstream stream) {
     check(driver().cuStreamSynchronize(stream), "cuStreamSynchronize");
@@ -528,7 +484,7 @@ WidthResult measure_width(int width, const Options& opt, const CublasHandle& bla
     }
 
     // ---- Time.
-    EventTimer timer(stream, opt.runs);
+    EventTimer timer(stream, opt.runs, kWarmup);
     const double elems_d = static_cast<double>(n);
     const double bytes = 2.0 * elems_d * width * sizeof(float); // one read + one write of (N, W)
     r.fused_ms = timer.median_ms([&] { fused.fn(fused_args, stream); });

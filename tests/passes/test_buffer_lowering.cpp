@@ -1,6 +1,8 @@
 // Absolute accesses (Field::at) and buffers through analysis and the iteration space: which fields
 // are buffers, what they add to the signature (strides only, never sizes), and the addresses of
 // gathers, compared structurally with IR built from the pass's own variables.
+#include "tests/support/lowered_nest.hpp"
+
 #include "compiler/passes/analyze.hpp"
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/ir/equality.hpp"
@@ -17,51 +19,8 @@ Expr i64(std::int64_t v) { return ConstNode::make_int(ScalarType::Int64, v); }
 Expr add(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Add, a, b); }
 Expr mul(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Mul, a, b); }
 
-#define EXPECT_IR_EQ(actual, expected)                                                             \
-    EXPECT_TRUE(structurally_equal(actual, expected)) << "actual:\n"                               \
-                                                      << to_string(actual) << "expected:\n"        \
-                                                      << to_string(expected)
-
-struct Lowered {
-    KernelAnalysis analysis;
-    std::vector<KernelParam> params;
-    Stmt nest;
-    /// The value stored by the first Store inside the loops.
-    Expr stored() const {
-        Stmt s = nest;
-        while (auto f = s.as<ForNode>()) s = f->body;
-        for (auto& st : s.as<BlockNode>()->stmts)
-            if (auto store = st.as<StoreNode>()) return store->value;
-        ADD_FAILURE() << "no store";
-        return Expr();
-    }
-    Expr loop_var(int depth) const {
-        Stmt s = nest;
-        for (int i = 0; i < depth; ++i) s = s.as<ForNode>()->body;
-        return s.as<ForNode>()->var;
-    }
-    Expr stride(const Field& f, int axis) const {
-        for (auto& p : params)
-            if (p.role == ParamRole::Stride && p.axis == axis && p.field == f.ptr()) return p.var;
-        ADD_FAILURE() << "no stride " << axis << " of " << f.name();
-        return Expr();
-    }
-    /// (role, axis, field name or "") per parameter, in signature order.
-    std::vector<std::string> signature() const {
-        std::vector<std::string> out;
-        for (auto& p : params)
-            out.push_back(std::string(role_name(p.role)) + " " + std::to_string(p.axis) + " " +
-                          (p.field ? p.field->name : ""));
-        return out;
-    }
-};
-
-Lowered lower_nest(const std::vector<SourceAssignment>& in, const KernelConfig& cfg = {}) {
-    Lowered l;
-    l.analysis = analyze_kernel(in, cfg);
-    l.nest = lower_iteration_space(l.analysis.body, l.analysis, cfg, l.params);
-    return l;
-}
+using test::lower_nest;
+using Lowered = test::LoweredNest;
 
 TEST(Buffers, AFieldReadOnlyAbsolutelyIsABufferOutsideTheIterationSpace) {
     using namespace loom::counters;
@@ -87,7 +46,7 @@ TEST(Buffers, GatherAddressIsIndexTimesStrideWithTheUnitStrideAxisBare) {
     Expr row = param<std::int64_t>("row");
     Lowered l = lower_nest({{out.center(), w.at({row, x}), ""}});
     Expr c0 = l.loop_var(0);
-    EXPECT_IR_EQ(l.stored(), LoadNode::make(w.ptr(), add(mul(l.stride(w, 0), row), c0)));
+    EXPECT_IR_EQ(l.stored(), LoadNode::make(w.ptr(), add(mul(l.param(ParamRole::Stride, 0, &w.info()), row), c0)));
 }
 
 TEST(Buffers, FixedShapeVectorBufferGetsLiteralStrides) {

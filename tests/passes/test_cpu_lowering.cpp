@@ -1,6 +1,8 @@
 // The CPU path: map_to_cpu and its loop order as before/expected IR compared structurally, loop
 // kinds in the IR, counter-dependent slices (accepted on the CPU, manual on CUDA), GPU-only
 // options rejected on the CPU, and the pipeline's output for Target::CPU.
+#include "tests/support/lowered_nest.hpp"
+
 #include "compiler/ir/equality.hpp"
 #include "compiler/ir/visitor.hpp"
 #include "compiler/passes/analyze.hpp"
@@ -19,36 +21,16 @@ using namespace loom::ir;
 
 Expr i64(std::int64_t v) { return ConstNode::make_int(ScalarType::Int64, v); }
 
-#define EXPECT_IR_EQ(actual, expected)                                                             \
-    EXPECT_TRUE(structurally_equal(actual, expected)) << "actual:\n"                               \
-                                                      << to_string(actual) << "expected:\n"        \
-                                                      << to_string(expected)
-
 KernelConfig cpu(KernelConfig c = {}) {
     c.target = Target::CPU;
     return c;
 }
 
-/// Analysis and the iteration-space pass: the target-neutral nest map_to_cpu starts from.
-struct Lowered {
-    KernelAnalysis analysis;
-    std::vector<KernelParam> params;
-    Stmt nest;
-    /// The loops of the nest by depth, outermost first.
-    std::vector<const ForNode*> loops() const {
-        std::vector<const ForNode*> out;
-        for (Stmt s = nest; auto f = s.as<ForNode>(); s = f->body) out.push_back(f);
-        return out;
-    }
-    /// The statements inside the innermost loop.
-    Stmt body() const { return loops().back()->body; }
-};
+using Lowered = test::LoweredNest;
 
+/// The target-neutral nest map_to_cpu starts from, for the CPU target by default.
 Lowered lower_nest(const std::vector<SourceAssignment>& in, const KernelConfig& cfg = cpu()) {
-    Lowered l;
-    l.analysis = analyze_kernel(in, cfg);
-    l.nest = lower_iteration_space(l.analysis.body, l.analysis, cfg, l.params);
-    return l;
+    return test::lower_nest(in, cfg);
 }
 
 /// The loop `f` with another body and kind (the same variable, bounds and axis).

@@ -1,6 +1,8 @@
 // Iteration space, GPU mapping, launch-grid inference, verification and the pass log, each tested
 // as before/expected IR compared structurally. Variables compare by identity, so the expected IR
 // is built from the variables the pass created (loop variables, size and stride parameters).
+#include "tests/support/lowered_nest.hpp"
+
 #include "compiler/pass_log.hpp"
 #include "compiler/passes/analyze.hpp"
 #include "compiler/passes/gpu_mapping.hpp"
@@ -26,36 +28,8 @@ Expr sub(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Sub, a, b); }
 Expr mul(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Mul, a, b); }
 Expr lt(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Lt, a, b); }
 
-#define EXPECT_IR_EQ(actual, expected)                                                             \
-    EXPECT_TRUE(structurally_equal(actual, expected)) << "actual:\n"                               \
-                                                      << to_string(actual) << "expected:\n"        \
-                                                      << to_string(expected)
-
-/// Runs analysis and the iteration-space pass on `assignments`.
-struct Lowered {
-    KernelAnalysis analysis;
-    std::vector<KernelParam> params;
-    Stmt nest;
-    Expr param(ParamRole role, int axis, const FieldInfo* field = nullptr) const {
-        for (auto& p : params)
-            if (p.role == role && p.axis == axis && (!field || p.field.get() == field)) return p.var;
-        ADD_FAILURE() << "no such parameter";
-        return Expr();
-    }
-    /// Loop variable of the d-th loop of the nest (outermost first).
-    Expr loop_var(int depth) const {
-        Stmt s = nest;
-        for (int i = 0; i < depth; ++i) s = s.as<ForNode>()->body;
-        return s.as<ForNode>()->var;
-    }
-};
-
-Lowered lower_nest(const std::vector<SourceAssignment>& in, const KernelConfig& cfg = {}) {
-    Lowered l;
-    l.analysis = analyze_kernel(in, cfg);
-    l.nest = lower_iteration_space(l.analysis.body, l.analysis, cfg, l.params);
-    return l;
-}
+using test::lower_nest;
+using Lowered = test::LoweredNest;
 
 TEST(IterationSpace, ThreePointStencilBecomesLoopNestWithLoadsAndStores) {
     auto [src, dst] = fields<2>("src, dst: float64[2D]");

@@ -3,6 +3,7 @@
 // parameter-dependent index, and a buffer with more axes than the kernel. Each kernel runs on
 // random inputs with poisoned outputs and is compared cell by cell with a hand-written loop;
 // cells a kernel must not write must keep the poison. The references never call loom.
+#include "tests/support/cpu_config.hpp"
 #include "tests/support/random_stencil.hpp"
 
 #include <loom/loom.hpp>
@@ -24,12 +25,7 @@ using stencil_test::Index;
 using stencil_test::is_poison;
 using stencil_test::poison;
 
-KernelConfig cpu(const std::string& name) {
-    KernelConfig c;
-    c.target = Target::CPU;
-    c.name = name;
-    return c;
-}
+using test::cpu;
 
 /// `n` values uniform in [lo, hi), from the test's own generator.
 template <typename T>

@@ -3,6 +3,7 @@
 // layouts, views, types and parameters the goldens do not reach. Inputs are fresh random values
 // (never zero), outputs start poisoned: cells a kernel must not write must keep the poison.
 // The references are plain loops over the host values; they never call loom.
+#include "tests/support/cpu_config.hpp"
 #include "tests/support/golden_kernels.hpp"
 #include "tests/support/random_stencil.hpp"
 
@@ -166,12 +167,7 @@ bool inside(const Index& i, const Shape& shape, std::int64_t ghost) {
     return true;
 }
 
-KernelConfig cpu(const std::string& name) {
-    KernelConfig c;
-    c.target = Target::CPU;
-    c.name = name;
-    return c;
-}
+using test::cpu;
 
 /// The reference of golden::cube_stencil(src, max_l1) at `i`.
 template <typename T>

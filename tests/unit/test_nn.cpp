@@ -1,6 +1,8 @@
 // loom::nn on the CPU target: vector slicing, every activation, Dense and Chain in float32 and
 // float64, compiled by the host compiler and compared with hand-written loops on fresh random
 // inputs (outputs start poisoned); and the seeded weight initializers.
+#include "tests/support/cpu_config.hpp"
+
 #include <loom/loom.hpp>
 
 #include <gtest/gtest.h>
@@ -34,12 +36,7 @@ std::vector<T> fresh_values(std::size_t n, std::uint64_t seed, double range = 4.
     return v;
 }
 
-KernelConfig cpu(const std::string& name) {
-    KernelConfig c;
-    c.target = Target::CPU;
-    c.name = name;
-    return c;
-}
+using test::cpu;
 
 /// Runs `ac` on x (cells x in_width) into y (cells x out_width, poisoned first) and returns y.
 template <typename T>

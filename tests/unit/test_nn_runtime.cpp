@@ -2,6 +2,7 @@
 // biases as kernel arguments and run as loops over local arrays. Each kernel is compiled by the
 // host compiler and compared with hand-written loops on fresh random inputs and weights (outputs
 // poisoned first); the CUDA versions are compiled by NVRTC for sm_90.
+#include "tests/support/cpu_config.hpp"
 #include "tests/support/nvrtc_check.hpp"
 
 #include <loom/loom.hpp>
@@ -63,12 +64,7 @@ double ident_ref(double v) { return v; }
 double sigmoid_ref(double v) { return 1.0 / (1.0 + std::exp(-v)); }
 double tanh_ref(double v) { return std::tanh(v); }
 
-KernelConfig cpu(const std::string& name) {
-    KernelConfig c;
-    c.target = Target::CPU;
-    c.name = name;
-    return c;
-}
+using test::cpu;
 
 /// Runs `ac` (x of width `in` -> y of width `out`) with the layers' weights on the CPU target and
 /// checks every output against the layers' reference chain.

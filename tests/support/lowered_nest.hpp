@@ -1,0 +1,68 @@
+// What the pass tests share: a structural IR comparison that prints both sides, and a kernel
+// run through analysis and the iteration-space pass with accessors for what the tests compare.
+#pragma once
+
+#include "compiler/ir/equality.hpp"
+#include "compiler/ir/printer.hpp"
+#include "compiler/passes/analyze.hpp"
+#include "compiler/passes/iteration_space.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#define EXPECT_IR_EQ(actual, expected)                                                             \
+    EXPECT_TRUE(::loom::structurally_equal(actual, expected))                                      \
+        << "actual:\n" << ::loom::to_string(actual) << "expected:\n" << ::loom::to_string(expected)
+
+namespace loom::test {
+
+/// Analysis and the iteration-space pass of a kernel: the target-neutral loop nest.
+struct LoweredNest {
+    KernelAnalysis analysis;
+    std::vector<KernelParam> params;
+    Stmt nest;
+
+    /// The variable of a Size, Stride or Scalar parameter (of `field`, if given).
+    Expr param(ParamRole role, int axis, const FieldInfo* field = nullptr) const {
+        for (auto& p : params)
+            if (p.role == role && p.axis == axis && (!field || p.field.get() == field)) return p.var;
+        ADD_FAILURE() << "no such parameter";
+        return Expr();
+    }
+    /// The loops of the nest, outermost first.
+    std::vector<const ir::ForNode*> loops() const {
+        std::vector<const ir::ForNode*> out;
+        for (Stmt s = nest; auto f = s.as<ir::ForNode>(); s = f->body) out.push_back(f);
+        return out;
+    }
+    /// The loop variable at `depth` (0 = outermost).
+    Expr loop_var(int depth) const { return loops().at(std::size_t(depth))->var; }
+    /// The statements inside the innermost loop.
+    Stmt body() const { return loops().back()->body; }
+    /// The value stored by the first Store inside the loops.
+    Expr stored() const {
+        for (auto& st : body().as<ir::BlockNode>()->stmts)
+            if (auto store = st.as<ir::StoreNode>()) return store->value;
+        ADD_FAILURE() << "no store";
+        return Expr();
+    }
+    /// (role, axis, field name or "") per parameter, in signature order.
+    std::vector<std::string> signature() const {
+        std::vector<std::string> out;
+        for (auto& p : params)
+            out.push_back(std::string(role_name(p.role)) + " " + std::to_string(p.axis) + " " +
+                          (p.field ? p.field->name : ""));
+        return out;
+    }
+};
+
+inline LoweredNest lower_nest(const std::vector<SourceAssignment>& in, const KernelConfig& cfg = {}) {
+    LoweredNest l;
+    l.analysis = analyze_kernel(in, cfg);
+    l.nest = lower_iteration_space(l.analysis.body, l.analysis, cfg, l.params);
+    return l;
+}
+
+} // namespace loom::test
