@@ -13,7 +13,10 @@
 // The host compiler's cold compile time of the kernel (fresh cache directory) is reported too.
 // Exit status 1: a wrong result or an error; a ratio below the target is reported, not fatal.
 #include "bench/harness.hpp"
+
 #include <loom/loom.hpp>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -27,7 +30,6 @@
 #include <fstream>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 namespace {

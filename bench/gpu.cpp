@@ -17,13 +17,14 @@
 #include "bench/harness.hpp"
 #include "loom/loom.hpp"
 #include "runtime/compile_cache.hpp"
-#include "runtime/device_array.hpp"
 #include "runtime/driver.hpp"
-#include "runtime/errors.hpp"
+#include "runtime/nvrtc_compiler.hpp"
+
+#include <loom/device_array.hpp>
+#include <loom/errors.hpp>
 
 #include <algorithm>
 #include <array>
-#include <optional>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -34,6 +35,7 @@
 #include <ctime>
 #include <exception>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -43,6 +45,7 @@
 namespace {
 
 using namespace loom;
+using namespace loom::ir;
 using Clock = std::chrono::steady_clock;
 using bench::fixed;
 using bench::json_number;

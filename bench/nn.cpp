@@ -31,13 +31,14 @@
 //
 // Without a GPU it prints why and exits 0. Exit status 1: a wrong result, a CUDA or cuBLAS
 // error, or no cuBLAS on a machine with a GPU.
+#include "bench/cublas.hpp"
 #include "bench/event_timer.hpp"
 #include "bench/harness.hpp"
-#include "bench/cublas.hpp"
 #include "loom/loom.hpp"
-#include "runtime/device_array.hpp"
 #include "runtime/driver.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/device_array.hpp>
+#include <loom/errors.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -63,6 +64,7 @@
 namespace {
 
 using namespace loom;
+using namespace loom::ir;
 using loom::bench::CublasHandle;
 using Clock = std::chrono::steady_clock;
 using bench::fixed;

@@ -1,11 +1,12 @@
-#include "compiler/kernel_config.hpp"
-
 #include "compiler/ir/printer.hpp"
+
+#include <loom/config.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 namespace loom {
+using namespace ir;
 
 std::string_view target_name(Target t) {
     switch (t) {

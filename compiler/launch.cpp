@@ -1,12 +1,15 @@
-#include "compiler/launch.hpp"
+#include <loom/launch.hpp>
 
+#include "compiler/ir/evaluate.hpp"
 #include "compiler/ir/printer.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 namespace loom {
+using namespace ir;
 
 LaunchDescription LaunchDescription::none(std::string reason) {
     LaunchDescription L;

@@ -15,17 +15,7 @@
 #include "compiler/passes/simplify.hpp"
 #include "compiler/passes/verify.hpp"
 
-namespace loom {
-
-std::string_view role_name(ParamRole r) {
-    switch (r) {
-    case ParamRole::FieldPointer: return "field pointer";
-    case ParamRole::Size: return "size";
-    case ParamRole::Stride: return "stride";
-    case ParamRole::Scalar: return "scalar";
-    }
-    return "?";
-}
+namespace loom::ir {
 
 namespace {
 /// True if the body computes local arrays (layers) in loops.
@@ -127,4 +117,4 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     return k;
 }
 
-} // namespace loom
+} // namespace loom::ir

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <iostream>
 
-namespace loom {
+namespace loom::ir {
 
 PassLog::PassLog(const std::string& kernel_name) : name_(kernel_name) {
     const char* env = std::getenv("LOOM_DEBUG");
@@ -33,4 +33,4 @@ void PassLog::note(const char* pass, const std::string& text) {
     *out_ << fmt::format("--- [{}] {} ({:.1f} us): {}\n", name_, pass, us, text);
 }
 
-} // namespace loom
+} // namespace loom::ir

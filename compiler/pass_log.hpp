@@ -7,7 +7,7 @@
 #include <ostream>
 #include <string>
 
-namespace loom {
+namespace loom::ir {
 
 class PassLog {
 public:
@@ -29,4 +29,4 @@ private:
     std::chrono::steady_clock::time_point t0_;
 };
 
-} // namespace loom
+} // namespace loom::ir

@@ -40,8 +40,8 @@ int main() {
     const std::int64_t n = 4096;
     if (!cuda_available()) {
         // NVRTC needs no GPU: show that the source is valid CUDA for Hopper.
-        NvrtcResult r = nvrtc_compile(kernel.source(), kernel.name(), NvrtcOptions{.arch = 90});
-        std::cout << "NVRTC " << nvrtc_version() << " compiled it to a " << r.cubin.size()
+        std::string cubin = kernel.cubin(90);
+        std::cout << "NVRTC " << nvrtc_version() << " compiled it to a " << cubin.size()
                   << "-byte sm_90 CUBIN.\nNo GPU here (" << cuda_unavailable_reason()
                   << "): falling back to the CPU target.\n";
 
@@ -74,7 +74,7 @@ int main() {
     double ms = k.benchmark(args("src", a, "dst", b), 50);
     double gbs = 2.0 * double(n) * n * sizeof(float) / (ms * 1e-3) / 1e9;
     std::printf("%s: %lldx%lld Jacobi, block (%lld, %lld, %lld), grid (%lld, %lld, %lld)\n",
-                Context::get().properties().name.c_str(), (long long)n, (long long)n,
+                device_info().name.c_str(), (long long)n, (long long)n,
                 (long long)k.last_block()[0], (long long)k.last_block()[1],
                 (long long)k.last_block()[2], (long long)k.last_grid()[0],
                 (long long)k.last_grid()[1], (long long)k.last_grid()[2]);

@@ -83,11 +83,10 @@ int main() {
     // ---- Then the same assignments on the GPU ----
     Kernel gpu_kernel = create_kernel(ac, {.target = Target::CUDA, .name = "mlp"});
     if (!cuda_available()) {
-        NvrtcResult r =
-            nvrtc_compile(gpu_kernel.source(), gpu_kernel.name(), NvrtcOptions{.arch = 90});
+        std::string cubin = gpu_kernel.cubin(90);
         std::printf("The same assignments for Target::CUDA compile to a %zu-byte sm_90 CUBIN.\n"
                     "No GPU here (%s): skipping the GPU run; the CPU result above stands.\n",
-                    r.cubin.size(), cuda_unavailable_reason().c_str());
+                    cubin.size(), cuda_unavailable_reason().c_str());
         return 0;
     }
     KernelFunction on_gpu = gpu_kernel.compile();
@@ -98,7 +97,7 @@ int main() {
     on_gpu.synchronize();
     const double gpu_error = max_difference(d_out.to_host(), expected);
     std::printf("GPU (%s): max relative |gpu - loop| = %.3g (%s)\n",
-                Context::get().properties().name.c_str(), gpu_error,
+                device_info().name.c_str(), gpu_error,
                 gpu_error < tolerance ? "ok" : "MISMATCH");
     return gpu_error < tolerance ? 0 : 1;
 }

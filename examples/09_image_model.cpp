@@ -157,13 +157,13 @@ int main(int argc, char** argv) {
         const double gpu_error = max_difference(rgb, expected);
         std::printf("GPU (%s): %zu bytes of weights and features staged in shared memory per "
                     "block; max |gpu - loop| = %.3g (%s)\n",
-                    Context::get().properties().name.c_str(), gpu_kernel.launch().shared_bytes + gpu_kernel.launch().static_shared_bytes,
+                    device_info().name.c_str(), gpu_kernel.launch().shared_bytes + gpu_kernel.launch().static_shared_bytes,
                     gpu_error, gpu_error < tolerance ? "ok" : "MISMATCH");
         if (!(gpu_error < tolerance)) return 1;
     } else {
-        NvrtcResult r = nvrtc_compile(gpu_kernel.source(), gpu_kernel.name(), NvrtcOptions{.arch = 90});
+        std::string cubin = gpu_kernel.cubin(90);
         std::printf("The CUDA kernel compiles to a %zu-byte sm_90 CUBIN. No GPU here (%s): the "
-                    "image comes from the CPU target.\n", r.cubin.size(),
+                    "image comes from the CPU target.\n", cubin.size(),
                     cuda_unavailable_reason().c_str());
     }
     const std::string path = argc > 1 ? argv[1] : "image_model.ppm";

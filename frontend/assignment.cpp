@@ -1,8 +1,9 @@
-#include "frontend/assignment.hpp"
+#include <loom/assignment.hpp>
 
 #include "compiler/ir/printer.hpp"
 #include "frontend/untyped.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 

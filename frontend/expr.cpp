@@ -1,9 +1,10 @@
-#include "frontend/expr.hpp"
+#include <loom/expr.hpp>
 
 #include "compiler/ir/evaluate.hpp"
-#include "frontend/untyped.hpp"
 #include "compiler/ir/printer.hpp"
-#include "runtime/errors.hpp"
+#include "frontend/untyped.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 

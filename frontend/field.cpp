@@ -1,7 +1,8 @@
-#include "frontend/field.hpp"
+#include <loom/field.hpp>
 
 #include "compiler/ir/printer.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,8 +1,7 @@
 // Optional pretty-printing of generated source through clang-format's library. The core never
 // needs Clang; without it, asking for formatted source is a clear error.
-#include "frontend/kernel.hpp"
-
-#include "runtime/errors.hpp"
+#include <loom/errors.hpp>
+#include <loom/kernel.hpp>
 
 #ifdef LOOM_WITH_CLANG
 #include <clang/Format/Format.h>

@@ -1,8 +1,12 @@
-#include "frontend/kernel.hpp"
+#include <loom/kernel.hpp>
 
+#include "compiler/ir/evaluate.hpp"
 #include "compiler/ir/printer.hpp"
+#include "compiler/lower.hpp"
 #include "frontend/resolve_types.hpp"
-#include "runtime/errors.hpp"
+#include "runtime/compile_cache.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,11 +14,41 @@
 #include <algorithm>
 
 namespace loom {
+using namespace ir;
 
 Kernel::Kernel(LoweredKernel lowered, std::vector<SourceAssignment> assignments, bool automatic_index)
     : k_(std::make_shared<const LoweredKernel>(std::move(lowered))) {
     if (automatic_index)
         assignments_ = std::make_shared<const std::vector<SourceAssignment>>(std::move(assignments));
+}
+
+std::string_view role_name(ParamRole r) {
+    switch (r) {
+    case ParamRole::FieldPointer: return "field pointer";
+    case ParamRole::Size: return "size";
+    case ParamRole::Stride: return "stride";
+    case ParamRole::Scalar: return "scalar";
+    }
+    return "?";
+}
+
+const std::string& Kernel::name() const { return k_->name; }
+const std::vector<KernelParam>& Kernel::parameters() const { return k_->params; }
+const LaunchDescription& Kernel::launch() const { return k_->launch; }
+const KernelConfig& Kernel::config() const { return k_->config; }
+const std::vector<FieldPtr>& Kernel::fields() const { return k_->fields; }
+const Stmt& Kernel::ir() const { return k_->body; }
+
+std::string Kernel::cubin(int arch) const {
+    if (k_->config.target != Target::CUDA)
+        throw UserError(fmt::format("kernel '{}': cubin() compiles CUDA, but this kernel was "
+                                    "created for Target::CPU; create it with Target::CUDA (the "
+                                    "default) to get a CUBIN",
+                                    k_->name));
+    NvrtcOptions options;
+    options.arch = arch;
+    options.fast_math = k_->config.fast_math;
+    return CompileCache::global().get(k_->source, k_->name, options).cubin;
 }
 
 std::string Kernel::source(SourceOptions options) const {

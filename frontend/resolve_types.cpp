@@ -2,9 +2,10 @@
 
 #include "compiler/ir/printer.hpp"
 #include "compiler/ir/visitor.hpp"
-#include "frontend/expr.hpp"
 #include "frontend/untyped.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
+#include <loom/expr.hpp>
 
 #include <fmt/format.h>
 

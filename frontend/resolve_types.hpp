@@ -11,7 +11,7 @@
 //   Plain integers are left to analyze_kernel, which makes them int64 or the target's type.
 #pragma once
 
-#include "compiler/kernel_config.hpp"
+#include <loom/config.hpp>
 
 #include <utility>
 #include <vector>

@@ -1,6 +1,6 @@
 #include "frontend/untyped.hpp"
 
-#include "runtime/errors.hpp"
+#include <loom/errors.hpp>
 
 namespace loom {
 using namespace ir;

@@ -31,6 +31,6 @@ Expr adopt(const Expr& e, ScalarType t);
 
 /// A weak variable named `name`: an untyped parameter (role Parameter) or temporary (Temporary).
 /// Its nominal type is float64 until create_kernel types it.
-Expr weak_variable(const std::string& name, VarRole role);
+Expr weak_variable(const std::string& name, ir::VarRole role);
 
 } // namespace loom

@@ -1,6 +1,6 @@
-#include "frontend/vec.hpp"
+#include <loom/vec.hpp>
 
-#include "runtime/errors.hpp"
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 

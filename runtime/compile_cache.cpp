@@ -3,18 +3,18 @@
 #include "runtime/embedded_templates.hpp"
 #include "runtime/sha256.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <iterator>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 

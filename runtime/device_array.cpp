@@ -1,7 +1,9 @@
 // DeviceArray / DeviceView: allocation, strided host <-> device copies and random values.
-#include "runtime/device_array.hpp"
+#include <loom/device_array.hpp>
 
-#include "runtime/errors.hpp"
+#include "runtime/driver.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

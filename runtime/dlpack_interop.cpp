@@ -1,7 +1,6 @@
 // DLPack import and export.
-#include "runtime/dlpack_interop.hpp"
-
-#include "runtime/errors.hpp"
+#include <loom/dlpack.hpp>
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 

@@ -1,11 +1,10 @@
 // Loading libcuda, error reporting, and the per-device primary contexts.
 #include "runtime/driver.hpp"
 
-#include "runtime/errors.hpp"
-
-#include <fmt/format.h>
+#include <loom/errors.hpp>
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
@@ -307,6 +306,14 @@ void Context::make_current() const {
 void Context::synchronize() const {
     make_current();
     check(driver().cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+int device_count() { return cuda_available() ? driver().device_count() : 0; }
+
+DeviceInfo device_info(int ordinal) {
+    const DeviceProperties& p = Context::get(ordinal).properties();
+    return DeviceInfo{p.ordinal, p.name, p.compute_capability(), p.multiprocessor_count,
+                      p.total_memory};
 }
 
 MemoryInfo memory_info(int ordinal) {

@@ -6,6 +6,8 @@
 // <cudaTypedefs.h>), so a newer driver can never hand us a function with a different signature.
 #pragma once
 
+#include <loom/device.hpp>
+
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
@@ -81,13 +83,6 @@ private:
     int device_count_ = 0;
 };
 
-/// Whether the driver loads, initializes and sees at least one device. Never throws; the answer is
-/// computed once per process.
-bool cuda_available();
-/// Why cuda_available() is false, in one sentence ("libcuda.so.1 not found: no NVIDIA driver on
-/// this machine (...)"); empty when it is true. Meant for GTEST_SKIP() and log lines.
-std::string cuda_unavailable_reason();
-
 /// The loaded driver. Throws CudaError saying no driver was found (and what to do) when libcuda
 /// cannot be loaded or initialized.
 Driver& driver();
@@ -153,12 +148,5 @@ private:
     CUdevice device_ = 0;
     DeviceProperties props_;
 };
-
-struct MemoryInfo {
-    std::size_t free = 0, total = 0; ///< bytes
-};
-
-/// Free and total memory of a device (cuMemGetInfo), making its context current.
-MemoryInfo memory_info(int ordinal = 0);
 
 } // namespace loom

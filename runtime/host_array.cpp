@@ -1,7 +1,7 @@
 // The type-erased parts of HostView / HostArray: checks with their messages, strided copies.
-#include "runtime/host_array.hpp"
+#include <loom/host_array.hpp>
 
-#include "runtime/errors.hpp"
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 

@@ -1,16 +1,20 @@
 #include "runtime/host_compiler.hpp"
 
-#include "runtime/errors.hpp"
 #include "runtime/nvrtc_compiler.hpp" // numbered_source
 
+#include <loom/errors.hpp>
+
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -18,9 +22,6 @@
 #include <map>
 #include <mutex>
 #include <sstream>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 extern char** environ;
 

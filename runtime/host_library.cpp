@@ -1,21 +1,22 @@
 #include "runtime/host_library.hpp"
 
-#include "runtime/errors.hpp"
 #include "runtime/nvrtc_compiler.hpp" // numbered_source
 
+#include <loom/errors.hpp>
+
+#include <dlfcn.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <unordered_map>
 
 namespace fs = std::filesystem;

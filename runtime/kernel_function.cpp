@@ -1,10 +1,11 @@
-#include "runtime/kernel_function.hpp"
+#include <loom/kernel_function.hpp>
 
 #include "runtime/compile_cache.hpp"
 #include "runtime/driver.hpp"
-#include "runtime/errors.hpp"
 #include "runtime/host_compiler.hpp"
 #include "runtime/host_library.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,7 +1,9 @@
 #include "runtime/nvrtc_compiler.hpp"
 
+#include "runtime/driver.hpp"
 #include "runtime/embedded_templates.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

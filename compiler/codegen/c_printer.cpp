@@ -1,7 +1,9 @@
 #include "compiler/codegen/c_printer.hpp"
 
 #include "compiler/ir/equality.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
+#include <loom/version.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,12 +12,7 @@
 #include <cmath>
 #include <limits>
 
-#ifndef LOOM_VERSION
-#define LOOM_VERSION "dev"
-#endif
-
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 namespace {
 const std::set<std::string>& reserved_names() {
@@ -73,7 +70,7 @@ std::string CFamilyPrinter::header(std::string_view target_label) const {
         "// space:   {}\n"
         "// fields:  {}\n"
         "// launch:  {}\n\n",
-        LOOM_VERSION, kernel_.name, target_label,
+        version_string, kernel_.name, target_label,
         type_name(c.index_type.value_or(ScalarType::Int64)), c.fast_math ? "on" : "off",
         c.max_registers > 0 && c.target == Target::CUDA
             ? fmt::format(", at most {} registers per thread", c.max_registers)
@@ -289,4 +286,4 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
     return "";
 }
 
-} // namespace loom
+} // namespace loom::ir

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace loom {
+namespace loom::ir {
 
 class CFamilyPrinter : public ExprPrinter {
 public:
@@ -79,4 +79,4 @@ protected:
     std::set<std::string> used_;
 };
 
-} // namespace loom
+} // namespace loom::ir

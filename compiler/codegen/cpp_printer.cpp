@@ -2,7 +2,8 @@
 
 #include "compiler/codegen/c_printer.hpp"
 #include "compiler/ir/visitor.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,8 +12,7 @@
 #include <set>
 #include <utility>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 std::string cpp_type_name(ScalarType t) {
     switch (t) {
@@ -146,4 +146,4 @@ private:
 
 void print_cpp(LoweredKernel& kernel) { kernel.source = CppPrinter(kernel).kernel_source(); }
 
-} // namespace loom
+} // namespace loom::ir

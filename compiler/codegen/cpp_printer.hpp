@@ -3,7 +3,7 @@
 
 #include "compiler/lower.hpp"
 
-namespace loom {
+namespace loom::ir {
 
 /// Prints `kernel.body` (the loop nest of map_to_cpu) as C++ into `kernel.source`, and fills the
 /// name and C type of each parameter in `kernel.params`. The source holds, in this order:
@@ -27,4 +27,4 @@ void print_cpp(LoweredKernel& kernel);
 /// The C++ spelling of a scalar type: float, double, int32_t, int64_t, bool.
 std::string cpp_type_name(ScalarType t);
 
-} // namespace loom
+} // namespace loom::ir

@@ -1,15 +1,15 @@
 #include "compiler/codegen/cuda_printer.hpp"
 
 #include "compiler/codegen/c_printer.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 std::string cuda_type_name(ScalarType t) {
     switch (t) {
@@ -130,4 +130,4 @@ protected:
 
 void print_cuda(LoweredKernel& kernel) { kernel.source = CudaPrinter(kernel).kernel_source(); }
 
-} // namespace loom
+} // namespace loom::ir

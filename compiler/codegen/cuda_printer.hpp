@@ -3,7 +3,7 @@
 
 #include "compiler/lower.hpp"
 
-namespace loom {
+namespace loom::ir {
 
 /// Prints `kernel.body` as an `extern "C" __global__` function into `kernel.source`, and fills
 /// the name and C type of each parameter in `kernel.params`. Deterministic: the same kernel
@@ -13,4 +13,4 @@ void print_cuda(LoweredKernel& kernel);
 /// The CUDA spelling of a scalar type: float, double, int, long long, bool.
 std::string cuda_type_name(ScalarType t);
 
-} // namespace loom
+} // namespace loom::ir

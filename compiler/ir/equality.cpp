@@ -5,8 +5,7 @@
 #include <cstring>
 #include <functional>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 namespace {
 
@@ -183,4 +182,4 @@ std::size_t structural_hash(const Stmt& s) {
     return h;
 }
 
-} // namespace loom
+} // namespace loom::ir

@@ -9,7 +9,7 @@
 
 #include <cstddef>
 
-namespace loom {
+namespace loom::ir {
 
 bool structurally_equal(const Expr& a, const Expr& b);
 bool structurally_equal(const Stmt& a, const Stmt& b);
@@ -24,4 +24,4 @@ struct ExprEqual {
     bool operator()(const Expr& a, const Expr& b) const { return structurally_equal(a, b); }
 };
 
-} // namespace loom
+} // namespace loom::ir

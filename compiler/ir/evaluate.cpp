@@ -1,7 +1,8 @@
 #include "compiler/ir/evaluate.hpp"
 
 #include "compiler/ir/printer.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 
@@ -9,8 +10,7 @@
 #include <cmath>
 #include <limits>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 namespace {
 
@@ -259,4 +259,4 @@ Value evaluate(const Expr& e, const Bindings& vars,
     return Evaluator(vars, loads).eval(e);
 }
 
-} // namespace loom
+} // namespace loom::ir

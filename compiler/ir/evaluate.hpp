@@ -10,7 +10,7 @@
 #include <functional>
 #include <unordered_map>
 
-namespace loom {
+namespace loom::ir {
 
 /// A scalar value: ints and bools in `i`, floats in `f`, tagged with the IR type.
 struct Value {
@@ -32,4 +32,4 @@ using Bindings = std::unordered_map<const ir::VarNode*, Value>;
 Value evaluate(const Expr& e, const Bindings& vars,
                const std::function<Value(const Expr&)>& loads = nullptr);
 
-} // namespace loom
+} // namespace loom::ir

@@ -1,4 +1,4 @@
-#include "compiler/ir/field.hpp"
+#include <loom/field_info.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,10 +1,10 @@
 #include "compiler/ir/ir.hpp"
 
-#include "runtime/errors.hpp"
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 
-namespace loom {
+namespace loom::ir {
 
 std::string_view op_name(UnaryOp op) {
     return op == UnaryOp::Neg ? "-" : "!";
@@ -138,8 +138,6 @@ bool is_const_value(const Expr& e, double v) {
     return c && c->type != ScalarType::Bool && c->as_double() == v;
 }
 
-namespace ir {
-
 namespace {
 [[noreturn]] void fail(const char* node, const std::string& why) {
     throw InternalError(fmt::format("ill-formed {} node: {}", node, why));
@@ -175,6 +173,10 @@ Expr ConstNode::make_int(ScalarType t, std::int64_t value, bool weak) {
 Expr ConstNode::make_bool(bool value) {
     return Expr(std::make_shared<ConstNode>(ScalarType::Bool, value ? 1 : 0, 0.0, false));
 }
+
+Expr weak_constant(bool value) { return ConstNode::make_bool(value); }
+Expr weak_constant(std::int64_t value) { return ConstNode::make_int(ScalarType::Int64, value, true); }
+Expr weak_constant(double value) { return ConstNode::make(ScalarType::Float64, value, true); }
 
 Expr VarNode::make(ScalarType t, std::string name, VarRole role, FieldPtr field, int axis,
                    bool weak) {
@@ -370,11 +372,9 @@ Stmt CommentNode::make(std::string text) {
     return Stmt(std::make_shared<CommentNode>(std::move(text)));
 }
 
-} // namespace ir
-
 std::string ArrayInfo::describe() const {
     return fmt::format("{} {}[{}] ({})", type_name(type), name, size,
                        space == MemorySpace::Local ? "local" : "shared");
 }
 
-} // namespace loom
+} // namespace loom::ir

@@ -1,12 +1,14 @@
-// The IR: immutable, typed nodes behind value handles (Expr, Stmt).
+// The IR: immutable, typed nodes in namespace loom::ir, behind the value handles Expr and Stmt
+// (loom/detail/ir_handle.hpp, which users see).
 //
-// Adding a node is one line in the list below plus its struct; the kind enums, the visitor, the
-// mutator and the dispatch are generated from the lists. Nodes are built only through their
+// Adding a node is one line in the lists of loom/detail/ir_handle.hpp plus its struct here; the
+// kind enums, the visitor, the mutator and the dispatch are generated from the lists. Nodes are built only through their
 // checking `make` functions, so a node that exists is well typed.
 #pragma once
 
-#include "compiler/ir/field.hpp"
-#include "compiler/ir/types.hpp"
+#include <loom/detail/ir_handle.hpp>
+#include <loom/field_info.hpp>
+#include <loom/types.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -14,92 +16,7 @@
 #include <type_traits>
 #include <vector>
 
-// clang-format off
-#define LOOM_FOR_EACH_EXPR_NODE(X) \
-    X(Const) X(Var) X(Counter) X(FieldAccess) X(ThreadIndex) X(BlockThread) X(Load) \
-    X(ArrayLoad) X(Unary) X(Binary) X(Select) X(Call) X(Cast)
-#define LOOM_FOR_EACH_STMT_NODE(X) \
-    X(Assign) X(Declare) X(Store) X(ArrayStore) X(Allocate) X(Barrier) X(Block) X(For) \
-    X(IfThen) X(Comment)
-// clang-format on
-
-namespace loom {
-
-enum class ExprKind : std::uint8_t {
-#define LOOM_X(N) N,
-    LOOM_FOR_EACH_EXPR_NODE(LOOM_X)
-#undef LOOM_X
-};
-enum class StmtKind : std::uint8_t {
-#define LOOM_X(N) N,
-    LOOM_FOR_EACH_STMT_NODE(LOOM_X)
-#undef LOOM_X
-};
-
-namespace ir {
-struct ExprNode {
-    ExprNode(ExprKind k, ScalarType t) : kind(k), type(t) {}
-    virtual ~ExprNode() = default;
-    const ExprKind kind;
-    const ScalarType type;
-};
-struct StmtNode {
-    explicit StmtNode(StmtKind k) : kind(k) {}
-    virtual ~StmtNode() = default;
-    const StmtKind kind;
-};
-#define LOOM_X(N) struct N##Node;
-LOOM_FOR_EACH_EXPR_NODE(LOOM_X)
-LOOM_FOR_EACH_STMT_NODE(LOOM_X)
-#undef LOOM_X
-} // namespace ir
-
-/// A value handle to an immutable expression node. Cheap to copy. Arithmetic values convert
-/// implicitly into "weak" constants that adopt the type of the other operand (see Const).
-class Expr {
-public:
-    Expr() = default;
-    explicit Expr(std::shared_ptr<const ir::ExprNode> node) : node_(std::move(node)) {}
-    template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
-    Expr(T value); // NOLINT(google-explicit-constructor): the DSL relies on it
-
-    bool defined() const { return node_ != nullptr; }
-    const ir::ExprNode* get() const { return node_.get(); }
-    ExprKind kind() const { return node_->kind; }
-    ScalarType type() const { return node_->type; }
-    /// The node as T, or nullptr if it is another kind.
-    template <typename T>
-    const T* as() const {
-        return node_ && node_->kind == T::static_kind ? static_cast<const T*>(node_.get()) : nullptr;
-    }
-    template <typename T>
-    bool is() const { return as<T>() != nullptr; }
-    /// Identity (the same node object), not structural equality.
-    bool same_as(const Expr& o) const { return node_ == o.node_; }
-
-private:
-    std::shared_ptr<const ir::ExprNode> node_;
-};
-
-/// A value handle to an immutable statement node.
-class Stmt {
-public:
-    Stmt() = default;
-    explicit Stmt(std::shared_ptr<const ir::StmtNode> node) : node_(std::move(node)) {}
-    bool defined() const { return node_ != nullptr; }
-    const ir::StmtNode* get() const { return node_.get(); }
-    StmtKind kind() const { return node_->kind; }
-    template <typename T>
-    const T* as() const {
-        return node_ && node_->kind == T::static_kind ? static_cast<const T*>(node_.get()) : nullptr;
-    }
-    template <typename T>
-    bool is() const { return as<T>() != nullptr; }
-    bool same_as(const Stmt& o) const { return node_ == o.node_; }
-
-private:
-    std::shared_ptr<const ir::StmtNode> node_;
-};
+namespace loom::ir {
 
 enum class UnaryOp : std::uint8_t { Neg, Not };
 enum class BinaryOp : std::uint8_t {
@@ -162,7 +79,6 @@ struct ArrayInfo {
 };
 using ArrayPtr = std::shared_ptr<const ArrayInfo>;
 
-namespace ir {
 
 /// A literal. Ints and bools keep their value in `int_value`, floats in `float_value`.
 /// A weak constant comes from a plain C++ number and takes the type of the other operand when it
@@ -400,21 +316,10 @@ struct CommentNode : StmtNode {
     static Stmt make(std::string text);
 };
 
-} // namespace ir
-
-template <typename T, typename>
-Expr::Expr(T value) {
-    if constexpr (std::is_same_v<T, bool>)
-        *this = ir::ConstNode::make_bool(value);
-    else if constexpr (std::is_integral_v<T>)
-        *this = ir::ConstNode::make_int(ScalarType::Int64, static_cast<std::int64_t>(value), true);
-    else
-        *this = ir::ConstNode::make(ScalarType::Float64, static_cast<double>(value), true);
-}
 
 /// Accessors used everywhere.
 inline bool is_const(const Expr& e) { return e.is<ir::ConstNode>(); }
 /// True if `e` is a constant equal to `v`.
 bool is_const_value(const Expr& e, double v);
 
-} // namespace loom
+} // namespace loom::ir

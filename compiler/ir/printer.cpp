@@ -5,8 +5,7 @@
 
 #include <cmath>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 std::string format_float(double value, ScalarType type) {
     if (std::isnan(value)) return "nan";
@@ -192,15 +191,18 @@ public:
 };
 
 } // namespace
+} // namespace loom::ir
+
+namespace loom {
 
 std::string to_string(const Expr& e) {
     if (!e.defined()) return "<undefined>";
-    return ExprPrinter().print(e);
+    return ir::ExprPrinter().print(e);
 }
 
 std::string to_string(const Stmt& s) {
     if (!s.defined()) return "<undefined>\n";
-    StmtDebugPrinter p;
+    ir::StmtDebugPrinter p;
     p.print(s, 0);
     return p.out;
 }

@@ -11,7 +11,7 @@
 #include <ostream>
 #include <string>
 
-namespace loom {
+namespace loom::ir {
 
 /// The shortest text that reads back as the same value: "2.0", "0.25", "1e-08", "inf".
 std::string format_float(double value, ScalarType type);
@@ -48,10 +48,4 @@ protected:
     virtual Text cast(const ir::CastNode* c);
 };
 
-/// IR debug notation: `to_string(e)`, `to_string(s)` and `operator<<` for both.
-std::string to_string(const Expr& e);
-std::string to_string(const Stmt& s);
-std::ostream& operator<<(std::ostream& os, const Expr& e);
-std::ostream& operator<<(std::ostream& os, const Stmt& s);
-
-} // namespace loom
+} // namespace loom::ir

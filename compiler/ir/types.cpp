@@ -1,4 +1,4 @@
-#include "compiler/ir/types.hpp"
+#include <loom/types.hpp>
 
 namespace loom {
 

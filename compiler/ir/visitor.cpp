@@ -1,9 +1,8 @@
 #include "compiler/ir/visitor.hpp"
 
-#include "runtime/errors.hpp"
+#include <loom/errors.hpp>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 void IRVisitor::visit(const Expr& e) {
     switch (e.kind()) {
@@ -252,4 +251,4 @@ std::vector<Expr> subexpressions(const Stmt& root) {
     return std::move(c.out);
 }
 
-} // namespace loom
+} // namespace loom::ir

@@ -6,7 +6,7 @@
 
 #include "compiler/ir/ir.hpp"
 
-namespace loom {
+namespace loom::ir {
 
 class IRVisitor {
 public:
@@ -47,4 +47,4 @@ std::vector<Expr> subexpressions(const Stmt& root);
 /// The direct expression children of a node, in evaluation order.
 std::vector<Expr> children(const Expr& e);
 
-} // namespace loom
+} // namespace loom::ir

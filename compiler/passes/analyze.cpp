@@ -2,7 +2,8 @@
 
 #include "compiler/ir/printer.hpp"
 #include "compiler/ir/visitor.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,8 +14,7 @@
 #include <map>
 #include <set>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 namespace {
 
@@ -655,4 +655,4 @@ KernelAnalysis analyze_kernel(const std::vector<SourceAssignment>& assignments,
     return Analyzer(assignments, config).run();
 }
 
-} // namespace loom
+} // namespace loom::ir

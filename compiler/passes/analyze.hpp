@@ -3,13 +3,14 @@
 #pragma once
 
 #include "compiler/ir/ir.hpp"
-#include "compiler/kernel_config.hpp"
 #include "compiler/lower.hpp"
+
+#include <loom/config.hpp>
 
 #include <utility>
 #include <vector>
 
-namespace loom {
+namespace loom::ir {
 
 struct KernelAnalysis {
     int spatial_dims = 0;
@@ -35,4 +36,4 @@ struct KernelAnalysis {
 KernelAnalysis analyze_kernel(const std::vector<SourceAssignment>& assignments,
                               const KernelConfig& config);
 
-} // namespace loom
+} // namespace loom::ir

@@ -1,7 +1,8 @@
 #include "compiler/passes/cpu_mapping.hpp"
 
 #include "compiler/ir/visitor.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,8 +11,7 @@
 #include <map>
 #include <set>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 namespace {
 
@@ -106,4 +106,4 @@ Stmt map_to_cpu(const Stmt& loop_nest, const std::vector<int>& order) {
     return body;
 }
 
-} // namespace loom
+} // namespace loom::ir

@@ -24,12 +24,13 @@
 // depend on another counter need no manual grid on the CPU, in any dimension.
 #pragma once
 
-#include "compiler/ir/field.hpp"
 #include "compiler/ir/ir.hpp"
+
+#include <loom/field_info.hpp>
 
 #include <vector>
 
-namespace loom {
+namespace loom::ir {
 
 /// The loop order for the CPU, as spatial axes, outermost first (see above). `loop_nest` is the
 /// output of lower_iteration_space; `primary` the field whose layout decides.
@@ -41,4 +42,4 @@ std::vector<int> plan_cpu_loop_order(const Stmt& loop_nest, const FieldInfo& pri
 /// a loop whose counter its bounds read.
 Stmt map_to_cpu(const Stmt& loop_nest, const std::vector<int>& order);
 
-} // namespace loom
+} // namespace loom::ir

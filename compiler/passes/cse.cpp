@@ -3,7 +3,8 @@
 #include "compiler/ir/equality.hpp"
 #include "compiler/ir/printer.hpp"
 #include "compiler/ir/visitor.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 
@@ -14,8 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 namespace {
 
@@ -496,4 +496,4 @@ Stmt eliminate_common_subexpressions(const Stmt& body) {
     return Eliminator(block).run(body);
 }
 
-} // namespace loom
+} // namespace loom::ir

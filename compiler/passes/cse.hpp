@@ -3,7 +3,7 @@
 
 #include "compiler/ir/ir.hpp"
 
-namespace loom {
+namespace loom::ir {
 
 /// Finds every non-trivial expression that occurs at least twice in the statements of `body` (a
 /// Block of Comment, Assign and Declare statements, before the iteration space is lowered) and
@@ -14,4 +14,4 @@ namespace loom {
 /// when nothing repeats.
 Stmt eliminate_common_subexpressions(const Stmt& body);
 
-} // namespace loom
+} // namespace loom::ir

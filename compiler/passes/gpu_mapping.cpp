@@ -1,13 +1,13 @@
 #include "compiler/passes/gpu_mapping.hpp"
 
 #include "compiler/passes/simplify.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <algorithm>
 #include <vector>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 ThreadMapping plan_thread_mapping(const FieldInfo& primary, const KernelConfig& config,
                                   bool manual_grid) {
@@ -89,4 +89,4 @@ Stmt map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping) {
     return BlockNode::make(std::move(decls));
 }
 
-} // namespace loom
+} // namespace loom::ir

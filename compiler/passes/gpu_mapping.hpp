@@ -1,13 +1,14 @@
 // GPU mapping: loops become thread indices.
 #pragma once
 
-#include "compiler/ir/field.hpp"
 #include "compiler/ir/ir.hpp"
-#include "compiler/kernel_config.hpp"
+
+#include <loom/config.hpp>
+#include <loom/field_info.hpp>
 
 #include <array>
 
-namespace loom {
+namespace loom::ir {
 
 /// Which spatial axis each block dimension walks, and how many cells each thread computes.
 struct ThreadMapping {
@@ -32,4 +33,4 @@ ThreadMapping plan_thread_mapping(const FieldInfo& primary, const KernelConfig& 
 /// spatial axis stays a loop inside each thread.
 Stmt map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping);
 
-} // namespace loom
+} // namespace loom::ir

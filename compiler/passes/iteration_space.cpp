@@ -2,14 +2,15 @@
 
 #include "compiler/ir/visitor.hpp"
 #include "compiler/passes/simplify.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 namespace {
 
@@ -181,4 +182,4 @@ Stmt lower_iteration_space(const Stmt& body, const KernelAnalysis& analysis,
     return Lowering(analysis, config, params).run(body);
 }
 
-} // namespace loom
+} // namespace loom::ir

@@ -2,13 +2,14 @@
 #pragma once
 
 #include "compiler/ir/ir.hpp"
-#include "compiler/kernel_config.hpp"
 #include "compiler/lower.hpp"
 #include "compiler/passes/analyze.hpp"
 
+#include <loom/config.hpp>
+
 #include <vector>
 
-namespace loom {
+namespace loom::ir {
 
 /// Wraps `body` (Comment, Assign and Declare statements) into one For loop per spatial axis,
 /// axis 0 outermost, over the ghost-layer interior or the iteration slice. Field accesses become
@@ -20,4 +21,4 @@ namespace loom {
 Stmt lower_iteration_space(const Stmt& body, const KernelAnalysis& analysis,
                            const KernelConfig& config, std::vector<KernelParam>& params);
 
-} // namespace loom
+} // namespace loom::ir

@@ -5,8 +5,7 @@
 
 #include <map>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 namespace {
 
@@ -73,4 +72,4 @@ LaunchDescription infer_launch_grid(const Stmt& loop_nest, const ThreadMapping& 
     return L;
 }
 
-} // namespace loom
+} // namespace loom::ir

@@ -2,13 +2,14 @@
 #pragma once
 
 #include "compiler/ir/ir.hpp"
-#include "compiler/kernel_config.hpp"
-#include "compiler/launch.hpp"
 #include "compiler/passes/gpu_mapping.hpp"
+
+#include <loom/config.hpp>
+#include <loom/launch.hpp>
 
 #include <array>
 
-namespace loom {
+namespace loom::ir {
 
 /// Builds the launch description from the loop nest of lower_iteration_space (before GPU
 /// mapping) and the thread mapping: per dimension the thread count
@@ -19,4 +20,4 @@ namespace loom {
 LaunchDescription infer_launch_grid(const Stmt& loop_nest, const ThreadMapping& mapping,
                                     const KernelConfig& config);
 
-} // namespace loom
+} // namespace loom::ir

@@ -6,8 +6,7 @@
 
 #include <map>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 namespace {
 
@@ -94,4 +93,4 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldP
     return out;
 }
 
-} // namespace loom
+} // namespace loom::ir

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace loom {
+namespace loom::ir {
 
 struct SharedStaging {
     Stmt body;                        ///< the kernel body with the copies in front
@@ -26,4 +26,4 @@ struct SharedStaging {
 SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldPtr>& buffers,
                                       std::size_t budget);
 
-} // namespace loom
+} // namespace loom::ir

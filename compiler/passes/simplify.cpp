@@ -1,15 +1,13 @@
 #include "compiler/passes/simplify.hpp"
 
-#include <cmath>
-
 #include "compiler/ir/equality.hpp"
 #include "compiler/ir/evaluate.hpp"
 #include "compiler/ir/visitor.hpp"
 
+#include <cmath>
 #include <limits>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 namespace {
 
@@ -297,4 +295,4 @@ protected:
 Expr simplify(const Expr& e) { return Simplifier().mutate(e); }
 Stmt simplify(const Stmt& s) { return Simplifier().mutate(s); }
 
-} // namespace loom
+} // namespace loom::ir

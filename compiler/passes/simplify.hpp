@@ -3,7 +3,7 @@
 
 #include "compiler/ir/ir.hpp"
 
-namespace loom {
+namespace loom::ir {
 
 /// Folds constants and applies identities that keep values exact:
 ///   ints:   all folding, x+0, x*1, x*0, x-x, x/1, (x+c1)+c2, ...
@@ -16,4 +16,4 @@ namespace loom {
 Expr simplify(const Expr& e);
 Stmt simplify(const Stmt& s);
 
-} // namespace loom
+} // namespace loom::ir

@@ -2,14 +2,14 @@
 
 #include "compiler/ir/printer.hpp"
 #include "compiler/ir/visitor.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 
 #include <set>
 
-namespace loom {
-using namespace ir;
+namespace loom::ir {
 
 namespace {
 
@@ -89,4 +89,4 @@ void verify_lowered(const Stmt& body, const std::vector<KernelParam>& params) {
     Verifier(params).visit(body);
 }
 
-} // namespace loom
+} // namespace loom::ir

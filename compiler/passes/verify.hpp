@@ -6,7 +6,7 @@
 
 #include <vector>
 
-namespace loom {
+namespace loom::ir {
 
 /// Checks the invariants the printers rely on: no DSL-level nodes left (Assign, FieldAccess,
 /// Counter), every variable declared once and before use (or a kernel parameter). Types need no
@@ -14,4 +14,4 @@ namespace loom {
 /// node: a failure here is a loom bug, not a user error.
 void verify_lowered(const Stmt& body, const std::vector<KernelParam>& params);
 
-} // namespace loom
+} // namespace loom::ir

@@ -1,7 +1,8 @@
-#include "frontend/nn/activation.hpp"
+#include <loom/nn/activation.hpp>
 
 #include "compiler/ir/printer.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
-#include "frontend/nn/chain.hpp"
+#include <loom/nn/chain.hpp>
 
-#include "runtime/errors.hpp"
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 

@@ -1,7 +1,8 @@
-#include "frontend/nn/dense.hpp"
+#include <loom/nn/dense.hpp>
 
 #include "compiler/ir/printer.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 

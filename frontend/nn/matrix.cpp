@@ -1,6 +1,6 @@
-#include "frontend/nn/matrix.hpp"
+#include <loom/nn/matrix.hpp>
 
-#include "runtime/errors.hpp"
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 

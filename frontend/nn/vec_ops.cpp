@@ -1,6 +1,6 @@
-#include "frontend/nn/vec_ops.hpp"
+#include <loom/nn/vec_ops.hpp>
 
-#include "runtime/errors.hpp"
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 

@@ -1,11 +1,11 @@
 // Errors of the host runtime (Target::CPU kernels), checked without a GPU: arguments in device
 // memory, launch settings that have no meaning on the CPU, compiler failures and a missing
 // compiler.
-#include "tests/support/scoped_env.hpp"
+#include "runtime/nvrtc_compiler.hpp"
 #include "tests/support/expect_error.hpp"
+#include "tests/support/scoped_env.hpp"
 
-#include "runtime/dlpack_interop.hpp"
-
+#include <loom/dlpack.hpp>
 #include <loom/loom.hpp>
 
 #include <cstdlib>
@@ -14,6 +14,7 @@
 
 namespace {
 using namespace loom;
+using namespace loom::ir;
 
 using loom::test::ScopedEnv;
 

@@ -1,4 +1,5 @@
 // Runtime errors that need no GPU: NVRTC failures and a missing driver.
+#include "runtime/nvrtc_compiler.hpp"
 #include "tests/support/expect_error.hpp"
 
 #include <loom/loom.hpp>
@@ -10,6 +11,7 @@
 
 namespace {
 using namespace loom;
+using namespace loom::ir;
 
 const char* kBroken = "extern \"C\" __global__ void broken(float* x)\n{\n    x[0] = undefined_thing;\n}\n";
 

@@ -8,9 +8,8 @@
 
 #include <loom/loom.hpp>
 
-#include <gtest/gtest.h>
-
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>

@@ -1,10 +1,10 @@
 // DeviceArray, DeviceView, contexts and DLPack on a real device. Every test skips without one.
-#include "runtime/device_array.hpp"
-#include "runtime/dlpack_interop.hpp"
 #include "runtime/driver.hpp"
-#include "runtime/errors.hpp"
-
 #include "tests/support/expect_error.hpp"
+
+#include <loom/device_array.hpp>
+#include <loom/dlpack.hpp>
+#include <loom/errors.hpp>
 
 #include <gtest/gtest.h>
 

@@ -3,6 +3,7 @@
 // threads stay idle), the default block for small arrays, empty iteration spaces, one function on
 // many shapes, streams, benchmark() and copies of a KernelFunction.
 #include "gpu_test_support.hpp"
+#include "runtime/driver.hpp"
 
 #include <loom/loom.hpp>
 

@@ -3,7 +3,7 @@
 // stays poisoned), and the corrected call then runs without a CudaError and computes the right
 // cells.
 #include "gpu_test_support.hpp"
-
+#include "runtime/driver.hpp"
 #include "tests/support/expect_error.hpp"
 
 #include <loom/loom.hpp>

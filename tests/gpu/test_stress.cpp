@@ -2,7 +2,6 @@
 // once, long chains of asynchronous launches, and 10,000 launches on freshly allocated arrays
 // with the free device memory flat afterwards. (The sanitizer pass skips "TenThousand" tests.)
 #include "gpu_test_support.hpp"
-
 #include "runtime/compile_cache.hpp"
 
 #include <loom/loom.hpp>

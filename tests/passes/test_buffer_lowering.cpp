@@ -1,11 +1,11 @@
 // Absolute accesses (Field::at) and buffers through analysis and the iteration space: which fields
 // are buffers, what they add to the signature (strides only, never sizes), and the addresses of
 // gathers, compared structurally with IR built from the pass's own variables.
-#include "tests/support/lowered_nest.hpp"
-
+#include "compiler/ir/equality.hpp"
+#include "compiler/ir/ir.hpp"
 #include "compiler/passes/analyze.hpp"
 #include "compiler/passes/iteration_space.hpp"
-#include "compiler/ir/equality.hpp"
+#include "tests/support/lowered_nest.hpp"
 
 #include <loom/loom.hpp>
 

@@ -1,15 +1,17 @@
 // The CPU path: map_to_cpu and its loop order as before/expected IR compared structurally, loop
 // kinds in the IR, counter-dependent slices (accepted on the CPU, manual on CUDA), GPU-only
 // options rejected on the CPU, and the pipeline's output for Target::CPU.
-#include "tests/support/lowered_nest.hpp"
-
 #include "compiler/ir/equality.hpp"
+#include "compiler/ir/evaluate.hpp"
+#include "compiler/ir/ir.hpp"
 #include "compiler/ir/visitor.hpp"
+#include "compiler/lower.hpp"
 #include "compiler/passes/analyze.hpp"
 #include "compiler/passes/cpu_mapping.hpp"
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/passes/verify.hpp"
 #include "tests/support/expect_error.hpp"
+#include "tests/support/lowered_nest.hpp"
 
 #include <loom/loom.hpp>
 

@@ -1,8 +1,9 @@
+#include "compiler/ir/equality.hpp"
+#include "compiler/ir/ir.hpp"
+#include "compiler/ir/printer.hpp"
 #include "compiler/passes/cse.hpp"
 
-#include "compiler/ir/equality.hpp"
-#include "compiler/ir/printer.hpp"
-#include "runtime/errors.hpp"
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 // CSE must not hoist a computation that can trap out of the select that guards it.
+#include "compiler/ir/ir.hpp"
 #include "compiler/ir/printer.hpp"
 #include "compiler/ir/visitor.hpp"
 #include "compiler/passes/cse.hpp"

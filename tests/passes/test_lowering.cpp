@@ -1,16 +1,17 @@
 // Iteration space, GPU mapping, launch-grid inference, verification and the pass log, each tested
 // as before/expected IR compared structurally. Variables compare by identity, so the expected IR
 // is built from the variables the pass created (loop variables, size and stride parameters).
-#include "tests/support/lowered_nest.hpp"
-
+#include "compiler/ir/equality.hpp"
+#include "compiler/ir/evaluate.hpp"
+#include "compiler/ir/ir.hpp"
 #include "compiler/pass_log.hpp"
 #include "compiler/passes/analyze.hpp"
 #include "compiler/passes/gpu_mapping.hpp"
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/passes/launch_grid.hpp"
 #include "compiler/passes/verify.hpp"
-#include "compiler/ir/equality.hpp"
 #include "tests/support/expect_error.hpp"
+#include "tests/support/lowered_nest.hpp"
 
 #include <loom/loom.hpp>
 

@@ -1,10 +1,11 @@
-#include "compiler/passes/simplify.hpp"
-
 #include "compiler/ir/equality.hpp"
 #include "compiler/ir/evaluate.hpp"
+#include "compiler/ir/ir.hpp"
 #include "compiler/ir/printer.hpp"
 #include "compiler/passes/cse.hpp"
-#include "runtime/errors.hpp"
+#include "compiler/passes/simplify.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -10,12 +10,11 @@
 // At least 10,000 blocks of 2-3 trees each per run, 3 variable bindings each; seeded
 // (LOOM_PROPERTY_SEED overrides the seed) and reproducible: a failure prints the seed, the
 // iteration, the IR before and after, and the variable values.
-#include "tests/support/random_stencil.hpp"
-
 #include "compiler/ir/ir.hpp"
 #include "compiler/ir/printer.hpp"
 #include "compiler/passes/cse.hpp"
 #include "compiler/passes/simplify.hpp"
+#include "tests/support/random_stencil.hpp"
 
 #include <gtest/gtest.h>
 

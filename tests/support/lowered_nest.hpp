@@ -4,6 +4,7 @@
 
 #include "compiler/ir/equality.hpp"
 #include "compiler/ir/printer.hpp"
+#include "compiler/lower.hpp"
 #include "compiler/passes/analyze.hpp"
 #include "compiler/passes/iteration_space.hpp"
 
@@ -13,10 +14,11 @@
 #include <vector>
 
 #define EXPECT_IR_EQ(actual, expected)                                                             \
-    EXPECT_TRUE(::loom::structurally_equal(actual, expected))                                      \
+    EXPECT_TRUE(::loom::ir::structurally_equal(actual, expected))                                      \
         << "actual:\n" << ::loom::to_string(actual) << "expected:\n" << ::loom::to_string(expected)
 
 namespace loom::test {
+using namespace loom::ir;
 
 /// Analysis and the iteration-space pass of a kernel: the target-neutral loop nest.
 struct LoweredNest {

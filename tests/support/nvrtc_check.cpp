@@ -1,6 +1,5 @@
-#include "tests/support/nvrtc_check.hpp"
-
 #include "runtime/nvrtc_compiler.hpp"
+#include "tests/support/nvrtc_check.hpp"
 
 #include <gtest/gtest.h>
 

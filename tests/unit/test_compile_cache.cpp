@@ -1,9 +1,11 @@
 // The compile cache (memory -> disk -> NVRTC) and the embedded device-side templates. NVRTC needs
 // no GPU, so all of this runs in CI. Each test gets its own LOOM_CACHE_DIR.
-#include "tests/support/scoped_env.hpp"
 #include "runtime/compile_cache.hpp"
 #include "runtime/embedded_templates.hpp"
-#include "runtime/errors.hpp"
+#include "runtime/nvrtc_compiler.hpp"
+#include "tests/support/scoped_env.hpp"
+
+#include <loom/errors.hpp>
 
 #include <gtest/gtest.h>
 

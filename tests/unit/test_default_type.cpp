@@ -3,6 +3,7 @@
 // says, else on the kernel create_kernel returns (its parameters and the declared types of its
 // body); every CUDA kernel is compiled by NVRTC, and one kernel runs on the CPU target.
 #include "compiler/ir/equality.hpp"
+#include "compiler/ir/ir.hpp"
 #include "compiler/ir/visitor.hpp"
 #include "tests/support/nvrtc_check.hpp"
 

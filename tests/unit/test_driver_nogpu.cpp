@@ -1,12 +1,12 @@
 // The runtime without a GPU: the driver reports its absence cleanly, and everything that needs
 // no device (DLPack metadata, views over fake pointers, shapes, random values) works. The
 // no-driver tests skip on machines that have one; tests/gpu covers those.
-#include "runtime/device_array.hpp"
-#include "runtime/dlpack_interop.hpp"
 #include "runtime/driver.hpp"
-#include "runtime/errors.hpp"
-
 #include "tests/support/expect_error.hpp"
+
+#include <loom/device_array.hpp>
+#include <loom/dlpack.hpp>
+#include <loom/errors.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,6 +2,7 @@
 // Expected IR is built by hand with the checking ir::*Node::make functions and compared
 // structurally, so a test fails on any change of operand order, cast placement or type.
 #include "compiler/ir/equality.hpp"
+#include "compiler/ir/ir.hpp"
 #include "loom/loom.hpp"
 
 #include <gtest/gtest.h>

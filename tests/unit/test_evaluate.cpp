@@ -1,7 +1,7 @@
 #include "compiler/ir/evaluate.hpp"
-
 #include "compiler/ir/ir.hpp"
-#include "runtime/errors.hpp"
+
+#include <loom/errors.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // The host runtime without a GPU: host arrays, the host compiler through the compile cache, and
 // KernelFunction calling hand-written kernels that follow the Target::CPU contract (C++ with
 // extern "C" <name>(...) and <name>_entry(void* const* args), one 8-byte slot per parameter).
-#include "tests/support/scoped_env.hpp"
 #include "runtime/compile_cache.hpp"
-#include "runtime/dlpack_interop.hpp"
 #include "runtime/host_library.hpp"
+#include "tests/support/scoped_env.hpp"
 
+#include <loom/dlpack.hpp>
 #include <loom/loom.hpp>
 
 #include <gtest/gtest.h>

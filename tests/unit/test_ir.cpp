@@ -1,6 +1,7 @@
 // IR basics: the checking make() functions, structural equality and hashing, the mutator's
 // identity guarantee, and the debug printer's parenthesization.
 #include "compiler/ir/equality.hpp"
+#include "compiler/ir/ir.hpp"
 #include "compiler/ir/printer.hpp"
 #include "compiler/ir/visitor.hpp"
 #include "loom/loom.hpp"

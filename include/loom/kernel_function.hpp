@@ -12,9 +12,9 @@
 // block_size or num_blocks (setting one is an error at the next call).
 #pragma once
 
-#include "runtime/device_array.hpp"
-#include "runtime/host_array.hpp"
-#include "runtime/kernel_spec.hpp"
+#include <loom/device_array.hpp>
+#include <loom/host_array.hpp>
+#include <loom/kernel_spec.hpp>
 
 #include <cstdint>
 #include <memory>

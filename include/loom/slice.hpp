@@ -8,7 +8,7 @@
 // that uses another counter makes the launch grid manual.
 #pragma once
 
-#include "compiler/kernel_config.hpp"
+#include <loom/config.hpp>
 
 namespace loom {
 

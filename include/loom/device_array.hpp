@@ -7,7 +7,8 @@
 // Copies are synchronous and ordered with the legacy default stream.
 #pragma once
 
-#include "runtime/driver.hpp"
+#include <loom/detail/cuda_types.hpp>
+#include <loom/device.hpp>
 
 #include <cstdint>
 #include <string>

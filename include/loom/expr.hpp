@@ -8,7 +8,8 @@
 // int, wider beats narrower); narrowing is never implicit.
 #pragma once
 
-#include "compiler/ir/ir.hpp"
+#include <loom/detail/ir_handle.hpp>
+#include <loom/types.hpp>
 
 #include <string>
 

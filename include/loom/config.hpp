@@ -1,7 +1,8 @@
 // What create_kernel is asked to build: the target, the iteration space and code options.
 #pragma once
 
-#include "compiler/ir/ir.hpp"
+#include <loom/detail/ir_handle.hpp>
+#include <loom/types.hpp>
 
 #include <array>
 #include <cstdint>

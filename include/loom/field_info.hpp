@@ -5,7 +5,7 @@
 // those axes lie in memory. Fields are identified by object, never by name.
 #pragma once
 
-#include "compiler/ir/types.hpp"
+#include <loom/types.hpp>
 
 #include <cstdint>
 #include <memory>

@@ -10,11 +10,10 @@
 //   Vec y = layer(x.vec());
 #pragma once
 
-#include "frontend/field.hpp"
-
-#include "frontend/nn/activation.hpp"
-#include "frontend/nn/matrix.hpp"
-#include "frontend/vec.hpp"
+#include <loom/field.hpp>
+#include <loom/nn/activation.hpp>
+#include <loom/nn/matrix.hpp>
+#include <loom/vec.hpp>
 
 #include <optional>
 #include <string>

@@ -7,8 +7,8 @@
 // stencil. Inputs must be floating-point; constants take the input's type (float32 stays float32).
 #pragma once
 
-#include "frontend/expr.hpp"
-#include "frontend/vec.hpp"
+#include <loom/expr.hpp>
+#include <loom/vec.hpp>
 
 #include <string>
 

@@ -1,9 +1,9 @@
 // Assignments: what a kernel computes per cell.
 #pragma once
 
-#include "frontend/expr.hpp"
-#include "frontend/field.hpp"
-#include "frontend/vec.hpp"
+#include <loom/expr.hpp>
+#include <loom/field.hpp>
+#include <loom/vec.hpp>
 
 #include <initializer_list>
 #include <string>

@@ -3,17 +3,22 @@
 // the host compiler and dlopen for Target::CPU.
 #pragma once
 
-#include "compiler/kernel_config.hpp"
-#include "compiler/launch.hpp"
-#include "compiler/lower.hpp"
-#include "frontend/assignment.hpp"
-#include "runtime/kernel_function.hpp"
+#include <loom/assignment.hpp>
+#include <loom/config.hpp>
+#include <loom/kernel_function.hpp>
+#include <loom/kernel_param.hpp>
+#include <loom/launch.hpp>
 
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace loom {
+
+namespace ir {
+struct LoweredKernel;
+struct SourceAssignment;
+} // namespace ir
 
 struct SourceOptions {
     /// Reformat through clang-format's library (needs a build with LOOM_WITH_CLANG).
@@ -23,21 +28,27 @@ struct SourceOptions {
 class Kernel {
 public:
     /// `assignments` are kept when the index type is automatic, to lower the int64 variant.
-    Kernel(LoweredKernel lowered, std::vector<SourceAssignment> assignments, bool automatic_index);
+    Kernel(ir::LoweredKernel lowered, std::vector<ir::SourceAssignment> assignments,
+           bool automatic_index);
 
-    const std::string& name() const { return k_->name; }
+    const std::string& name() const;
     /// The generated source: CUDA, or C++ with OpenMP for Target::CPU. With an automatic index
     /// type this is the int32 variant; the int64 one is generated when compile() needs it.
     std::string source(SourceOptions options = {}) const;
     /// Parameters in signature order: name, C type, role (field pointer, size, stride, scalar).
-    const std::vector<KernelParam>& parameters() const { return k_->params; }
-    const LaunchDescription& launch() const { return k_->launch; }
-    const KernelConfig& config() const { return k_->config; }
-    const std::vector<FieldPtr>& fields() const { return k_->fields; }
+    const std::vector<KernelParam>& parameters() const;
+    const LaunchDescription& launch() const;
+    const KernelConfig& config() const;
+    const std::vector<FieldPtr>& fields() const;
     /// The final IR of the kernel body.
-    const Stmt& ir() const { return k_->body; }
+    const Stmt& ir() const;
     /// Everything at once, as pystencils' `ps.inspect`: fields, parameters, launch, source.
     std::string inspect() const;
+
+    /// The CUBIN NVRTC makes of the CUDA source for sm_<arch> (90: Hopper), through the compile
+    /// cache. Needs no GPU and no driver, so it checks on any machine that the source is valid
+    /// CUDA. Throws UserError for a Target::CPU kernel, CompileError if NVRTC rejects the source.
+    std::string cubin(int arch = 90) const;
 
     /// What the runtime needs to compile, load and launch this kernel (Backend::Host for
     /// Target::CPU).
@@ -49,8 +60,8 @@ public:
     KernelFunction compile(int device = 0) const;
 
 private:
-    std::shared_ptr<const LoweredKernel> k_;
-    std::shared_ptr<const std::vector<SourceAssignment>> assignments_; ///< automatic index only
+    std::shared_ptr<const ir::LoweredKernel> k_;
+    std::shared_ptr<const std::vector<ir::SourceAssignment>> assignments_; ///< automatic index only
 };
 
 /// Generates a kernel from assignments. Throws UserError with a precise message on bad input.

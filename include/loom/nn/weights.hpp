@@ -7,17 +7,24 @@
 //   k(a);
 #pragma once
 
-#include "frontend/nn/chain.hpp"
-#include "runtime/errors.hpp"
-#include "runtime/kernel_function.hpp"
-
-#include <fmt/format.h>
+#include <loom/errors.hpp>
+#include <loom/kernel_function.hpp>
+#include <loom/nn/chain.hpp>
 
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace loom::nn {
+
+namespace detail {
+/// The runtime layers of `chain`, in order; UserError unless there are as many weight matrices
+/// and bias vectors as runtime layers.
+std::vector<const Dense*> runtime_layers(const Chain& chain, std::size_t weights, std::size_t biases);
+/// UserError naming the layer unless `w` is outputs x inputs and `b` fits its bias.
+void check_layer_weights(const Dense& d, const Matrix& w, const std::vector<double>& b);
+[[noreturn]] void throw_no_weight_array(const std::string& name);
+} // namespace detail
 
 /// Arrays (HostArray<T> or DeviceArray<T>) holding the weights and biases of a chain's runtime
 /// layers, in the element type of `Array`. Constant layers need none and are skipped.
@@ -29,14 +36,8 @@ public:
     /// or a shape does not match.
     Weights(const Chain& chain, const std::vector<Matrix>& weights,
             const std::vector<std::vector<double>>& biases) {
-        std::vector<const Dense*> layers;
-        for (const Layer& l : chain.layers())
-            if (auto* d = std::get_if<Dense>(&l); d && d->is_runtime()) layers.push_back(d);
-        if (weights.size() != layers.size() || biases.size() != layers.size())
-            throw UserError(fmt::format("nn::Weights: the chain has {} runtime layer(s), but {} "
-                                        "weight matrices and {} bias vectors were given; give "
-                                        "one of each per runtime layer, in order",
-                                        layers.size(), weights.size(), biases.size()));
+        std::vector<const Dense*> layers =
+            detail::runtime_layers(chain, weights.size(), biases.size());
         arrays_.reserve(2 * layers.size());
         for (std::size_t k = 0; k < layers.size(); ++k) add(*layers[k], weights[k], biases[k]);
     }
@@ -49,28 +50,17 @@ public:
     const Array& operator[](const std::string& name) const {
         for (const auto& [n, array] : arrays_)
             if (n == name) return array;
-        throw UserError(fmt::format("nn::Weights: no array named '{}'", name));
+        detail::throw_no_weight_array(name);
     }
 
 private:
     using T = typename Array::value_type;
 
     void add(const Dense& d, const Matrix& w, const std::vector<double>& b) {
-        const std::string& name = d.name();
-        if (w.rows() != d.outputs() || w.cols() != d.inputs())
-            throw UserError(fmt::format("nn::Weights: layer '{}' is {} x {} (outputs x inputs), "
-                                        "but its weight matrix is {} x {}",
-                                        name, d.outputs(), d.inputs(), w.rows(), w.cols()));
-        const bool has_bias = d.has_bias();
-        if (has_bias != !b.empty() || (has_bias && int(b.size()) != d.outputs()))
-            throw UserError(fmt::format("nn::Weights: layer '{}' {}, but {} bias value(s) were "
-                                        "given", name,
-                                        has_bias ? fmt::format("has a bias of {}", d.outputs())
-                                                 : std::string("has no bias"),
-                                        b.size()));
+        detail::check_layer_weights(d, w, b);
         std::vector<T> wv(w.values().begin(), w.values().end());
         arrays_.emplace_back(d.weight_field().name(), Array::from_host(wv, {w.rows(), w.cols()}));
-        if (has_bias) {
+        if (d.has_bias()) {
             std::vector<T> bv(b.begin(), b.end());
             arrays_.emplace_back(d.bias_field().name(),
                                  Array::from_host(bv, {std::int64_t(b.size())}));

@@ -6,8 +6,8 @@
 // consumer frees everything by calling the deleter once.
 #pragma once
 
-#include "runtime/device_array.hpp"
-#include "runtime/dlpack/dlpack.h"
+#include <loom/detail/dlpack/dlpack.h>
+#include <loom/device_array.hpp>
 
 namespace loom {
 

@@ -5,9 +5,9 @@
 //   mlp.assign(ac, y.vec(), x.vec(), "mlp");           // temporaries mlp_dense0_0, ...
 #pragma once
 
-#include "frontend/assignment.hpp"
-#include "frontend/nn/activation.hpp"
-#include "frontend/nn/dense.hpp"
+#include <loom/assignment.hpp>
+#include <loom/nn/activation.hpp>
+#include <loom/nn/dense.hpp>
 
 #include <string>
 #include <type_traits>

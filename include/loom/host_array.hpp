@@ -7,7 +7,7 @@
 // or view (last index fastest), whatever the memory order, as for DeviceArray.
 #pragma once
 
-#include "runtime/device_array.hpp"
+#include <loom/device_array.hpp>
 
 #include <array>
 #include <cstdint>

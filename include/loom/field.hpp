@@ -6,9 +6,9 @@
 //   lut.at({cast<int>(v)})   g.at({x / 2, y / 2, z})(1)      // reads at absolute coordinates
 #pragma once
 
-#include "compiler/ir/field.hpp"
-#include "frontend/expr.hpp"
-#include "frontend/vec.hpp"
+#include <loom/expr.hpp>
+#include <loom/field_info.hpp>
+#include <loom/vec.hpp>
 
 #include <array>
 #include <initializer_list>

@@ -1,7 +1,7 @@
 // Vector values: a fixed number of scalar expressions, combined element by element.
 #pragma once
 
-#include "frontend/expr.hpp"
+#include <loom/expr.hpp>
 
 #include <initializer_list>
 #include <vector>

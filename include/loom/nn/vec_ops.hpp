@@ -1,7 +1,7 @@
 // Building vectors from vectors: slices and concatenation (vec.hpp has the element-wise math).
 #pragma once
 
-#include "frontend/vec.hpp"
+#include <loom/vec.hpp>
 
 namespace loom {
 

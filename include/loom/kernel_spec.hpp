@@ -3,7 +3,7 @@
 // from the compiler's output; the runtime itself knows nothing of the compiler.
 #pragma once
 
-#include "runtime/device_array.hpp"
+#include <loom/device_array.hpp>
 
 #include <array>
 #include <cstdint>

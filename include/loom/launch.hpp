@@ -8,15 +8,19 @@
 // else.
 #pragma once
 
-#include "compiler/ir/evaluate.hpp"
-#include "compiler/ir/ir.hpp"
+#include <loom/detail/ir_handle.hpp>
 
 #include <array>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 namespace loom {
+
+namespace ir {
+struct Value;
+} // namespace ir
 
 using Dim3 = std::array<std::int64_t, 3>;
 
@@ -38,7 +42,7 @@ struct LaunchDescription {
     static LaunchDescription none(std::string reason);
 
     /// The extents for the given argument values (Size and Parameter variables).
-    Dim3 evaluate_extents(const Bindings& args) const;
+    Dim3 evaluate_extents(const std::unordered_map<const ir::VarNode*, ir::Value>& args) const;
     /// The default block, trimmed where an extent is smaller: x stays a multiple of the warp
     /// (32) unless the whole extent is smaller, y and z shrink to the next power of two.
     Dim3 block_for(const Dim3& extents) const;

@@ -1,0 +1,7 @@
+#include <loom/version.hpp>
+
+namespace loom {
+
+const char* library_version() { return version_string; }
+
+} // namespace loom

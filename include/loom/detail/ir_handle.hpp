@@ -1,0 +1,127 @@
+// The value handles Expr and Stmt that the DSL hands around, and just enough of the IR behind
+// them to make the handles complete types. The node structs themselves, the passes and everything
+// else of the compiler live in namespace loom::ir, which `using namespace loom` does not pull in;
+// only the library's own headers (compiler/ir/ir.hpp) define them.
+#pragma once
+
+#include <loom/types.hpp>
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+// clang-format off
+#define LOOM_FOR_EACH_EXPR_NODE(X) \
+    X(Const) X(Var) X(Counter) X(FieldAccess) X(ThreadIndex) X(BlockThread) X(Load) \
+    X(ArrayLoad) X(Unary) X(Binary) X(Select) X(Call) X(Cast)
+#define LOOM_FOR_EACH_STMT_NODE(X) \
+    X(Assign) X(Declare) X(Store) X(ArrayStore) X(Allocate) X(Barrier) X(Block) X(For) \
+    X(IfThen) X(Comment)
+// clang-format on
+
+namespace loom {
+
+class Expr;
+
+namespace ir {
+enum class ExprKind : std::uint8_t {
+#define LOOM_X(N) N,
+    LOOM_FOR_EACH_EXPR_NODE(LOOM_X)
+#undef LOOM_X
+};
+enum class StmtKind : std::uint8_t {
+#define LOOM_X(N) N,
+    LOOM_FOR_EACH_STMT_NODE(LOOM_X)
+#undef LOOM_X
+};
+
+struct ExprNode {
+    ExprNode(ExprKind k, ScalarType t) : kind(k), type(t) {}
+    virtual ~ExprNode() = default;
+    const ExprKind kind;
+    const ScalarType type;
+};
+struct StmtNode {
+    explicit StmtNode(StmtKind k) : kind(k) {}
+    virtual ~StmtNode() = default;
+    const StmtKind kind;
+};
+#define LOOM_X(N) struct N##Node;
+LOOM_FOR_EACH_EXPR_NODE(LOOM_X)
+LOOM_FOR_EACH_STMT_NODE(LOOM_X)
+#undef LOOM_X
+
+/// The constants a plain C++ number becomes: "weak", so that they adopt the type of the other
+/// operand (int64 and float64 until then); a bool is a plain bool constant.
+Expr weak_constant(bool value);
+Expr weak_constant(std::int64_t value);
+Expr weak_constant(double value);
+} // namespace ir
+
+/// A value handle to an immutable expression node. Cheap to copy. Arithmetic values convert
+/// implicitly into "weak" constants that adopt the type of the other operand.
+class Expr {
+public:
+    Expr() = default;
+    explicit Expr(std::shared_ptr<const ir::ExprNode> node) : node_(std::move(node)) {}
+    template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
+    Expr(T value); // NOLINT(google-explicit-constructor): the DSL relies on it
+
+    bool defined() const { return node_ != nullptr; }
+    const ir::ExprNode* get() const { return node_.get(); }
+    ir::ExprKind kind() const { return node_->kind; }
+    ScalarType type() const { return node_->type; }
+    /// The node as T, or nullptr if it is another kind.
+    template <typename T>
+    const T* as() const {
+        return node_ && node_->kind == T::static_kind ? static_cast<const T*>(node_.get()) : nullptr;
+    }
+    template <typename T>
+    bool is() const { return as<T>() != nullptr; }
+    /// Identity (the same node object), not structural equality.
+    bool same_as(const Expr& o) const { return node_ == o.node_; }
+
+private:
+    std::shared_ptr<const ir::ExprNode> node_;
+};
+
+/// A value handle to an immutable statement node.
+class Stmt {
+public:
+    Stmt() = default;
+    explicit Stmt(std::shared_ptr<const ir::StmtNode> node) : node_(std::move(node)) {}
+    bool defined() const { return node_ != nullptr; }
+    const ir::StmtNode* get() const { return node_.get(); }
+    ir::StmtKind kind() const { return node_->kind; }
+    template <typename T>
+    const T* as() const {
+        return node_ && node_->kind == T::static_kind ? static_cast<const T*>(node_.get()) : nullptr;
+    }
+    template <typename T>
+    bool is() const { return as<T>() != nullptr; }
+    bool same_as(const Stmt& o) const { return node_ == o.node_; }
+
+private:
+    std::shared_ptr<const ir::StmtNode> node_;
+};
+
+template <typename T, typename>
+Expr::Expr(T value) {
+    if constexpr (std::is_same_v<T, bool>)
+        *this = ir::weak_constant(value);
+    else if constexpr (std::is_integral_v<T>)
+        *this = ir::weak_constant(static_cast<std::int64_t>(value));
+    else
+        *this = ir::weak_constant(static_cast<double>(value));
+}
+
+/// The expression (or statement) in loom's IR debug notation, for logs and messages:
+/// `to_string(2.0 * f[{1, 0}])` is "(2.0 * f[1, 0])"-like text; `std::cout << e` prints the same.
+std::string to_string(const Expr& e);
+std::string to_string(const Stmt& s);
+std::ostream& operator<<(std::ostream& os, const Expr& e);
+std::ostream& operator<<(std::ostream& os, const Stmt& s);
+
+} // namespace loom
