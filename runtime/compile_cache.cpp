@@ -1,6 +1,7 @@
 #include "runtime/compile_cache.hpp"
 
 #include "runtime/embedded_templates.hpp"
+#include "runtime/env.hpp"
 #include "runtime/sha256.hpp"
 
 #include <fmt/format.h>
@@ -58,20 +59,14 @@ void hash_field(Sha256& h, std::string_view field) {
     h.update(field);
 }
 
-std::string env(const char* name) {
-    const char* v = std::getenv(name);
-    return v ? v : "";
-}
-
-bool disk_cache_switched_off() {
-    std::string v = env("LOOM_CACHE");
-    return v == "0" || v == "off" || v == "OFF" || v == "false";
-}
+bool disk_cache_switched_off() { return !env::flag("LOOM_CACHE", true); }
 
 std::string default_directory() {
-    if (std::string d = env("LOOM_CACHE_DIR"); !d.empty()) return d;
-    if (std::string d = env("XDG_CACHE_HOME"); !d.empty()) return (fs::path(d) / "loom").string();
-    if (std::string d = env("HOME"); !d.empty()) return (fs::path(d) / ".cache" / "loom").string();
+    if (std::string d = env::value("LOOM_CACHE_DIR"); !d.empty()) return d;
+    if (std::string d = env::value("XDG_CACHE_HOME"); !d.empty())
+        return (fs::path(d) / "loom").string();
+    if (std::string d = env::value("HOME"); !d.empty())
+        return (fs::path(d) / ".cache" / "loom").string();
     return "";
 }
 

@@ -1,5 +1,6 @@
 #include "runtime/host_library.hpp"
 
+#include "runtime/env.hpp"
 #include "runtime/errors.hpp"
 #include "runtime/nvrtc_compiler.hpp" // numbered_source
 
@@ -77,8 +78,8 @@ void pin_openmp_runtime() {
 }
 
 std::string temp_directory() {
-    const char* t = std::getenv("TMPDIR");
-    return t && *t ? t : "/tmp";
+    std::string t = env::value("TMPDIR");
+    return t.empty() ? "/tmp" : t;
 }
 
 } // namespace

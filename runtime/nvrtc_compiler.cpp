@@ -1,6 +1,7 @@
 #include "runtime/nvrtc_compiler.hpp"
 
 #include "runtime/embedded_templates.hpp"
+#include "runtime/env.hpp"
 #include "runtime/errors.hpp"
 
 #include <fmt/format.h>
@@ -63,8 +64,7 @@ struct Program {
 };
 
 std::string dump_source(const std::string& source, const std::string& name) {
-    const char* env = std::getenv("LOOM_DUMP_SOURCE_ON_ERROR");
-    if (!env || std::string(env) != "1") return "";
+    if (!env::flag("LOOM_DUMP_SOURCE_ON_ERROR")) return "";
     std::string path = fmt::format("/tmp/loom_{}_{:016x}.cu", name, std::hash<std::string>{}(source));
     std::ofstream(path) << source;
     return path;
