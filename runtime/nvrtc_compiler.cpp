@@ -19,6 +19,7 @@ std::vector<std::string> NvrtcOptions::all() const {
     std::vector<std::string> o = {fmt::format("--gpu-architecture=sm_{}", arch), "-std=c++17",
                                   "-default-device", "-lineinfo"};
     if (fast_math) o.push_back("--use_fast_math");
+    if (report_resources) o.push_back("-Xptxas=-v");
     o.insert(o.end(), extra.begin(), extra.end());
     return o;
 }
