@@ -1,5 +1,6 @@
-// What users reach for around the JIT: LOOM_ALWAYS_COMPILE, LOOM_DEBUG=cache and LOOM_DUMP_DIR.
-// NVRTC and the host compiler need no GPU, so all of this runs in CI.
+// What users reach for around the JIT: LOOM_ALWAYS_COMPILE, LOOM_DEBUG=cache, LOOM_DUMP_DIR and
+// KernelFunction::resources() / inspect() on a CPU kernel. NVRTC and the host compiler need no
+// GPU, so all of this runs in CI.
 #include "tests/support/cpu_config.hpp"
 #include "tests/support/scoped_env.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -184,6 +185,20 @@ TEST_F(JitDebuggingTest, AnUnwritableDumpDirWarnsOnceAndNeverFails) {
     EXPECT_NE(err.find("Set LOOM_DUMP_DIR to a writable directory"), std::string::npos) << err;
     EXPECT_EQ(err.find("warning", err.find("warning") + 1), std::string::npos)
         << "warned twice:\n" << err;
+}
+
+TEST_F(JitDebuggingTest, ResourcesOfACpuKernelSayTheyDoNotApply) {
+    auto [f, g] = fields<2>("f, g: float64[2D]");
+    KernelFunction k = create_kernel(Assignment(f.center(), 2 * g.center()), cpu("resources_cpu"))
+                           .compile();
+    KernelResources r = k.resources();
+    EXPECT_FALSE(r.has_gpu_resources);
+    EXPECT_EQ(r.registers, 0);
+    EXPECT_FALSE(r.spill_stores_bytes.has_value());
+    EXPECT_EQ(r.occupancy, 0.0);
+    std::string text = k.inspect();
+    EXPECT_NE(text.find("KernelFunction resources_cpu (Target::CPU"), std::string::npos) << text;
+    EXPECT_NE(text.find("GPU resources: none"), std::string::npos) << text;
 }
 
 } // namespace
