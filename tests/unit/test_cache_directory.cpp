@@ -1,8 +1,7 @@
 // The bounded disk cache: listing, least-recently-used pruning (by hand and after each write),
 // stale temp files, clearing, and several processes writing and pruning one directory at once.
 // Entries come from the generic CompileCache::get with a builder that compiles nothing.
-#include "tests/support/scoped_env.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tests/support/cache_env.hpp"
 #include "runtime/cache_directory.hpp"
 #include "runtime/compile_cache.hpp"
 
@@ -71,12 +70,8 @@ protected:
     }
     std::string path_of(int n) const { return dir_ / (key_of(n) + ".cubin"); }
 
-    TempDir dir_{"loom_cache_dir_test"};
-    ScopedEnv cache_dir_{"LOOM_CACHE_DIR", dir_.c_str()};
-    ScopedEnv cache_switch_{"LOOM_CACHE", nullptr};
-    ScopedEnv limit_{"LOOM_CACHE_MAX_MB", nullptr};
-    ScopedEnv always_{"LOOM_ALWAYS_COMPILE", nullptr};
-    ScopedEnv debug_{"LOOM_DEBUG", nullptr};
+    loom::test::CacheEnv env_;
+    const TempDir& dir_ = env_.dir;
     int builds = 0;
 };
 

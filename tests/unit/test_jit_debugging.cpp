@@ -2,8 +2,7 @@
 // KernelFunction::resources() / inspect() on a CPU kernel. NVRTC and the host compiler need no
 // GPU, so all of this runs in CI.
 #include "tests/support/cpu_config.hpp"
-#include "tests/support/scoped_env.hpp"
-#include "tests/support/temp_dir.hpp"
+#include "tests/support/cache_env.hpp"
 #include "runtime/compile_cache.hpp"
 #include "runtime/errors.hpp"
 
@@ -58,12 +57,7 @@ std::string only_file(const std::string& dir, const std::string& prefix, const s
 
 class JitDebuggingTest : public ::testing::Test {
 protected:
-    TempDir dir_{"loom_jit_debugging"};
-    ScopedEnv cache_dir_{"LOOM_CACHE_DIR", dir_.c_str()};
-    ScopedEnv cache_switch_{"LOOM_CACHE", nullptr};
-    ScopedEnv always_{"LOOM_ALWAYS_COMPILE", nullptr};
-    ScopedEnv debug_{"LOOM_DEBUG", nullptr};
-    ScopedEnv dump_{"LOOM_DUMP_DIR", nullptr};
+    loom::test::CacheEnv env_;
 };
 
 TEST_F(JitDebuggingTest, AlwaysCompileReadsNeitherMemoryNorDisk) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace loom {
 namespace {
 
@@ -31,6 +33,13 @@ extern "C" __global__ void spills(float* x, int n) {
 }
 )";
 
+/// The numbers of a usage, for one comparison: registers, stack frame, spill stores, spill loads,
+/// barriers, static shared memory.
+std::vector<int> numbers(const PtxasUsage& u) {
+    return {u.registers,         u.stack_frame_bytes, u.spill_stores_bytes,
+            u.spill_loads_bytes, u.barriers,          u.static_shared_bytes};
+}
+
 NvrtcResult compile(bool report, std::vector<std::string> extra = {}) {
     NvrtcOptions o;
     o.arch = 90;
@@ -47,11 +56,7 @@ TEST(PtxasUsage, ReportsRegistersSharedMemoryAndBarriers) {
     EXPECT_EQ(u->arch, "sm_90");
     EXPECT_GT(u->registers, 0);
     EXPECT_LE(u->registers, 255);
-    EXPECT_EQ(u->static_shared_bytes, 1024);
-    EXPECT_EQ(u->barriers, 1);
-    EXPECT_EQ(u->spill_stores_bytes, 0);
-    EXPECT_EQ(u->spill_loads_bytes, 0);
-    EXPECT_EQ(u->stack_frame_bytes, 0);
+    EXPECT_EQ(numbers(*u), (std::vector<int>{u->registers, 0, 0, 0, 1, 1024}));
     EXPECT_NE(describe(*u).find("1024 bytes static shared memory"), std::string::npos);
 }
 
@@ -94,12 +99,7 @@ TEST(PtxasUsage, ParsesALogWrittenOut) {
     std::optional<PtxasUsage> u = parse_ptxas_usage(log, "k");
     ASSERT_TRUE(u);
     EXPECT_EQ(u->arch, "sm_80");
-    EXPECT_EQ(u->registers, 24);
-    EXPECT_EQ(u->stack_frame_bytes, 1072);
-    EXPECT_EQ(u->spill_stores_bytes, 3596);
-    EXPECT_EQ(u->spill_loads_bytes, 6188);
-    EXPECT_EQ(u->barriers, 0);
-    EXPECT_EQ(u->static_shared_bytes, 0);
+    EXPECT_EQ(numbers(*u), (std::vector<int>{24, 1072, 3596, 6188, 0, 0}));
 }
 
 } // namespace
