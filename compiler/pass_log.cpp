@@ -1,18 +1,16 @@
 #include "compiler/pass_log.hpp"
 
 #include "compiler/ir/printer.hpp"
+#include "runtime/env.hpp"
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 
 namespace loom::ir {
 
 PassLog::PassLog(const std::string& kernel_name) : name_(kernel_name) {
-    const char* env = std::getenv("LOOM_DEBUG");
-    if (env && std::strstr(env, "passes")) out_ = &std::cerr;
+    if (env::debug_enabled("passes")) out_ = &std::cerr;
 }
 
 PassLog::PassLog(const std::string& kernel_name, std::ostream& out) : name_(kernel_name), out_(&out) {}

@@ -11,7 +11,7 @@ namespace loom::ir {
 
 class PassLog {
 public:
-    /// Enabled when the environment variable LOOM_DEBUG contains "passes".
+    /// Enabled when the comma list LOOM_DEBUG names "passes" (or "all"); see runtime/env.hpp.
     explicit PassLog(const std::string& kernel_name);
     /// Writes to `out` instead of stderr, always enabled (for tests).
     PassLog(const std::string& kernel_name, std::ostream& out);

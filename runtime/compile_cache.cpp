@@ -1,13 +1,20 @@
 #include "runtime/compile_cache.hpp"
 
 #include "runtime/embedded_templates.hpp"
+#include "runtime/env.hpp"
+#include "runtime/ptxas_usage.hpp"
 #include "runtime/sha256.hpp"
+
+#include <loom/errors.hpp>
 
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +22,7 @@
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <optional>
 
 namespace fs = std::filesystem;
 
@@ -58,21 +66,68 @@ void hash_field(Sha256& h, std::string_view field) {
     h.update(field);
 }
 
-std::string env(const char* name) {
-    const char* v = std::getenv(name);
-    return v ? v : "";
-}
-
-bool disk_cache_switched_off() {
-    std::string v = env("LOOM_CACHE");
-    return v == "0" || v == "off" || v == "OFF" || v == "false";
-}
+bool disk_cache_switched_off() { return !env::flag("LOOM_CACHE", true); }
 
 std::string default_directory() {
-    if (std::string d = env("LOOM_CACHE_DIR"); !d.empty()) return d;
-    if (std::string d = env("XDG_CACHE_HOME"); !d.empty()) return (fs::path(d) / "loom").string();
-    if (std::string d = env("HOME"); !d.empty()) return (fs::path(d) / ".cache" / "loom").string();
+    if (std::string d = env::value("LOOM_CACHE_DIR"); !d.empty()) return d;
+    if (std::string d = env::value("XDG_CACHE_HOME"); !d.empty())
+        return (fs::path(d) / "loom").string();
+    if (std::string d = env::value("HOME"); !d.empty())
+        return (fs::path(d) / ".cache" / "loom").string();
     return "";
+}
+
+/// 16 hex digits: enough to tell entries apart in file names and log lines.
+std::string key_prefix(const std::string& key) { return key.substr(0, 16); }
+
+/// LOOM_DEBUG=cache: one line to stderr.
+void debug_line(const std::string& line) {
+    std::fprintf(stderr, "loom: cache: %s\n", line.c_str());
+}
+
+std::string describe_age(std::chrono::system_clock::time_point when) {
+    double s = std::chrono::duration<double>(std::chrono::system_clock::now() - when).count();
+    if (s < 120) return fmt::format("{:.0f} s", s);
+    if (s < 7200) return fmt::format("{:.0f} min", s / 60);
+    return s < 172800 ? fmt::format("{:.1f} h", s / 3600) : fmt::format("{:.1f} days", s / 86400);
+}
+
+/// LOOM_DUMP_DIR: <dir>/<name>_<key prefix>.<extension> (the source), .log (the compiler's log)
+/// and, where the log reports it, .txt (ptxas' registers, spills and stack), unless the source is
+/// there already. A directory that cannot be written warns once and is otherwise ignored.
+void dump_kernel(const std::string& dir, const std::string& name, const std::string& key,
+                 std::string_view extension, const std::string& source, const std::string& log) {
+    static std::mutex mutex;
+    static bool warned_dump = false;
+    std::string stem = name.empty() ? "kernel" : name;
+    std::replace_if(stem.begin(), stem.end(), [](unsigned char c) {
+        return !std::isalnum(c) && c != '_';
+    }, '_');
+    const std::string base = (fs::path(dir) / (stem + "_" + key_prefix(key))).string();
+    const std::string source_path = base + "." + std::string(extension);
+    std::lock_guard<std::mutex> lock(mutex);
+    std::error_code ec;
+    if (fs::exists(source_path, ec)) return;
+    std::vector<std::pair<std::string, std::string>> files = {{source_path, source},
+                                                              {base + ".log", log}};
+    std::optional<PtxasUsage> usage = parse_ptxas_usage(log, name);
+    if (!usage) usage = parse_ptxas_usage(log);
+    if (usage)
+        files.emplace_back(base + ".txt", fmt::format("kernel {} (key {})\n{}\n", usage->function,
+                                                      key, describe(*usage)));
+    fs::create_directories(dir, ec);
+    for (auto& [path, contents] : files) {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        if (out << contents && out.flush()) continue;
+        if (!warned_dump)
+            std::fprintf(stderr,
+                         "loom: warning: cannot write %s for LOOM_DUMP_DIR (%s); kernel sources "
+                         "are not dumped there. Set LOOM_DUMP_DIR to a writable directory or "
+                         "unset it.\n",
+                         path.c_str(), ec ? ec.message().c_str() : std::strerror(errno));
+        warned_dump = true;
+        return;
+    }
 }
 
 /// Writes all of `data` to `fd`, retrying short writes.
@@ -100,6 +155,7 @@ CompileCache::CompileCache() : nvrtc_version_(nvrtc_version()) {
     }
     templates_digest_ = t.hex_digest();
 
+    max_bytes_ = configured_max_bytes();
     if (disk_cache_switched_off()) return;
     directory_ = default_directory();
     if (directory_.empty()) {
@@ -124,6 +180,14 @@ CompileCache::CompileCache() : nvrtc_version_(nvrtc_version()) {
 CompileCache& CompileCache::global() {
     static CompileCache cache;
     return cache;
+}
+
+std::string CompileCache::configured_directory() { return default_directory(); }
+
+std::uint64_t CompileCache::configured_max_bytes() {
+    const std::uint64_t mib = env::unsigned_number(
+        "LOOM_CACHE_MAX_MB", default_max_bytes >> 20, "the disk cache's limit in MiB, 0 for none");
+    return mib > (UINT64_MAX >> 20) ? 0 : mib << 20;
 }
 
 void CompileCache::reset_warning_for_testing() { warned = false; }
@@ -188,7 +252,8 @@ std::string CompileCache::entry_path(const std::string& key, std::string_view ex
 
 CachedCubin CompileCache::get(const std::string& source, const std::string& name,
                               const NvrtcOptions& options) {
-    CachedArtifact a = get(key(source, name, options), cubin_entries, [&] {
+    const std::string k = key(source, name, options);
+    CachedArtifact a = get_source(source, name, k, cubin_entries, "cu", [&] {
         NvrtcResult r = nvrtc_compile(source, name, options);
         return CacheArtifact{std::move(r.cubin), std::move(r.log)};
     });
@@ -197,16 +262,61 @@ CachedCubin CompileCache::get(const std::string& source, const std::string& name
 
 CachedArtifact CompileCache::get_host(const std::string& source, const std::string& name,
                                       const HostCompilerOptions& options) {
-    return get(host_key(source, name, options), host_library_entries, [&] {
+    const std::string k = host_key(source, name, options);
+    return get_source(source, name, k, host_library_entries, "cpp", [&] {
         HostCompileResult r = host_compile(source, name, options);
         return CacheArtifact{std::move(r.library), std::move(r.log)};
     });
 }
 
+CachedArtifact CompileCache::get_source(const std::string& source, const std::string& name,
+                                        const std::string& key, const CacheEntryKind& kind,
+                                        std::string_view source_extension,
+                                        const std::function<CacheArtifact()>& build) {
+    const std::string dump_dir = env::value("LOOM_DUMP_DIR");
+    try {
+        CachedArtifact a = get(key, kind, build, name);
+        if (!dump_dir.empty()) dump_kernel(dump_dir, name, key, source_extension, source, a.log);
+        return a;
+    } catch (const CompileError& e) {
+        if (!dump_dir.empty()) dump_kernel(dump_dir, name, key, source_extension, source, e.log());
+        throw;
+    }
+}
+
 CachedArtifact CompileCache::get(const std::string& key, const CacheEntryKind& kind,
-                                 const std::function<CacheArtifact()>& build) {
+                                 const std::function<CacheArtifact()>& build,
+                                 const std::string& name) {
     CachedArtifact out;
     out.key = key;
+    const bool debug = env::debug_enabled("cache");
+    const auto start = std::chrono::steady_clock::now();
+    auto report = [&](const char* what, const std::string& detail) {
+        if (!debug) return;
+        std::string entry = disk_enabled() ? entry_path(key, kind.extension)
+                                           : std::string("(none: no disk cache)");
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                              start).count();
+        debug_line(fmt::format("{} kernel '{}' key {} entry {}{}", what, name, key_prefix(key),
+                               entry, detail.empty() ? "" : fmt::format(": {} in {:.1f} ms",
+                                                                        detail, ms)));
+    };
+
+    // LOOM_ALWAYS_COMPILE: neither level is read, and concurrent requests do not share a build;
+    // the fresh binary still replaces the disk entry.
+    if (env::flag("LOOM_ALWAYS_COMPILE")) {
+        std::shared_ptr<const Entry> entry;
+        try {
+            entry = load_or_build(key, kind, build, out.source, /*read_disk=*/false);
+        } catch (...) {
+            report("bypassed (LOOM_ALWAYS_COMPILE)", "the compile failed");
+            throw;
+        }
+        report("bypassed (LOOM_ALWAYS_COMPILE)", "compiled");
+        out.payload = entry->payload;
+        out.log = entry->log;
+        return out;
+    }
     // The extension joins the memory key too, so two kinds never share a slot.
     const std::string memory_key = key + "." + std::string(kind.extension);
 
@@ -233,10 +343,14 @@ CachedArtifact CompileCache::get(const std::string& key, const CacheEntryKind& k
         entry = slot->ready.get(); // rethrows the owner's CompileError
         ++memory_hits_;
         out.source = CachedArtifact::Memory;
+        report("hit (memory)", "");
     } else {
         try {
             entry = load_or_build(key, kind, build, out.source);
+            report(out.source == CachedArtifact::Disk ? "hit (disk)" : "miss",
+                   out.source == CachedArtifact::Disk ? "" : "compiled");
         } catch (...) {
+            report("miss", "the compile failed");
             // Failures are not cached: the next request tries again.
             {
                 std::lock_guard<std::mutex> lock(mutex_);
@@ -256,11 +370,12 @@ CachedArtifact CompileCache::get(const std::string& key, const CacheEntryKind& k
 std::shared_ptr<const CompileCache::Entry>
 CompileCache::load_or_build(const std::string& key, const CacheEntryKind& kind,
                             const std::function<CacheArtifact()>& build,
-                            CachedArtifact::Source& source_out) {
-    if (disk_enabled()) {
+                            CachedArtifact::Source& source_out, bool read_disk) {
+    if (read_disk && disk_enabled()) {
         if (auto entry = read_entry(key, kind)) {
             ++disk_hits_;
             source_out = CachedArtifact::Disk;
+            touch_cache_entry(entry_path(key, kind.extension)); // least recently used = oldest
             return entry;
         }
     }
@@ -268,7 +383,25 @@ CompileCache::load_or_build(const std::string& key, const CacheEntryKind& kind,
     ++compiles_;
     source_out = CachedArtifact::Compiled;
     if (disk_enabled()) write_entry(key, kind, *entry);
+    // Without the lock (another process is pruning) this write waits for the next one.
+    if (disk_enabled() && max_bytes() > 0)
+        report_evictions(prune_cache(directory_, max_bytes(), /*wait=*/false));
     return entry;
+}
+
+CachePruneResult CompileCache::prune() {
+    if (!disk_enabled()) return {};
+    CachePruneResult r = prune_cache(directory_, max_bytes(), /*wait=*/true);
+    report_evictions(r);
+    return r;
+}
+
+void CompileCache::report_evictions(const CachePruneResult& r) {
+    evictions_ += r.removed.size();
+    if (r.removed.empty() || !env::debug_enabled("cache")) return;
+    for (const CacheFileInfo& e : r.removed)
+        debug_line(fmt::format("evicted {} ({} bytes, unused for {}) to stay under {} MiB", e.path,
+                               e.bytes, describe_age(e.last_use), max_bytes() >> 20));
 }
 
 std::shared_ptr<const CompileCache::Entry>
@@ -359,11 +492,11 @@ std::size_t CompileCache::memory_entries() const {
 
 CompileCacheStats CompileCache::stats() const {
     return {memory_hits_.load(), disk_hits_.load(), compiles_.load(), disk_writes_.load(),
-            corrupt_entries_.load()};
+            corrupt_entries_.load(), evictions_.load()};
 }
 
 void CompileCache::reset_stats() {
-    memory_hits_ = disk_hits_ = compiles_ = disk_writes_ = corrupt_entries_ = 0;
+    memory_hits_ = disk_hits_ = compiles_ = disk_writes_ = corrupt_entries_ = evictions_ = 0;
 }
 
 } // namespace loom

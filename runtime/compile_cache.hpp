@@ -6,10 +6,15 @@
 // Disk entries are <dir>/<key>.<extension> (.cubin, .hostlib), where <key> is a SHA-256 over
 // everything that can change the binary. Each file carries its own payload hash; a torn or
 // corrupt file is removed and rebuilt, and an unusable directory costs one warning, never a
-// failure. The machinery is one generic get(key, kind, build); NVRTC and the host compiler are
-// two builders on top of it.
+// failure. The directory is bounded (LOOM_CACHE_MAX_MB): after each write the least recently
+// used entries are removed (runtime/cache_directory.hpp). The machinery is one generic
+// get(key, kind, build); NVRTC and the host compiler are two builders on top of it.
+//
+// Per lookup, LOOM_ALWAYS_COMPILE=1 bypasses both levels, LOOM_DEBUG=cache prints one line to
+// stderr, and LOOM_DUMP_DIR receives the kernel's source and log (see runtime/env.hpp).
 #pragma once
 
+#include "runtime/cache_directory.hpp"
 #include "runtime/host_compiler.hpp"
 #include "runtime/nvrtc_compiler.hpp"
 
@@ -67,6 +72,7 @@ struct CompileCacheStats {
     std::uint64_t compiles = 0;
     std::uint64_t disk_writes = 0;
     std::uint64_t corrupt_entries = 0; ///< disk entries found damaged, removed and rebuilt
+    std::uint64_t evictions = 0;       ///< disk entries this cache removed to stay under its limit
 };
 
 class CompileCache {
@@ -74,11 +80,21 @@ public:
     /// Bump when a key recipe or the entry layout changes: old entries then simply miss.
     static constexpr std::uint32_t format_version = 1;
 
+    /// The disk limit when LOOM_CACHE_MAX_MB is unset: 1 GiB.
+    static constexpr std::uint64_t default_max_bytes = std::uint64_t(1024) << 20;
+
     /// Reads the environment now (so tests can set it per cache):
-    ///   LOOM_CACHE=0     no disk cache (the memory map stays on)
-    ///   LOOM_CACHE_DIR   the directory; else $XDG_CACHE_HOME/loom, else $HOME/.cache/loom
+    ///   LOOM_CACHE=0          no disk cache (the memory map stays on)
+    ///   LOOM_CACHE_DIR        the directory; else $XDG_CACHE_HOME/loom, else $HOME/.cache/loom
+    ///   LOOM_CACHE_MAX_MB     the directory's limit in MiB (0: none); default 1024
     /// Creates the directory. If that fails, warns once per process and caches in memory only.
     CompileCache();
+
+    /// The directory the environment names (LOOM_CACHE_DIR, else $XDG_CACHE_HOME/loom, else
+    /// $HOME/.cache/loom), whether or not LOOM_CACHE turns the disk cache off; "" when none is.
+    static std::string configured_directory();
+    /// LOOM_CACHE_MAX_MB in bytes (default_max_bytes when unset or invalid; 0: no limit).
+    static std::uint64_t configured_max_bytes();
 
     /// The process-wide cache (constructed on first use).
     static CompileCache& global();
@@ -96,11 +112,12 @@ public:
     CachedArtifact get_host(const std::string& source, const std::string& name,
                             const HostCompilerOptions& options);
 
-    /// The generic lookup under both: the memory map, then <directory>/<key>.<kind.extension>,
-    /// then `build()`, whose result is stored in both. Concurrent requests for one key build
-    /// once; an exception from `build` reaches every waiter and nothing is cached.
+    /// The generic lookup under both: the memory map, then <directory>/<key>.<kind.extension>
+    /// (a hit marks the file as just used), then `build()`, whose result is stored in both.
+    /// Concurrent requests for one key build once; an exception from `build` reaches every waiter
+    /// and nothing is cached. `name` only labels LOOM_DEBUG=cache lines.
     CachedArtifact get(const std::string& key, const CacheEntryKind& kind,
-                       const std::function<CacheArtifact()>& build);
+                       const std::function<CacheArtifact()>& build, const std::string& name = "");
 
     /// The cache key: SHA-256 over the format version, name, source, full option list, arch,
     /// NVRTC version, every named header (name and contents) and the embedded templates, each
@@ -126,6 +143,12 @@ public:
     bool disk_enabled() const { return disk_enabled_.load(); }
     /// The disk cache directory ("" when none was configured).
     const std::string& directory() const { return directory_; }
+    /// The directory's size limit in bytes; 0 means none.
+    std::uint64_t max_bytes() const { return max_bytes_.load(); }
+    /// Changes the limit (0: none); it applies from the next write (or prune()).
+    void set_max_bytes(std::uint64_t bytes) { max_bytes_ = bytes; }
+    /// Prunes the directory to the limit now (prune_cache); nothing without a disk cache.
+    CachePruneResult prune();
     /// <directory>/<key>.cubin
     std::string entry_path(const std::string& key) const;
     /// <directory>/<key>.<extension>
@@ -140,21 +163,30 @@ private:
 
     std::shared_ptr<const Entry> load_or_build(const std::string& key, const CacheEntryKind& kind,
                                                const std::function<CacheArtifact()>& build,
-                                               CachedArtifact::Source& source_out);
+                                               CachedArtifact::Source& source_out,
+                                               bool read_disk = true);
     std::shared_ptr<const Entry> read_entry(const std::string& key, const CacheEntryKind& kind);
     void write_entry(const std::string& key, const CacheEntryKind& kind, const Entry& entry);
     void disable_disk(const std::string& reason);
+    /// get() of a kernel's source: also writes it and its log to LOOM_DUMP_DIR when set.
+    CachedArtifact get_source(const std::string& source, const std::string& name,
+                              const std::string& key, const CacheEntryKind& kind,
+                              std::string_view source_extension,
+                              const std::function<CacheArtifact()>& build);
+    /// Counts the evictions of `r` and prints them under LOOM_DEBUG=cache.
+    void report_evictions(const CachePruneResult& r);
 
     std::string directory_;
     std::string nvrtc_version_;
     std::string templates_digest_; ///< SHA-256 over every embedded template's name and contents
     std::atomic<bool> disk_enabled_{false};
+    std::atomic<std::uint64_t> max_bytes_{default_max_bytes};
 
     mutable std::mutex mutex_;
     std::unordered_map<std::string, std::shared_ptr<Slot>> memory_;
 
     std::atomic<std::uint64_t> memory_hits_{0}, disk_hits_{0}, compiles_{0}, disk_writes_{0},
-        corrupt_entries_{0};
+        corrupt_entries_{0}, evictions_{0};
 };
 
 } // namespace loom

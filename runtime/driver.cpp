@@ -288,6 +288,7 @@ Context::Context(int ordinal) {
     props_.max_shared_memory_per_block = LOOM_ATTR(MAX_SHARED_MEMORY_PER_BLOCK);
     props_.max_shared_memory_per_block_optin = LOOM_ATTR(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     props_.multiprocessor_count = LOOM_ATTR(MULTIPROCESSOR_COUNT);
+    props_.max_threads_per_multiprocessor = LOOM_ATTR(MAX_THREADS_PER_MULTIPROCESSOR);
     props_.warp_size = LOOM_ATTR(WARP_SIZE);
 #undef LOOM_ATTR
     check(d.cuDeviceTotalMem(&props_.total_memory, device_), "cuDeviceTotalMem");

@@ -47,6 +47,7 @@ namespace loom {
     X(cuModuleGetFunction, 2000)                                                                   \
     X(cuFuncSetAttribute, 9000)                                                                    \
     X(cuFuncGetAttribute, 2020)                                                                    \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)                                           \
     X(cuLaunchKernel, 4000)                                                                        \
     X(cuStreamCreate, 2000)                                                                        \
     X(cuStreamDestroy, 4000)                                                                       \
@@ -111,6 +112,7 @@ struct DeviceProperties {
     int max_shared_memory_per_block = 0;       ///< bytes a kernel may use without opting in
     int max_shared_memory_per_block_optin = 0; ///< bytes with MAX_DYNAMIC_SHARED_SIZE_BYTES set
     int multiprocessor_count = 0;
+    int max_threads_per_multiprocessor = 0; ///< resident threads an SM holds (occupancy's 100%)
     int warp_size = 0;
     std::size_t total_memory = 0; ///< bytes
 

@@ -1,5 +1,6 @@
 #include "runtime/host_compiler.hpp"
 
+#include "runtime/env.hpp"
 #include "runtime/nvrtc_compiler.hpp" // numbered_source
 
 #include <loom/errors.hpp>
@@ -21,6 +22,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 extern char** environ;
@@ -107,8 +109,8 @@ std::string trimmed(std::string s) {
 }
 
 [[noreturn]] void cannot_run(const std::vector<std::string>& command, const ProcessResult& r) {
-    const char* env = std::getenv("LOOM_CXX");
-    std::string setting = env ? fmt::format("LOOM_CXX is '{}'", env)
+    std::optional<std::string> cxx = env::get("LOOM_CXX");
+    std::string setting = cxx ? fmt::format("LOOM_CXX is '{}'", *cxx)
                               : std::string("LOOM_CXX is not set, so loom uses 'c++'");
     std::string why = r.spawn_error
                           ? fmt::format("'{}' could not be started: {}", command[0],
@@ -123,8 +125,7 @@ std::string trimmed(std::string s) {
 }
 
 std::string dump_source(const std::string& source, const std::string& name) {
-    const char* env = std::getenv("LOOM_DUMP_SOURCE_ON_ERROR");
-    if (!env || std::string(env) != "1") return "";
+    if (!env::flag("LOOM_DUMP_SOURCE_ON_ERROR")) return "";
     std::string path =
         fmt::format("/tmp/loom_{}_{:016x}.cpp", name, std::hash<std::string>{}(source));
     std::ofstream(path) << source;
@@ -135,8 +136,8 @@ std::string dump_source(const std::string& source, const std::string& name) {
 class TempDir {
 public:
     TempDir() {
-        const char* t = std::getenv("TMPDIR");
-        std::string base = t && *t ? t : "/tmp";
+        std::string base = env::value("TMPDIR");
+        if (base.empty()) base = "/tmp";
         std::string pattern = (fs::path(base) / "loom_cxx_XXXXXX").string();
         if (!::mkdtemp(pattern.data()))
             throw UserError(fmt::format("cannot create a directory for the host compiler in "
@@ -168,10 +169,8 @@ std::string file_stem(const std::string& name) {
 
 HostCompilerOptions HostCompilerOptions::from_environment() {
     HostCompilerOptions o;
-    if (const char* env = std::getenv("LOOM_CXX")) {
-        std::vector<std::string> words = split_words(env);
-        if (!words.empty()) o.compiler = std::move(words);
-    }
+    std::vector<std::string> words = split_words(env::value("LOOM_CXX"));
+    if (!words.empty()) o.compiler = std::move(words);
     return o;
 }
 

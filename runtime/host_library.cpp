@@ -1,5 +1,6 @@
 #include "runtime/host_library.hpp"
 
+#include "runtime/env.hpp"
 #include "runtime/nvrtc_compiler.hpp" // numbered_source
 
 #include <loom/errors.hpp>
@@ -78,8 +79,8 @@ void pin_openmp_runtime() {
 }
 
 std::string temp_directory() {
-    const char* t = std::getenv("TMPDIR");
-    return t && *t ? t : "/tmp";
+    std::string t = env::value("TMPDIR");
+    return t.empty() ? "/tmp" : t;
 }
 
 } // namespace
@@ -114,6 +115,7 @@ std::shared_ptr<const HostLibrary> HostLibrary::load(const CachedArtifact& artif
         std::string target = cache.entry_path(artifact.key, "so");
         if (file_holds(target, artifact.payload)) {
             path = target;
+            touch_cache_entry(target); // a use, for the cache's least-recently-used pruning
         } else {
             std::string tmp = write_unique(cache.directory(), "." + artifact.key + ".",
                                            artifact.payload, error);
@@ -124,7 +126,7 @@ std::shared_ptr<const HostLibrary> HostLibrary::load(const CachedArtifact& artif
             }
         }
     }
-    if (path.empty()) {
+    auto write_temporary = [&] {
         path = write_unique(temp_directory(), "loom_" + artifact.key.substr(0, 16) + "_",
                             artifact.payload, error);
         if (path.empty())
@@ -133,11 +135,18 @@ std::shared_ptr<const HostLibrary> HostLibrary::load(const CachedArtifact& artif
                                         "writable directory.",
                                         name, error));
         temporary = true;
-    }
+    };
+    if (path.empty()) write_temporary();
 
     auto lib = std::shared_ptr<HostLibrary>(new HostLibrary());
     ::dlerror();
     lib->handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib->handle_ && !temporary && ::access(path.c_str(), F_OK) != 0) {
+        // Another process pruned <key>.so between the check above and dlopen: a private copy.
+        write_temporary();
+        ::dlerror();
+        lib->handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
     const char* open_error = lib->handle_ ? nullptr : ::dlerror();
     if (temporary) ::unlink(path.c_str());
     if (!lib->handle_)

@@ -4,6 +4,7 @@
 #include "runtime/driver.hpp"
 #include "runtime/host_compiler.hpp"
 #include "runtime/host_library.hpp"
+#include "runtime/ptxas_usage.hpp"
 
 #include <loom/errors.hpp>
 
@@ -188,6 +189,7 @@ std::shared_ptr<KernelFunction::Module> load_cuda(const KernelSpec& spec, int de
     NvrtcOptions options;
     options.arch = ctx.properties().compute_capability();
     options.fast_math = spec.fast_math;
+    options.report_resources = true; // spills for resources(), and for LOOM_DUMP_DIR
     CachedCubin cubin = CompileCache::global().get(spec.source, spec.name, options);
     auto m = std::make_shared<KernelFunction::Module>();
     m->device = device;
@@ -231,6 +233,81 @@ KernelFunction::KernelFunction(KernelSpec spec, int device)
 
 const std::string& KernelFunction::compile_log() const { return module_->log; }
 CUfunction KernelFunction::handle() const { return module_->function; }
+
+KernelResources KernelFunction::resources() const {
+    KernelResources r;
+    if (spec_->backend == Backend::Host) return r;
+    const DeviceProperties& dev = Context::current(module_->device).properties();
+    Driver& d = driver();
+    auto attribute = [&](CUfunction_attribute a, const char* what) {
+        int v = 0;
+        check(d.cuFuncGetAttribute(&v, a, module_->function),
+              fmt::format("cuFuncGetAttribute({}) for kernel '{}'", what, spec_->name));
+        return v;
+    };
+    r.has_gpu_resources = true;
+    r.arch = fmt::format("sm_{}", dev.compute_capability());
+    r.registers = attribute(CU_FUNC_ATTRIBUTE_NUM_REGS, "NUM_REGS");
+    r.local_bytes = std::size_t(attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "LOCAL_SIZE_BYTES"));
+    r.static_shared_bytes =
+        std::size_t(attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "SHARED_SIZE_BYTES"));
+    r.max_threads_per_block =
+        attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "MAX_THREADS_PER_BLOCK");
+    r.dynamic_shared_bytes = spec_->launch.shared_bytes;
+    if (std::optional<PtxasUsage> u = parse_ptxas_usage(module_->log, spec_->name)) {
+        r.spill_stores_bytes = u->spill_stores_bytes;
+        r.spill_loads_bytes = u->spill_loads_bytes;
+    }
+    r.block = block_size.is_set() ? block_size.dims() : spec_->launch.default_block;
+    const std::int64_t threads = r.block[0] * r.block[1] * r.block[2];
+    if (threads < 1 || threads > r.max_threads_per_block || dev.warp_size < 1) return r;
+    int blocks = 0;
+    check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, module_->function, int(threads),
+                                                        r.dynamic_shared_bytes),
+          fmt::format("cuOccupancyMaxActiveBlocksPerMultiprocessor for kernel '{}' with block {}",
+                      spec_->name, dims(r.block)));
+    const std::int64_t warps = (threads + dev.warp_size - 1) / dev.warp_size;
+    const int max_warps = dev.max_threads_per_multiprocessor / dev.warp_size;
+    r.occupancy_blocks_per_sm = blocks;
+    r.occupancy = max_warps > 0 ? std::min(1.0, double(blocks * warps) / max_warps) : 0.0;
+    return r;
+}
+
+std::string KernelFunction::inspect() const {
+    const KernelSpec& k = *spec_;
+    std::string out = fmt::format("KernelFunction {} ({})\n", k.name,
+                                  k.backend == Backend::Host ? "Target::CPU, host compiler"
+                                                             : "Target::CUDA, NVRTC");
+    if (k.backend == Backend::Host) {
+        out += "  launch: none (the loops cover the iteration space; OpenMP spreads them over "
+               "the cores)\n  GPU resources: none (a host kernel)\n";
+        return out;
+    }
+    auto size = [](const LaunchSize& s, const char* unset) {
+        return s.is_set() ? dims(s.dims()) : std::string(unset);
+    };
+    out += fmt::format("  device {}\n  block_size {}, num_blocks {}\n", module_->device,
+                       size(block_size, "unset"),
+                       size(num_blocks, "unset (inferred from the arrays)"));
+    if (last_grid_ != Dim3{}) // a grid with a zero extent never launched
+        out += fmt::format("  last launch: grid {}, block {}\n", dims(last_grid_),
+                           dims(last_block_));
+    const KernelResources r = resources();
+    auto spill = [](const std::optional<int>& b) {
+        return b ? fmt::format("{} bytes", *b) : std::string("unknown");
+    };
+    out += fmt::format("  {}: {} registers, {} bytes local memory per thread (spill stores {}, "
+                       "spill loads {})\n",
+                       r.arch, r.registers, r.local_bytes, spill(r.spill_stores_bytes),
+                       spill(r.spill_loads_bytes));
+    out += fmt::format("  shared memory per block: {} bytes static, {} bytes dynamic\n",
+                       r.static_shared_bytes, r.dynamic_shared_bytes);
+    out += fmt::format("  at most {} threads per block; with block {}: {} blocks per SM, "
+                       "occupancy {:.0f}%\n",
+                       r.max_threads_per_block, dims(r.block), r.occupancy_blocks_per_sm,
+                       100 * r.occupancy);
+    return out;
+}
 
 KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
     const KernelSpec& k = *spec_;

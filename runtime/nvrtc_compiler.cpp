@@ -2,6 +2,7 @@
 
 #include "runtime/driver.hpp"
 #include "runtime/embedded_templates.hpp"
+#include "runtime/env.hpp"
 
 #include <loom/errors.hpp>
 
@@ -20,6 +21,7 @@ std::vector<std::string> NvrtcOptions::all() const {
     std::vector<std::string> o = {fmt::format("--gpu-architecture=sm_{}", arch), "-std=c++17",
                                   "-default-device", "-lineinfo"};
     if (fast_math) o.push_back("--use_fast_math");
+    if (report_resources) o.push_back("-Xptxas=-v");
     o.insert(o.end(), extra.begin(), extra.end());
     return o;
 }
@@ -65,8 +67,7 @@ struct Program {
 };
 
 std::string dump_source(const std::string& source, const std::string& name) {
-    const char* env = std::getenv("LOOM_DUMP_SOURCE_ON_ERROR");
-    if (!env || std::string(env) != "1") return "";
+    if (!env::flag("LOOM_DUMP_SOURCE_ON_ERROR")) return "";
     std::string path = fmt::format("/tmp/loom_{}_{:016x}.cu", name, std::hash<std::string>{}(source));
     std::ofstream(path) << source;
     return path;

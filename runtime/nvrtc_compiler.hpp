@@ -11,6 +11,9 @@ namespace loom {
 struct NvrtcOptions {
     int arch = 90;                 ///< sm_XX
     bool fast_math = false;        ///< --use_fast_math
+    /// -Xptxas=-v: the log reports each kernel's registers, spills and stack (parse_ptxas_usage).
+    /// Off by default so that a non-empty log means warnings; KernelFunction turns it on.
+    bool report_resources = false;
     std::vector<std::string> extra;///< more options, passed as they are
     /// Named headers (name, contents), resolvable by #include "name" without an include path.
     std::vector<std::pair<std::string, std::string>> headers;

@@ -4,6 +4,7 @@
 //   k(args("src", a, "dst", b));          // grid inferred from the arrays
 //   k.block_size = {128, 2, 1};           // takes effect on the next call
 //   k.num_blocks = {64, 1024, 1};         // manual grid (must cover what you want computed)
+//   k.resources().registers;              // registers, spills, shared memory, occupancy
 //
 //   KernelFunction c = cpu_kernel.compile(); // Target::CPU: $LOOM_CXX, dlopen, host arrays
 //   c(args("src", h, "dst", g));             // runs on this thread and OpenMP's, synchronously
@@ -18,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -80,6 +82,26 @@ struct LaunchSize {
     void reset() { x = y = z = 0; }
 };
 
+/// What a loaded kernel uses and the occupancy that follows, from the driver (per function) and
+/// ptxas' log (spills). For a host kernel only `has_gpu_resources` (false) means anything.
+struct KernelResources {
+    bool has_gpu_resources = false; ///< false for Target::CPU kernels: no field below applies
+    std::string arch;               ///< "sm_90": what it was compiled for
+    int registers = 0;              ///< per thread
+    std::size_t local_bytes = 0;    ///< local memory per thread (stack and spills)
+    /// Per thread, from ptxas' log (KernelFunction compiles with -Xptxas=-v); nullopt when the
+    /// log does not report them.
+    std::optional<int> spill_stores_bytes, spill_loads_bytes;
+    std::size_t static_shared_bytes = 0;  ///< per block (__shared__ arrays)
+    std::size_t dynamic_shared_bytes = 0; ///< per block, passed at every launch
+    int max_threads_per_block = 0;  ///< the most threads a block of this function may have
+    Dim3 block{};                   ///< the block the occupancy is for: block_size, or the default
+    int occupancy_blocks_per_sm = 0; ///< resident blocks of that size per multiprocessor
+    /// Resident warps per multiprocessor over the most it holds, in [0, 1]; 0 when the block
+    /// cannot launch (more threads than max_threads_per_block).
+    double occupancy = 0.0;
+};
+
 class KernelFunction {
 public:
     /// Compiles (through the cache) and loads the kernel: for Backend::Cuda with NVRTC for the
@@ -114,6 +136,12 @@ public:
     const std::string& compile_log() const;
     /// The CUDA function; null for host kernels.
     CUfunction handle() const;
+    /// Registers, spills, local and shared memory and the occupancy at the current block_size (or
+    /// the default block when it is unset), for the int32 variant when there are two. Asks the
+    /// driver each call. A host kernel returns has_gpu_resources = false.
+    KernelResources resources() const;
+    /// A readable summary: name, backend, block and grid settings, the last launch, resources.
+    std::string inspect() const;
 
     struct Module; ///< a loaded module (shared by copies, unloaded with the last)
 

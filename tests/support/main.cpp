@@ -4,14 +4,13 @@
 // entries from an earlier run, and leaves nothing behind: the directory is removed when the
 // tests end. LOOM_TEST_KEEP_SCRATCH=1 keeps it (its path is printed) for a post-mortem.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <system_error>
-
-#include <unistd.h>
 
 namespace {
 
