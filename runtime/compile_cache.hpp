@@ -146,7 +146,6 @@ private:
     void disable_disk(const std::string& reason);
 
     std::string directory_;
-    std::string nvrtc_version_;
     std::string templates_digest_; ///< SHA-256 over every embedded template's name and contents
     std::atomic<bool> disk_enabled_{false};
 
