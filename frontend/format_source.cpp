@@ -1,46 +1,140 @@
-// Optional pretty-printing of generated source through clang-format's library. The core never
-// needs Clang; without it, asking for formatted source is a clear error.
+// Optional pretty-printing of generated source by the clang-format executable: loom links no
+// Clang library. Without clang-format, asking for formatted source is a clear error.
+#include "runtime/subprocess.hpp"
+
 #include <loom/errors.hpp>
 #include <loom/kernel.hpp>
 
-#ifdef LOOM_WITH_CLANG
-#include <clang/Format/Format.h>
-#include <clang/Tooling/Core/Replacement.h>
-#endif
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 namespace loom {
 
-bool source_formatting_available() {
-#ifdef LOOM_WITH_CLANG
-    return true;
-#else
-    return false;
-#endif
+namespace {
+
+// The repository's .clang-format, passed inline so that no .clang-format file near the current
+// directory can change the result.
+constexpr const char* kStyle =
+    "--style={BasedOnStyle: LLVM, IndentWidth: 4, ColumnLimit: 100, AccessModifierOffset: -4, "
+    "AllowShortFunctionsOnASingleLine: Inline, AllowShortIfStatementsOnASingleLine: false, "
+    "AllowShortLambdasOnASingleLine: All, AlwaysBreakTemplateDeclarations: Yes, "
+    "DerivePointerAlignment: false, PointerAlignment: Left, IncludeBlocks: Preserve, "
+    "NamespaceIndentation: None}";
+
+constexpr int kDefaultTimeoutMs = 10000;
+
+const char* const kNames[] = {"clang-format",    "clang-format-19", "clang-format-18",
+                              "clang-format-17", "clang-format-16", "clang-format-15",
+                              "clang-format-14"};
+
+bool is_executable_file(const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
 }
 
-std::string format_source(const std::string& source) {
-#ifdef LOOM_WITH_CLANG
-    // The same style as the repository's .clang-format.
-    clang::format::FormatStyle style = clang::format::getLLVMStyle();
-    style.IndentWidth = 4;
-    style.ColumnLimit = 100;
-    style.AccessModifierOffset = -4;
-    style.PointerAlignment = clang::format::FormatStyle::PAS_Left;
-    style.DerivePointerAlignment = false;
-    clang::tooling::Range all(0, static_cast<unsigned>(source.size()));
-    clang::tooling::Replacements r = clang::format::reformat(style, source, {all}, "kernel.cu");
-    auto formatted = clang::tooling::applyAllReplacements(source, r);
-    if (!formatted) {
-        std::string why = llvm::toString(formatted.takeError());
-        throw InternalError("clang-format could not apply its replacements: " + why);
+/// PATH, or execvp's default when it is unset.
+std::string path_variable() {
+    const char* p = std::getenv("PATH");
+    return p ? p : "/bin:/usr/bin";
+}
+
+/// `name` as execvp would find it: itself when it holds a '/', else in the first directory of
+/// PATH that holds it. "" when not found.
+std::string find_program(const std::string& name) {
+    if (name.find('/') != std::string::npos) return is_executable_file(name) ? name : "";
+    std::string path = path_variable();
+    for (std::size_t start = 0; start <= path.size();) {
+        std::size_t end = std::min(path.find(':', start), path.size());
+        std::string dir = end > start ? path.substr(start, end - start) : ".";
+        std::string candidate = dir + "/" + name;
+        if (is_executable_file(candidate)) return candidate;
+        start = end + 1;
     }
-    return *formatted;
-#else
-    (void)source;
-    throw UserError("source({.formatted = true}) needs loom built with Clang, and this build has "
-                    "none. Install libclang-14-dev and configure with -DLOOM_WITH_CLANG=ON (or "
-                    "AUTO), or call source() without formatting");
-#endif
+    return "";
+}
+
+/// LOOM_CLANG_FORMAT if set, else the first of kNames on PATH; "" when none is found.
+std::string find_clang_format() {
+    if (const char* env = std::getenv("LOOM_CLANG_FORMAT"); env && *env) return find_program(env);
+    for (const char* name : kNames)
+        if (std::string p = find_program(name); !p.empty()) return p;
+    return "";
+}
+
+int timeout_ms() {
+    const char* env = std::getenv("LOOM_CLANG_FORMAT_TIMEOUT_MS");
+    if (!env || !*env) return kDefaultTimeoutMs;
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (*end || v <= 0 || v > 3600 * 1000)
+        throw UserError(fmt::format("LOOM_CLANG_FORMAT_TIMEOUT_MS is '{}', expected a whole number "
+                                    "of milliseconds from 1 to 3600000; set it to e.g. {} or "
+                                    "unset it",
+                                    env, kDefaultTimeoutMs));
+    return int(v);
+}
+
+constexpr const char* kWithout = "or call source() without formatting";
+
+} // namespace
+
+bool source_formatting_available() { return !find_clang_format().empty(); }
+
+std::string format_source(const std::string& source) {
+    const char* env = std::getenv("LOOM_CLANG_FORMAT");
+    const bool from_env = env && *env;
+    const std::string exe = find_clang_format();
+    if (exe.empty()) {
+        if (from_env)
+            throw UserError(fmt::format(
+                "source({{.formatted = true}}) runs clang-format, but LOOM_CLANG_FORMAT='{}' is "
+                "not an executable file{}.\n"
+                "  fix: set LOOM_CLANG_FORMAT to the clang-format executable (a path, or a name "
+                "found on PATH), unset it to search PATH, {}.",
+                env, std::strchr(env, '/') ? "" : fmt::format(" on PATH ({})", path_variable()),
+                kWithout));
+        throw UserError(fmt::format(
+            "source({{.formatted = true}}) runs clang-format, but none was found: looked for {} "
+            "in the directories of PATH ({}).\n"
+            "  fix: install clang-format 14 or newer (e.g. apt-get install clang-format), set "
+            "LOOM_CLANG_FORMAT=/path/to/clang-format, {}.",
+            fmt::join(kNames, ", "), path_variable(), kWithout));
+    }
+    ProcessOptions options;
+    options.input = source;
+    options.merge_stderr = false;
+    options.timeout_ms = timeout_ms();
+    // The file name only tells clang-format the language.
+    const std::vector<std::string> argv = {exe, kStyle, "--assume-filename=kernel.cu"};
+    ProcessResult r = run_process(argv, options);
+    const std::string origin = from_env ? " (LOOM_CLANG_FORMAT)" : "";
+    if (r.spawn_error)
+        throw UserError(fmt::format("source({{.formatted = true}}): clang-format '{}'{} could not "
+                                    "be started: {}.\n"
+                                    "  fix: check the file (or LOOM_CLANG_FORMAT), {}.",
+                                    exe, origin, std::strerror(r.spawn_error), kWithout));
+    if (r.timed_out)
+        throw UserError(fmt::format(
+            "source({{.formatted = true}}): clang-format '{}'{} did not finish within {} ms and "
+            "was killed.\n"
+            "  fix: check that it is clang-format, allow more time with "
+            "LOOM_CLANG_FORMAT_TIMEOUT_MS (milliseconds, default {}), {}.",
+            exe, origin, options.timeout_ms, kDefaultTimeoutMs, kWithout));
+    if (!r.exited_ok())
+        throw UserError(
+            fmt::format("source({{.formatted = true}}): clang-format '{}'{} failed ({}){}.\n"
+                        "  fix: use clang-format 14 or newer (it must accept the style {}), point "
+                        "LOOM_CLANG_FORMAT at one, {}.",
+                        exe, origin, r.describe_status(), r.errors.empty() ? "" : ":\n" + r.errors,
+                        kStyle, kWithout));
+    return r.output;
 }
 
 } // namespace loom

@@ -147,7 +147,7 @@ bool write_all(int fd, const std::string& data) {
 
 } // namespace
 
-CompileCache::CompileCache() : nvrtc_version_(nvrtc_version()) {
+CompileCache::CompileCache() {
     Sha256 t;
     for (auto& [name, contents] : embedded_templates()) {
         hash_field(t, name);
@@ -213,7 +213,7 @@ std::string CompileCache::key(const std::string& source, const std::string& name
     hash_field(h, std::to_string(opts.size()));
     for (auto& o : opts) hash_field(h, o);
     hash_field(h, std::to_string(options.arch));
-    hash_field(h, nvrtc_version_);
+    hash_field(h, nvrtc_version()); // loads NVRTC here, never for a host kernel
     hash_field(h, std::to_string(options.headers.size()));
     for (auto& [header_name, contents] : options.headers) {
         hash_field(h, header_name);

@@ -177,7 +177,6 @@ private:
     void report_evictions(const CachePruneResult& r);
 
     std::string directory_;
-    std::string nvrtc_version_;
     std::string templates_digest_; ///< SHA-256 over every embedded template's name and contents
     std::atomic<bool> disk_enabled_{false};
     std::atomic<std::uint64_t> max_bytes_{default_max_bytes};

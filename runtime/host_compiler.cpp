@@ -2,6 +2,7 @@
 
 #include "runtime/env.hpp"
 #include "runtime/nvrtc_compiler.hpp" // numbered_source
+#include "runtime/subprocess.hpp"
 
 #include <loom/errors.hpp>
 
@@ -25,8 +26,6 @@
 #include <optional>
 #include <sstream>
 
-extern char** environ;
-
 namespace fs = std::filesystem;
 
 namespace loom {
@@ -42,65 +41,6 @@ std::vector<std::string> split_words(const std::string& s) {
 
 std::string join(const std::vector<std::string>& words) {
     return fmt::format("{}", fmt::join(words, " "));
-}
-
-/// What became of a child process.
-struct ProcessResult {
-    int spawn_error = 0; ///< errno of posix_spawnp; 0 when the program started
-    int status = 0;      ///< waitpid status
-    std::string output;  ///< stdout and stderr, interleaved as written
-
-    bool exited_ok() const { return !spawn_error && WIFEXITED(status) && WEXITSTATUS(status) == 0; }
-    /// The program could not be run: exec failed in posix_spawnp, or a wrapper (env, ccache)
-    /// reported 126/127, the shell convention for "cannot execute" and "not found".
-    bool not_runnable() const {
-        return spawn_error ||
-               (WIFEXITED(status) && (WEXITSTATUS(status) == 126 || WEXITSTATUS(status) == 127));
-    }
-    std::string describe_status() const {
-        if (WIFEXITED(status)) return fmt::format("exit status {}", WEXITSTATUS(status));
-        if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
-        return fmt::format("wait status {}", status);
-    }
-};
-
-/// Runs argv (searched on PATH) with stdin from /dev/null, both output streams into one pipe, in
-/// `cwd` if given. posix_spawn rather than fork: safe in threaded programs, and no shell.
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& cwd) {
-    ProcessResult r;
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) { // CLOEXEC: other threads' children must not inherit it
-        r.spawn_error = errno;
-        return r;
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = 0;
-    r.spawn_error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(fds[1]);
-    if (r.spawn_error) {
-        ::close(fds[0]);
-        return r;
-    }
-    char buf[4096];
-    while (true) {
-        ssize_t n = ::read(fds[0], buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        r.output.append(buf, std::size_t(n));
-    }
-    ::close(fds[0]);
-    while (::waitpid(pid, &r.status, 0) < 0 && errno == EINTR) {
-    }
-    return r;
 }
 
 std::string trimmed(std::string s) {
@@ -199,7 +139,7 @@ std::string host_compiler_identity(const std::vector<std::string>& compiler) {
     }
     std::vector<std::string> command = compiler;
     command.push_back("--version");
-    ProcessResult r = run_process(command, "");
+    ProcessResult r = run_process(command);
     if (!r.exited_ok()) cannot_run(command, r);
     std::string first = r.output.substr(0, r.output.find('\n'));
     std::lock_guard<std::mutex> lock(mutex);
@@ -242,7 +182,9 @@ HostCompileResult host_compile(const std::string& source, const std::string& nam
     // Relative names, run inside the directory: the command line is the same on every run
     // (it is part of the cache key) and the compiler's messages say "<name>.cpp:3:5".
     const std::vector<std::string> command = options.command(name);
-    ProcessResult r = run_process(command, dir.path());
+    ProcessOptions in_dir;
+    in_dir.cwd = dir.path();
+    ProcessResult r = run_process(command, in_dir);
     if (r.not_runnable()) cannot_run(command, r);
 
     HostCompileResult out;

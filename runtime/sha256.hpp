@@ -1,5 +1,5 @@
 // SHA-256 (FIPS 180-4), for cache keys and the integrity check of disk-cache entries. Our own
-// implementation: the runtime links nothing but NVRTC and fmt.
+// implementation: the runtime links nothing but fmt (NVRTC is dlopen'ed).
 #pragma once
 
 #include <array>

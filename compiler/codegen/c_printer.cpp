@@ -11,6 +11,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace loom::ir {
 
@@ -284,6 +287,122 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
         throw InternalError("an Assign statement reached the code generator; lower_iteration_space must run first");
     }
     return "";
+}
+
+// ---- Line wrapping ------------------------------------------------------------------------------
+
+namespace {
+
+/// A place where a long line may break: the line ends before `end`, the next starts at `next`.
+struct LineBreak {
+    std::size_t end, next;
+    int key;       ///< lower breaks first: parenthesis depth, then how loosely the operator binds
+    bool in_index; ///< inside [...], where a break reads worst: only when nothing else fits
+};
+
+/// How loosely a binary operator binds (lower: looser, a better place to break); -1 for none.
+int operator_rank(std::string_view op) {
+    static const std::pair<std::string_view, int> ranks[] = {
+        {"=", 1},  {"+=", 1}, {"?", 3}, {":", 3}, {"||", 4}, {"&&", 5}, {"==", 6},
+        {"!=", 6}, {"<", 7},  {"<=", 7}, {">", 7}, {">=", 7}, {"+", 8},  {"-", 8},
+        {"*", 9},  {"/", 9},  {"%", 9}};
+    for (auto& [o, r] : ranks)
+        if (o == op) return r;
+    return -1;
+}
+
+/// Where "// " starts a trailing comment in a line of code, or npos.
+std::size_t trailing_comment(std::string_view text) {
+    for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+        if (text[i] == '"') {
+            for (++i; i < text.size() && text[i] != '"'; ++i) i += text[i] == '\\';
+        } else if (text[i] == '/' && text[i + 1] == '/') {
+            return i;
+        }
+    }
+    return std::string_view::npos;
+}
+
+/// The breaks of `text`: after a binary operator printed as " op ", and after ", " and "; ".
+std::vector<LineBreak> find_breaks(std::string_view text) {
+    std::vector<LineBreak> out;
+    int depth = 0, index = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '"') { // a string literal holds no break
+            for (++i; i < text.size() && text[i] != '"'; ++i) i += text[i] == '\\';
+        } else if (c == '(' || c == ')') {
+            depth += c == '(' ? 1 : -1;
+        } else if (c == '[' || c == ']') {
+            index += c == '[' ? 1 : -1;
+        } else if ((c == ',' || c == ';') && i + 1 < text.size() && text[i + 1] == ' ') {
+            out.push_back({i + 1, i + 2, depth * 10 + (c == ';' ? 0 : 2), index > 0});
+        } else if (c == ' ') {
+            std::size_t j = text.find(' ', i + 1);
+            if (j == std::string_view::npos || j + 1 >= text.size()) break;
+            int rank = operator_rank(text.substr(i + 1, j - i - 1));
+            if (rank >= 0) out.push_back({j, j + 1, depth * 10 + rank, index > 0});
+        }
+    }
+    return out;
+}
+
+/// One line (without its newline), wrapped, each piece ending in a newline.
+std::string wrap_line(std::string_view line, std::size_t width) {
+    if (line.size() <= width) return std::string(line) + "\n";
+    const std::size_t indent = std::min(line.find_first_not_of(' '), line.size());
+    const std::string pad(line.substr(0, indent));
+    std::string_view text = line.substr(indent);
+    if (text.empty() || text[0] == '#') return std::string(line) + "\n";
+    std::string out, prefix = pad, continued = pad + std::string(8, ' ');
+    if (text.substr(0, 2) == "//") {
+        text.remove_prefix(text.substr(0, 3) == "// " ? 3 : 2);
+        prefix = pad + "// ";
+        continued = pad + "//     ";
+    } else if (std::size_t c = trailing_comment(text); c != std::string_view::npos) {
+        out = wrap_line(pad + std::string(text.substr(c)), width);
+        text = text.substr(0, text.find_last_not_of(' ', c - 1) + 1);
+    }
+    const std::vector<LineBreak> breaks = find_breaks(text);
+    const std::size_t room_continued = width > continued.size() ? width - continued.size() : 1;
+    for (std::size_t start = 0;; prefix = continued) {
+        const std::size_t room = width > prefix.size() ? width - prefix.size() : 1;
+        const LineBreak* best = nullptr;
+        if (text.size() - start > room) {
+            // The loosest break (rightmost among equals) that leaves a rest fitting on one line;
+            // failing that, the loosest that fills at least half the room; failing that any
+            // break that fits, inside an index last; failing that the first.
+            for (int pass = 0; pass < 4 && !best; ++pass) {
+                for (const LineBreak& b : breaks) {
+                    const std::size_t len = b.end - start;
+                    if (b.end <= start || len > room || b.in_index != (pass == 3) ||
+                        (pass == 0 && text.size() - b.next > room_continued) ||
+                        (pass == 1 && 2 * len < room))
+                        continue;
+                    if (!best || b.key <= best->key) best = &b;
+                }
+            }
+            for (const LineBreak& b : breaks)
+                if (!best && b.end > start) best = &b;
+        }
+        if (!best) return out + prefix + std::string(text.substr(start)) + "\n";
+        out += prefix + std::string(text.substr(start, best->end - start)) + "\n";
+        start = best->next;
+    }
+}
+
+} // namespace
+
+std::string wrap_long_lines(const std::string& source, std::size_t width) {
+    std::string out;
+    std::size_t start = 0;
+    while (start < source.size()) {
+        std::size_t end = std::min(source.find('\n', start), source.size());
+        out += wrap_line(std::string_view(source).substr(start, end - start), width);
+        start = end + 1;
+    }
+    if (!source.empty() && source.back() != '\n') out.pop_back();
+    return out;
 }
 
 } // namespace loom::ir

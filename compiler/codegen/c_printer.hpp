@@ -15,6 +15,13 @@
 
 namespace loom::ir {
 
+/// `source` with every line longer than `width` columns broken where C allows (never inside a
+/// string, never a preprocessor line): code at the loosest-binding operator or comma that fits,
+/// continued 8 columns deeper; a comment at the same places, continued as `//` indented by 4; a
+/// trailing comment moves above its line. Deterministic, and changes only whitespace (and the
+/// `//` that a wrapped comment repeats).
+std::string wrap_long_lines(const std::string& source, std::size_t width = 100);
+
 class CFamilyPrinter : public ExprPrinter {
 public:
     /// Names the kernel parameters (filling KernelParam::name) so locals never shadow them.

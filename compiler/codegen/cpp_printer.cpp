@@ -144,6 +144,8 @@ private:
 
 } // namespace
 
-void print_cpp(LoweredKernel& kernel) { kernel.source = CppPrinter(kernel).kernel_source(); }
+void print_cpp(LoweredKernel& kernel) {
+    kernel.source = wrap_long_lines(CppPrinter(kernel).kernel_source());
+}
 
 } // namespace loom::ir

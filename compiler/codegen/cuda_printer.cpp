@@ -128,6 +128,8 @@ protected:
 
 } // namespace
 
-void print_cuda(LoweredKernel& kernel) { kernel.source = CudaPrinter(kernel).kernel_source(); }
+void print_cuda(LoweredKernel& kernel) {
+    kernel.source = wrap_long_lines(CudaPrinter(kernel).kernel_source());
+}
 
 } // namespace loom::ir

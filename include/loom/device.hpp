@@ -34,7 +34,10 @@ struct DeviceInfo {
 /// with an ordinal the driver does not list.
 DeviceInfo device_info(int ordinal = 0);
 
-/// "13.0": the version of NVRTC, the runtime compiler that turns generated CUDA into a CUBIN.
+/// Whether NVRTC, the runtime compiler that turns generated CUDA into a CUBIN, can be loaded
+/// (libnvrtc is opened with dlopen on first use; LOOM_NVRTC names it explicitly). Never throws.
+bool nvrtc_available();
+/// "13.0": the version of NVRTC. Throws UserError, listing where it looked, if it cannot be loaded.
 std::string nvrtc_version();
 
 /// Free and total memory of a device (cuMemGetInfo). Throws CudaError without a driver.

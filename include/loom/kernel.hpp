@@ -21,7 +21,7 @@ struct SourceAssignment;
 } // namespace ir
 
 struct SourceOptions {
-    /// Reformat through clang-format's library (needs a build with LOOM_WITH_CLANG).
+    /// Reformat by running clang-format (see format_source).
     bool formatted = false;
 };
 
@@ -67,9 +67,12 @@ private:
 /// Generates a kernel from assignments. Throws UserError with a precise message on bad input.
 Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config = {});
 
-/// Whether this build can reformat source (built with Clang).
+/// Whether format_source finds clang-format: $LOOM_CLANG_FORMAT (a path, or a name on PATH) when
+/// set, else clang-format, clang-format-19, ..., clang-format-14 on PATH.
 bool source_formatting_available();
-/// Reformats C++/CUDA source with loom's .clang-format style. Throws UserError without Clang.
+/// Reformats C++/CUDA source with loom's .clang-format style by running clang-format (no shell,
+/// the source on stdin). Throws UserError when clang-format is not found, fails, or takes longer
+/// than $LOOM_CLANG_FORMAT_TIMEOUT_MS (default 10000) milliseconds.
 std::string format_source(const std::string& source);
 
 } // namespace loom

@@ -1,6 +1,8 @@
-// Runtime errors that need no GPU: NVRTC failures and a missing driver.
+// Runtime errors that need no GPU: NVRTC failures, NVRTC that cannot be loaded and a missing
+// driver.
 #include "runtime/nvrtc_compiler.hpp"
 #include "tests/support/expect_error.hpp"
+#include "tests/support/scoped_env.hpp"
 
 #include <loom/loom.hpp>
 
@@ -56,6 +58,33 @@ TEST(RuntimeErrors, CompileWithoutDriverSaysNoDriverWasFound) {
     auto [f, g] = fields<2>("f, g: float64[2D]");
     Kernel k = create_kernel(Assignment(f.center(), 2 * g.center()));
     LOOM_EXPECT_ERROR(k.compile(), CudaError, {"no CUDA driver was found", "libcuda.so.1"});
+}
+
+// detail::load_nvrtc_from runs the process-wide loader's search and error on its own candidates,
+// so a failed load can be provoked although this process has loaded NVRTC already.
+TEST(RuntimeErrors, LoomNvrtcPointingNowhereSaysSoAndHowToFix) {
+    loom::test::ScopedEnv env("LOOM_NVRTC", "/nonexistent/libnvrtc.so.13");
+    LOOM_EXPECT_ERROR(detail::load_nvrtc_from(nvrtc_search_paths()), UserError,
+                      {"NVRTC could not be loaded from LOOM_NVRTC='/nonexistent/libnvrtc.so.13'",
+                       "No such file", "Target::CPU kernels do not need it",
+                       "fix: set LOOM_NVRTC to the full path of libnvrtc.so.13",
+                       "or unset it"});
+}
+
+TEST(RuntimeErrors, NvrtcNotFoundListsEveryCandidateAndTheLastError) {
+    loom::test::ScopedEnv env("LOOM_NVRTC", nullptr);
+    LOOM_EXPECT_ERROR(
+        detail::load_nvrtc_from({"libnvrtc.so.99", "/nonexistent/lib64/libnvrtc.so"}), UserError,
+        {"NVRTC could not be loaded: tried libnvrtc.so.99, /nonexistent/lib64/libnvrtc.so",
+         "last error: /nonexistent/lib64/libnvrtc.so: cannot open shared object file",
+         "fix: install the CUDA toolkit's NVRTC", "LD_LIBRARY_PATH",
+         "LOOM_NVRTC=/path/to/libnvrtc.so.13"});
+}
+
+TEST(RuntimeErrors, LibraryThatIsNotNvrtcIsNamed) {
+    loom::test::ScopedEnv env("LOOM_NVRTC", nullptr);
+    LOOM_EXPECT_ERROR(detail::load_nvrtc_from({"libm.so.6"}), UserError,
+                      {"libm.so.6 has no nvrtcVersion", "it is not NVRTC", "fix:"});
 }
 
 } // namespace

@@ -46,12 +46,13 @@ TEST(Golden, MathSelectAndCounters) { check(golden::math_select()); }
 
 TEST(Golden, BufferGatherUpsampling) { check(golden::buffer_upsample()); }
 
-TEST(Golden, FormattedSourceNeedsClang) {
+TEST(Golden, FormattedSourceNeedsClangFormat) {
     auto [f, g] = fields<2>("f, g: float64[2D]");
     Kernel k = create_kernel(Assignment(f.center(), 2 * g.center()));
     if (!source_formatting_available()) {
         EXPECT_THROW(k.source({.formatted = true}), UserError);
-        GTEST_SKIP() << "built without Clang: source({.formatted = true}) raises a UserError";
+        GTEST_SKIP() << "no clang-format on this machine: source({.formatted = true}) raises a "
+                        "UserError";
     }
     std::string formatted = k.source({.formatted = true});
     EXPECT_NE(formatted.find("extern \"C\" __global__ void kernel("), std::string::npos) << formatted;

@@ -5,12 +5,14 @@
 // The references are plain loops over the host values; they never call loom.
 #include "tests/support/cpu_config.hpp"
 #include "tests/support/golden_kernels.hpp"
+#include "tests/support/nvrtc_check.hpp"
 #include "tests/support/random_stencil.hpp"
 
 #include <loom/loom.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -524,6 +526,57 @@ TEST(CpuKernels, BenchmarkRunsTheKernel) {
     EXPECT_TRUE(cells_match(dst.to_host(), shape, [&](const Index& i) -> std::optional<double> {
         if (!inside(i, shape, 1)) return std::nullopt;
         return jacobi_at(s, i);
+    }));
+}
+
+// The printer keeps code within 100 columns: a statement of several hundred columns (sums of
+// products inside max() and sqrt()) is broken at its operators and commas, and still computes
+// the same on the CPU and compiles with NVRTC.
+TEST(CpuKernels, LongExpressionPrintsWithin100ColumnsAndComputes) {
+    auto build = [](Target target) {
+        auto [src, dst] = fields<2>("src, dst: float64[2D]");
+        Expr s1, s2, s3;
+        double c = 0.5;
+        for (int a = -1; a <= 1; ++a)
+            for (int b = -1; b <= 1; ++b, c += 0.125) {
+                Expr product = c * src[{a, b}] * src[{b, a}];
+                Expr& half = a < 0 || (a == 0 && b < 0) ? s1 : s2;
+                half = half.defined() ? half + product : product;
+                s3 = s3.defined() ? s3 - c * src[{a, b}] : c * src[{a, b}];
+            }
+        KernelConfig config = cpu("long_expression");
+        config.target = target;
+        return create_kernel(Assignment(dst.center(), max(s1, s2) + sqrt(abs(s3))), config);
+    };
+    auto reference = [](const Grid<double>& in, const Index& i) {
+        double s1 = 0, s2 = 0, s3 = 0, c = 0.5;
+        for (int a = -1; a <= 1; ++a)
+            for (int b = -1; b <= 1; ++b, c += 0.125) {
+                double product = c * in(i[0] + a, i[1] + b) * in(i[0] + b, i[1] + a);
+                (a < 0 || (a == 0 && b < 0) ? s1 : s2) += product;
+                s3 += (a == -1 && b == -1 ? 1 : -1) * c * in(i[0] + a, i[1] + b);
+            }
+        return std::max(s1, s2) + std::sqrt(std::fabs(s3));
+    };
+    for (Target target : {Target::CUDA, Target::CPU}) {
+        const Kernel k = build(target);
+        std::istringstream lines(k.source());
+        int n = 0, longest = 0;
+        for (std::string line; std::getline(lines, line); ++n)
+            longest = std::max(longest, int(line.size()));
+        EXPECT_LE(longest, 100) << k.source();
+        EXPECT_GT(n, 30) << "the statement should span several lines:\n" << k.source();
+    }
+    test::expect_compiles_for_sm90(build(Target::CUDA));
+
+    KernelFunction k = build(Target::CPU).compile();
+    const Shape shape{21, 34};
+    Grid<double> in = random_grid<double>(shape, 23);
+    HostArray<double> out = poisoned<double>(shape);
+    k(args("src", to_array(in), "dst", out));
+    EXPECT_TRUE(cells_match(out.to_host(), shape, [&](const Index& i) -> std::optional<double> {
+        if (!inside(i, shape, 1)) return std::nullopt;
+        return reference(in, i);
     }));
 }
 

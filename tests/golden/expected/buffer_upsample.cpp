@@ -12,18 +12,25 @@
 extern "C" void upsample(
     double* __restrict__ fine, const double* __restrict__ coarse,
     const int32_t size_0, const int32_t size_1,
-    const int32_t fine_stride_0, const int32_t fine_stride_1, const int32_t coarse_stride_0, const int32_t coarse_stride_1)
+    const int32_t fine_stride_0, const int32_t fine_stride_1, const int32_t coarse_stride_0,
+            const int32_t coarse_stride_1)
 {
     #pragma omp parallel for
     for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
         #pragma omp simd
         for (int32_t ctr_1 = 0; ctr_1 < size_1; ++ctr_1) {
             // fine[0, 0](0) = coarse.at(x / 4, y / 4)(0)
-            fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1] = coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4) + coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4)];
+            fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1] =
+                    coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4) +
+                    coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4)];
             // fine[0, 0](1) = coarse.at(x / 4, y / 4)(1)
-            fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 1] = coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4) + coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4) + 1];
+            fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 1] =
+                    coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4) +
+                    coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4) + 1];
             // fine[0, 0](2) = coarse.at(x / 4, y / 4)(2)
-            fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 2] = coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4) + coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4) + 2];
+            fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 2] =
+                    coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4) +
+                    coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4) + 2];
         }
     }
 }
@@ -34,5 +41,6 @@ extern "C" void upsample_entry(void* const* args)
     upsample(
         *(double* const*) args[0], *(const double* const*) args[1],
         *(const int32_t*) args[2], *(const int32_t*) args[3],
-        *(const int32_t*) args[4], *(const int32_t*) args[5], *(const int32_t*) args[6], *(const int32_t*) args[7]);
+        *(const int32_t*) args[4], *(const int32_t*) args[5], *(const int32_t*) args[6],
+                *(const int32_t*) args[7]);
 }

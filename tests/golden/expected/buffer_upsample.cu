@@ -3,12 +3,14 @@
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (0, 0) (low, high) per axis
 // fields:  fine(3): float64[2D]; coarse(3): float64[2D] (buffer)
-// launch:  block (64, 4, 1) by default; grid = ceil((size_1, (size_0 + 3) / 4, 1) / block); 4 cells per thread along y
+// launch:  block (64, 4, 1) by default; grid = ceil((size_1, (size_0 + 3) / 4, 1) / block);
+//     4 cells per thread along y
 
 extern "C" __global__ void upsample(
     double* __restrict__ fine, const double* __restrict__ coarse,
     const int size_0, const int size_1,
-    const int fine_stride_0, const int fine_stride_1, const int coarse_stride_0, const int coarse_stride_1)
+    const int fine_stride_0, const int fine_stride_1, const int coarse_stride_0,
+            const int coarse_stride_1)
 {
     const int ctr_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
     if (ctr_1 < size_1) {
@@ -17,11 +19,17 @@ extern "C" __global__ void upsample(
             const int ctr_0 = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
             if (ctr_0 < size_0) {
                 // fine[0, 0](0) = coarse.at(x / 4, y / 4)(0)
-                fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1] = coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4) + coarse_stride_1 * (int) ((long long) ctr_1 / 4)];
+                fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1] =
+                        coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4) +
+                        coarse_stride_1 * (int) ((long long) ctr_1 / 4)];
                 // fine[0, 0](1) = coarse.at(x / 4, y / 4)(1)
-                fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 1] = coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4) + coarse_stride_1 * (int) ((long long) ctr_1 / 4) + 1];
+                fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 1] =
+                        coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4) +
+                        coarse_stride_1 * (int) ((long long) ctr_1 / 4) + 1];
                 // fine[0, 0](2) = coarse.at(x / 4, y / 4)(2)
-                fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 2] = coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4) + coarse_stride_1 * (int) ((long long) ctr_1 / 4) + 2];
+                fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 2] =
+                        coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4) +
+                        coarse_stride_1 * (int) ((long long) ctr_1 / 4) + 2];
             }
         }
     }

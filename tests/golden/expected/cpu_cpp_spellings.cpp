@@ -2,7 +2,8 @@
 // kernel:  spellings (CPU, C++ with OpenMP)
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (0, 0) (low, high) per axis
-// fields:  b: float32[2D]; a: float32[2D]; d: float64[2D]; c: float64[2D]; i: int32[2D]; j: int64[2D]
+// fields:  b: float32[2D]; a: float32[2D]; d: float64[2D]; c: float64[2D]; i: int32[2D];
+//     j: int64[2D]
 // launch:  none (CPU target: loops, no launch grid)
 
 #include <math.h>
@@ -13,22 +14,29 @@ static inline int32_t loom_min(int32_t a, int32_t b) { return a < b ? a : b; }
 static inline int64_t loom_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
 extern "C" void spellings(
-    float* __restrict__ b, const float* __restrict__ a, double* __restrict__ d, const double* __restrict__ c, int32_t* __restrict__ i, int64_t* __restrict__ j,
+    float* __restrict__ b, const float* __restrict__ a, double* __restrict__ d,
+            const double* __restrict__ c, int32_t* __restrict__ i, int64_t* __restrict__ j,
     const int32_t size_0, const int32_t size_1,
-    const int32_t b_stride_0, const int32_t a_stride_0, const int32_t d_stride_0, const int32_t c_stride_0, const int32_t i_stride_0, const int32_t j_stride_0)
+    const int32_t b_stride_0, const int32_t a_stride_0, const int32_t d_stride_0,
+            const int32_t c_stride_0, const int32_t i_stride_0, const int32_t j_stride_0)
 {
     #pragma omp parallel for
     for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
         #pragma omp simd
         for (int32_t ctr_1 = 0; ctr_1 < size_1; ++ctr_1) {
             // b[0, 0] = a[0, 0] > 0.0f ? rsqrt(a[0, 0]) : inf
-            b[b_stride_0 * ctr_0 + ctr_1] = a[a_stride_0 * ctr_0 + ctr_1] > 0.0f ? (1.0f / sqrtf(a[a_stride_0 * ctr_0 + ctr_1])) : __builtin_inff();
+            b[b_stride_0 * ctr_0 + ctr_1] = a[a_stride_0 * ctr_0 + ctr_1] > 0.0f ?
+                    (1.0f / sqrtf(a[a_stride_0 * ctr_0 + ctr_1])) : __builtin_inff();
             // d[0, 0] = c[0, 0] > 0.0 ? rsqrt(c[0, 0]) : c[0, 0] < 0.0 ? -inf : nan
-            d[d_stride_0 * ctr_0 + ctr_1] = c[c_stride_0 * ctr_0 + ctr_1] > 0.0 ? (1.0 / sqrt(c[c_stride_0 * ctr_0 + ctr_1])) : c[c_stride_0 * ctr_0 + ctr_1] < 0.0 ? -__builtin_inf() : __builtin_nan("");
+            d[d_stride_0 * ctr_0 + ctr_1] = c[c_stride_0 * ctr_0 + ctr_1] > 0.0 ?
+                    (1.0 / sqrt(c[c_stride_0 * ctr_0 + ctr_1])) :
+                    c[c_stride_0 * ctr_0 + ctr_1] < 0.0 ? -__builtin_inf() : __builtin_nan("");
             // i[0, 0] = min((int32) x, (int32) y) + abs((int32) x - 4)
-            i[i_stride_0 * ctr_0 + ctr_1] = loom_min((int32_t) (int64_t) ctr_0, (int32_t) (int64_t) ctr_1) + abs((int32_t) (int64_t) ctr_0 - 4);
+            i[i_stride_0 * ctr_0 + ctr_1] = loom_min((int32_t) (int64_t) ctr_0,
+                    (int32_t) (int64_t) ctr_1) + abs((int32_t) (int64_t) ctr_0 - 4);
             // j[0, 0] = max(x, y) + abs(x - y)
-            j[j_stride_0 * ctr_0 + ctr_1] = loom_max((int64_t) ctr_0, (int64_t) ctr_1) + llabs((int64_t) ctr_0 - (int64_t) ctr_1);
+            j[j_stride_0 * ctr_0 + ctr_1] = loom_max((int64_t) ctr_0, (int64_t) ctr_1) +
+                    llabs((int64_t) ctr_0 - (int64_t) ctr_1);
         }
     }
 }
@@ -37,7 +45,10 @@ extern "C" void spellings(
 extern "C" void spellings_entry(void* const* args)
 {
     spellings(
-        *(float* const*) args[0], *(const float* const*) args[1], *(double* const*) args[2], *(const double* const*) args[3], *(int32_t* const*) args[4], *(int64_t* const*) args[5],
+        *(float* const*) args[0], *(const float* const*) args[1], *(double* const*) args[2],
+                *(const double* const*) args[3], *(int32_t* const*) args[4],
+                *(int64_t* const*) args[5],
         *(const int32_t*) args[6], *(const int32_t*) args[7],
-        *(const int32_t*) args[8], *(const int32_t*) args[9], *(const int32_t*) args[10], *(const int32_t*) args[11], *(const int32_t*) args[12], *(const int32_t*) args[13]);
+        *(const int32_t*) args[8], *(const int32_t*) args[9], *(const int32_t*) args[10],
+                *(const int32_t*) args[11], *(const int32_t*) args[12], *(const int32_t*) args[13]);
 }

@@ -10,15 +10,19 @@
 #include <stdlib.h>
 
 extern "C" void speed(
-    float* __restrict__ speed_1, const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ dir,
+    float* __restrict__ speed_1, const float* __restrict__ u, const float* __restrict__ v,
+            float* __restrict__ dir,
     const int32_t size_0, const int32_t size_1,
-    const int32_t speed_stride_0, const int32_t u_stride_0, const int32_t v_stride_0, const int32_t dir_stride_0)
+    const int32_t speed_stride_0, const int32_t u_stride_0, const int32_t v_stride_0,
+            const int32_t dir_stride_0)
 {
     #pragma omp parallel for
     for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
         #pragma omp simd
         for (int32_t ctr_1 = 0; ctr_1 < size_1; ++ctr_1) {
-            const float sqrt_sum = sqrtf(u[u_stride_0 * ctr_0 + ctr_1] * u[u_stride_0 * ctr_0 + ctr_1] + v[v_stride_0 * ctr_0 + ctr_1] * v[v_stride_0 * ctr_0 + ctr_1]);
+            const float sqrt_sum = sqrtf(u[u_stride_0 * ctr_0 + ctr_1] *
+                    u[u_stride_0 * ctr_0 + ctr_1] +
+                    v[v_stride_0 * ctr_0 + ctr_1] * v[v_stride_0 * ctr_0 + ctr_1]);
             // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
             speed_1[speed_stride_0 * ctr_0 + ctr_1] = sqrt_sum;
             // dir[0, 0] = u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
@@ -31,7 +35,9 @@ extern "C" void speed(
 extern "C" void speed_entry(void* const* args)
 {
     speed(
-        *(float* const*) args[0], *(const float* const*) args[1], *(const float* const*) args[2], *(float* const*) args[3],
+        *(float* const*) args[0], *(const float* const*) args[1], *(const float* const*) args[2],
+                *(float* const*) args[3],
         *(const int32_t*) args[4], *(const int32_t*) args[5],
-        *(const int32_t*) args[6], *(const int32_t*) args[7], *(const int32_t*) args[8], *(const int32_t*) args[9]);
+        *(const int32_t*) args[6], *(const int32_t*) args[7], *(const int32_t*) args[8],
+                *(const int32_t*) args[9]);
 }

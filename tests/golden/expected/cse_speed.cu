@@ -3,10 +3,12 @@
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (0, 0) (low, high) per axis
 // fields:  speed: float32[2D]; u: float32[2D]; v: float32[2D]; dir: float32[2D]
-// launch:  block (64, 4, 1) by default; grid = ceil((size_1, (size_0 + 3) / 4, 1) / block); 4 cells per thread along y
+// launch:  block (64, 4, 1) by default; grid = ceil((size_1, (size_0 + 3) / 4, 1) / block);
+//     4 cells per thread along y
 
 extern "C" __global__ void speed(
-    float* __restrict__ speed_1, const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ dir,
+    float* __restrict__ speed_1, const float* __restrict__ u, const float* __restrict__ v,
+            float* __restrict__ dir,
     const int size_0, const int size_1,
     const int speed_stride_0, const int u_stride_0, const int v_stride_0, const int dir_stride_0)
 {
@@ -16,11 +18,14 @@ extern "C" __global__ void speed(
         for (int cell = 0; cell < 4; ++cell) {
             const int ctr_0 = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
             if (ctr_0 < size_0) {
-                const float sqrt_sum = sqrtf(u[u_stride_0 * ctr_0 + ctr_1] * u[u_stride_0 * ctr_0 + ctr_1] + v[v_stride_0 * ctr_0 + ctr_1] * v[v_stride_0 * ctr_0 + ctr_1]);
+                const float sqrt_sum = sqrtf(u[u_stride_0 * ctr_0 + ctr_1] *
+                        u[u_stride_0 * ctr_0 + ctr_1] +
+                        v[v_stride_0 * ctr_0 + ctr_1] * v[v_stride_0 * ctr_0 + ctr_1]);
                 // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
                 speed_1[speed_stride_0 * ctr_0 + ctr_1] = sqrt_sum;
                 // dir[0, 0] = u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
-                dir[dir_stride_0 * ctr_0 + ctr_1] = u[u_stride_0 * ctr_0 + ctr_1] / (sqrt_sum + 1e-06f);
+                dir[dir_stride_0 * ctr_0 + ctr_1] =
+                        u[u_stride_0 * ctr_0 + ctr_1] / (sqrt_sum + 1e-06f);
             }
         }
     }

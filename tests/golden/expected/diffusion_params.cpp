@@ -20,9 +20,13 @@ extern "C" void diffusion(
         #pragma omp simd
         for (int32_t ctr_1 = 1; ctr_1 < size_1 - 1; ++ctr_1) {
             // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
-            const float lap = src[src_stride_0 * (ctr_0 + 1) + ctr_1] + src[src_stride_0 * (ctr_0 - 1) + ctr_1] + src[src_stride_0 * ctr_0 + ctr_1 + 1] + src[src_stride_0 * ctr_0 + ctr_1 - 1] - 4.0f * src[src_stride_0 * ctr_0 + ctr_1];
+            const float lap = src[src_stride_0 * (ctr_0 + 1) + ctr_1] +
+                    src[src_stride_0 * (ctr_0 - 1) + ctr_1] +
+                    src[src_stride_0 * ctr_0 + ctr_1 + 1] + src[src_stride_0 * ctr_0 + ctr_1 - 1] -
+                    4.0f * src[src_stride_0 * ctr_0 + ctr_1];
             // dst[0, 0] = src[0, 0] + alpha * dt * lap
-            dst[dst_stride_0 * ctr_0 + ctr_1] = src[src_stride_0 * ctr_0 + ctr_1] + alpha * dt * lap;
+            dst[dst_stride_0 * ctr_0 + ctr_1] =
+                    src[src_stride_0 * ctr_0 + ctr_1] + alpha * dt * lap;
         }
     }
 }

@@ -3,7 +3,8 @@
 // options: index type int32, fast math off
 // space:   ghost layers (1, 1) (1, 1) (low, high) per axis
 // fields:  src: float32[2D]; dst: float32[2D]
-// launch:  block (64, 4, 1) by default; grid = ceil((size_1 - 2, (size_0 + 1) / 4, 1) / block); 4 cells per thread along y
+// launch:  block (64, 4, 1) by default; grid = ceil((size_1 - 2, (size_0 + 1) / 4, 1) / block);
+//     4 cells per thread along y
 
 extern "C" __global__ void diffusion(
     const float* __restrict__ src, float* __restrict__ dst,
@@ -18,9 +19,14 @@ extern "C" __global__ void diffusion(
             const int ctr_0 = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
             if (ctr_0 < size_0 - 1) {
                 // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
-                const float lap = src[src_stride_0 * (ctr_0 + 1) + ctr_1] + src[src_stride_0 * (ctr_0 - 1) + ctr_1] + src[src_stride_0 * ctr_0 + ctr_1 + 1] + src[src_stride_0 * ctr_0 + ctr_1 - 1] - 4.0f * src[src_stride_0 * ctr_0 + ctr_1];
+                const float lap = src[src_stride_0 * (ctr_0 + 1) + ctr_1] +
+                        src[src_stride_0 * (ctr_0 - 1) + ctr_1] +
+                        src[src_stride_0 * ctr_0 + ctr_1 + 1] +
+                        src[src_stride_0 * ctr_0 + ctr_1 - 1] -
+                        4.0f * src[src_stride_0 * ctr_0 + ctr_1];
                 // dst[0, 0] = src[0, 0] + alpha * dt * lap
-                dst[dst_stride_0 * ctr_0 + ctr_1] = src[src_stride_0 * ctr_0 + ctr_1] + alpha * dt * lap;
+                dst[dst_stride_0 * ctr_0 + ctr_1] =
+                        src[src_stride_0 * ctr_0 + ctr_1] + alpha * dt * lap;
             }
         }
     }

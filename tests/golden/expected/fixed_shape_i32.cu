@@ -3,7 +3,8 @@
 // options: index type int32, fast math off
 // space:   ghost layers (1, 1) (1, 1) (low, high) per axis
 // fields:  b: float32[64, 128]; a: float32[64, 128]
-// launch:  block (64, 4, 1) by default; grid = ceil((126, 16, 1) / block); 4 cells per thread along y
+// launch:  block (64, 4, 1) by default; grid = ceil((126, 16, 1) / block);
+//     4 cells per thread along y
 
 extern "C" __global__ void fixed_diff(
     float* __restrict__ b, const float* __restrict__ a)

@@ -12,7 +12,8 @@
 extern "C" void square4d(
     float* __restrict__ b, const float* __restrict__ a,
     const int32_t size_0, const int32_t size_1, const int32_t size_2, const int32_t size_3,
-    const int32_t b_stride_0, const int32_t b_stride_1, const int32_t b_stride_2, const int32_t a_stride_0, const int32_t a_stride_1, const int32_t a_stride_2)
+    const int32_t b_stride_0, const int32_t b_stride_1, const int32_t b_stride_2,
+            const int32_t a_stride_0, const int32_t a_stride_1, const int32_t a_stride_2)
 {
     #pragma omp parallel for
     for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
@@ -21,7 +22,10 @@ extern "C" void square4d(
                 #pragma omp simd
                 for (int32_t ctr_3 = 0; ctr_3 < size_3; ++ctr_3) {
                     // b[0, 0, 0, 0] = a[0, 0, 0, 0] * a[0, 0, 0, 0]
-                    b[b_stride_0 * ctr_0 + b_stride_1 * ctr_1 + b_stride_2 * ctr_2 + ctr_3] = a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 + ctr_3] * a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 + ctr_3];
+                    b[b_stride_0 * ctr_0 + b_stride_1 * ctr_1 + b_stride_2 * ctr_2 + ctr_3] =
+                            a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 +
+                            ctr_3] *
+                            a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 + ctr_3];
                 }
             }
         }
@@ -33,6 +37,8 @@ extern "C" void square4d_entry(void* const* args)
 {
     square4d(
         *(float* const*) args[0], *(const float* const*) args[1],
-        *(const int32_t*) args[2], *(const int32_t*) args[3], *(const int32_t*) args[4], *(const int32_t*) args[5],
-        *(const int32_t*) args[6], *(const int32_t*) args[7], *(const int32_t*) args[8], *(const int32_t*) args[9], *(const int32_t*) args[10], *(const int32_t*) args[11]);
+        *(const int32_t*) args[2], *(const int32_t*) args[3], *(const int32_t*) args[4],
+                *(const int32_t*) args[5],
+        *(const int32_t*) args[6], *(const int32_t*) args[7], *(const int32_t*) args[8],
+                *(const int32_t*) args[9], *(const int32_t*) args[10], *(const int32_t*) args[11]);
 }

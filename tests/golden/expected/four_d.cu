@@ -3,12 +3,14 @@
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (0, 0) (0, 0) (0, 0) (low, high) per axis
 // fields:  b: float32[4D]; a: float32[4D]
-// launch:  block (64, 4, 1) by default; grid = ceil((size_3, size_2, (size_1 + 3) / 4) / block); 4 cells per thread along z
+// launch:  block (64, 4, 1) by default; grid = ceil((size_3, size_2, (size_1 + 3) / 4) / block);
+//     4 cells per thread along z
 
 extern "C" __global__ void square4d(
     float* __restrict__ b, const float* __restrict__ a,
     const int size_0, const int size_1, const int size_2, const int size_3,
-    const int b_stride_0, const int b_stride_1, const int b_stride_2, const int a_stride_0, const int a_stride_1, const int a_stride_2)
+    const int b_stride_0, const int b_stride_1, const int b_stride_2, const int a_stride_0,
+            const int a_stride_1, const int a_stride_2)
 {
     const int ctr_2 = (int) (blockIdx.y * blockDim.y + threadIdx.y);
     const int ctr_3 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
@@ -19,7 +21,10 @@ extern "C" __global__ void square4d(
             if (ctr_1 < size_1) {
                 for (int ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
                     // b[0, 0, 0, 0] = a[0, 0, 0, 0] * a[0, 0, 0, 0]
-                    b[b_stride_0 * ctr_0 + b_stride_1 * ctr_1 + b_stride_2 * ctr_2 + ctr_3] = a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 + ctr_3] * a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 + ctr_3];
+                    b[b_stride_0 * ctr_0 + b_stride_1 * ctr_1 + b_stride_2 * ctr_2 + ctr_3] =
+                            a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 +
+                            ctr_3] *
+                            a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 + ctr_3];
                 }
             }
         }

@@ -19,7 +19,9 @@ extern "C" void jacobi(
         #pragma omp simd
         for (int32_t ctr_1 = 1; ctr_1 < size_1 - 1; ++ctr_1) {
             // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-            dst[dst_stride_0 * ctr_0 + ctr_1] = 0.25f * (src[src_stride_0 * (ctr_0 + 1) + ctr_1] + src[src_stride_0 * (ctr_0 - 1) + ctr_1] + src[src_stride_0 * ctr_0 + ctr_1 + 1] + src[src_stride_0 * ctr_0 + ctr_1 - 1]);
+            dst[dst_stride_0 * ctr_0 + ctr_1] = 0.25f * (src[src_stride_0 * (ctr_0 + 1) + ctr_1] +
+                    src[src_stride_0 * (ctr_0 - 1) + ctr_1] +
+                    src[src_stride_0 * ctr_0 + ctr_1 + 1] + src[src_stride_0 * ctr_0 + ctr_1 - 1]);
         }
     }
 }

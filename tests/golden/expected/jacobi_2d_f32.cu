@@ -3,7 +3,8 @@
 // options: index type int32, fast math off
 // space:   ghost layers (1, 1) (1, 1) (low, high) per axis
 // fields:  dst: float32[2D]; src: float32[2D]
-// launch:  block (64, 4, 1) by default; grid = ceil((size_1 - 2, (size_0 + 1) / 4, 1) / block); 4 cells per thread along y
+// launch:  block (64, 4, 1) by default; grid = ceil((size_1 - 2, (size_0 + 1) / 4, 1) / block);
+//     4 cells per thread along y
 
 extern "C" __global__ void jacobi(
     float* __restrict__ dst, const float* __restrict__ src,
@@ -17,7 +18,11 @@ extern "C" __global__ void jacobi(
             const int ctr_0 = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
             if (ctr_0 < size_0 - 1) {
                 // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                dst[dst_stride_0 * ctr_0 + ctr_1] = 0.25f * (src[src_stride_0 * (ctr_0 + 1) + ctr_1] + src[src_stride_0 * (ctr_0 - 1) + ctr_1] + src[src_stride_0 * ctr_0 + ctr_1 + 1] + src[src_stride_0 * ctr_0 + ctr_1 - 1]);
+                dst[dst_stride_0 * ctr_0 + ctr_1] = 0.25f *
+                        (src[src_stride_0 * (ctr_0 + 1) + ctr_1] +
+                        src[src_stride_0 * (ctr_0 - 1) + ctr_1] +
+                        src[src_stride_0 * ctr_0 + ctr_1 + 1] +
+                        src[src_stride_0 * ctr_0 + ctr_1 - 1]);
             }
         }
     }

@@ -3,7 +3,8 @@
 // options: index type int32, fast math on
 // space:   ghost layers (0, 0) (0, 0) (low, high) per axis
 // fields:  f: float32[2D]; g: float32[2D]
-// launch:  block (64, 4, 1) by default; grid = ceil((size_1, (size_0 + 3) / 4, 1) / block); 4 cells per thread along y
+// launch:  block (64, 4, 1) by default; grid = ceil((size_1, (size_0 + 3) / 4, 1) / block);
+//     4 cells per thread along y
 
 extern "C" __global__ void radial(
     float* __restrict__ f, const float* __restrict__ g,
@@ -16,9 +17,12 @@ extern "C" __global__ void radial(
         for (int cell = 0; cell < 4; ++cell) {
             const int ctr_0 = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
             if (ctr_0 < size_0) {
-                const float sqrt_conv = sqrtf((float) ((long long) ctr_0 * (long long) ctr_0 + (long long) ctr_1 * (long long) ctr_1));
-                // f[0, 0] = sqrt((float32) (x * x + y * y)) < 10.0f ? exp(-sqrt((float32) (x * x + y * y))) * g[0, 0] : tanh(g[0, 0])
-                f[f_stride_0 * ctr_0 + ctr_1] = sqrt_conv < 10.0f ? expf(-sqrt_conv) * g[g_stride_0 * ctr_0 + ctr_1] : tanhf(g[g_stride_0 * ctr_0 + ctr_1]);
+                const float sqrt_conv = sqrtf((float) ((long long) ctr_0 * (long long) ctr_0 +
+                        (long long) ctr_1 * (long long) ctr_1));
+                // f[0, 0] = sqrt((float32) (x * x + y * y)) < 10.0f ?
+                //     exp(-sqrt((float32) (x * x + y * y))) * g[0, 0] : tanh(g[0, 0])
+                f[f_stride_0 * ctr_0 + ctr_1] = sqrt_conv < 10.0f ? expf(-sqrt_conv) *
+                        g[g_stride_0 * ctr_0 + ctr_1] : tanhf(g[g_stride_0 * ctr_0 + ctr_1]);
             }
         }
     }

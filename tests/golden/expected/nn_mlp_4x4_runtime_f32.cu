@@ -2,17 +2,23 @@
 // kernel:  mlp_runtime (CUDA)
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (low, high) per axis
-// fields:  y(4): float32[1D]; x(4): float32[1D]; hidden_b: float32[4] (buffer); hidden_W: float32[4, 4] (buffer); output_b: float32[4] (buffer); output_W: float32[4, 4] (buffer)
-// launch:  block (256, 1, 1) by default; grid = ceil((size_0, 1, 1) / block); 160 bytes of static shared memory
+// fields:  y(4): float32[1D]; x(4): float32[1D]; hidden_b: float32[4] (buffer);
+//     hidden_W: float32[4, 4] (buffer); output_b: float32[4] (buffer);
+//     output_W: float32[4, 4] (buffer)
+// launch:  block (256, 1, 1) by default; grid = ceil((size_0, 1, 1) / block);
+//     160 bytes of static shared memory
 
 #include "loom/stage.cuh"
 
 extern "C" __global__ void mlp_runtime(
-    float* __restrict__ y, const float* __restrict__ x, const float* __restrict__ hidden_b, const float* __restrict__ hidden_W, const float* __restrict__ output_b, const float* __restrict__ output_W,
+    float* __restrict__ y, const float* __restrict__ x, const float* __restrict__ hidden_b,
+            const float* __restrict__ hidden_W, const float* __restrict__ output_b,
+            const float* __restrict__ output_W,
     const int size_0,
     const int y_stride_0, const int x_stride_0)
 {
-    const int thread_in_block = (int) (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+    const int thread_in_block =
+            (int) (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
     const int threads_per_block = (int) (blockDim.x * blockDim.y * blockDim.z);
     // stage hidden_b in shared memory (16 bytes)
     __shared__ __align__(16) float hidden_b_shared[4];

@@ -12,7 +12,8 @@
 extern "C" void scale(
     double* __restrict__ f, const double* __restrict__ g,
     const int32_t size_0, const int32_t size_1, const int32_t size_2,
-    const int32_t f_stride_0, const int32_t f_stride_1, const int32_t g_stride_0, const int32_t g_stride_1)
+    const int32_t f_stride_0, const int32_t f_stride_1, const int32_t g_stride_0,
+            const int32_t g_stride_1)
 {
     #pragma omp parallel for
     for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
@@ -20,7 +21,8 @@ extern "C" void scale(
             #pragma omp simd
             for (int32_t ctr_2 = 0; ctr_2 < size_2; ++ctr_2) {
                 // f[0, 0, 0] = 2.0 * g[0, 0, 0]
-                f[f_stride_0 * ctr_0 + f_stride_1 * ctr_1 + ctr_2] = 2.0 * g[g_stride_0 * ctr_0 + g_stride_1 * ctr_1 + ctr_2];
+                f[f_stride_0 * ctr_0 + f_stride_1 * ctr_1 + ctr_2] =
+                        2.0 * g[g_stride_0 * ctr_0 + g_stride_1 * ctr_1 + ctr_2];
             }
         }
     }
@@ -32,5 +34,6 @@ extern "C" void scale_entry(void* const* args)
     scale(
         *(double* const*) args[0], *(const double* const*) args[1],
         *(const int32_t*) args[2], *(const int32_t*) args[3], *(const int32_t*) args[4],
-        *(const int32_t*) args[5], *(const int32_t*) args[6], *(const int32_t*) args[7], *(const int32_t*) args[8]);
+        *(const int32_t*) args[5], *(const int32_t*) args[6], *(const int32_t*) args[7],
+                *(const int32_t*) args[8]);
 }

@@ -3,7 +3,8 @@
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (0, 0) (0, 0) (low, high) per axis
 // fields:  f: float64[3D]; g: float64[3D]
-// launch:  block (64, 4, 1) by default; grid = ceil((size_2, size_1, (size_0 + 3) / 4) / block); 4 cells per thread along z
+// launch:  block (64, 4, 1) by default; grid = ceil((size_2, size_1, (size_0 + 3) / 4) / block);
+//     4 cells per thread along z
 
 extern "C" __global__ void scale(
     double* __restrict__ f, const double* __restrict__ g,
@@ -18,7 +19,8 @@ extern "C" __global__ void scale(
             const int ctr_0 = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell;
             if (ctr_0 < size_0) {
                 // f[0, 0, 0] = 2.0 * g[0, 0, 0]
-                f[f_stride_0 * ctr_0 + f_stride_1 * ctr_1 + ctr_2] = 2.0 * g[g_stride_0 * ctr_0 + g_stride_1 * ctr_1 + ctr_2];
+                f[f_stride_0 * ctr_0 + f_stride_1 * ctr_1 + ctr_2] =
+                        2.0 * g[g_stride_0 * ctr_0 + g_stride_1 * ctr_1 + ctr_2];
             }
         }
     }

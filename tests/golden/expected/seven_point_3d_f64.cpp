@@ -12,15 +12,25 @@
 extern "C" void seven_point(
     double* __restrict__ dst, const double* __restrict__ src,
     const int64_t size_0, const int64_t size_1, const int64_t size_2,
-    const int64_t dst_stride_0, const int64_t dst_stride_1, const int64_t src_stride_0, const int64_t src_stride_1)
+    const int64_t dst_stride_0, const int64_t dst_stride_1, const int64_t src_stride_0,
+            const int64_t src_stride_1)
 {
     #pragma omp parallel for
     for (int64_t ctr_0 = 1; ctr_0 < size_0 - 1; ++ctr_0) {
         for (int64_t ctr_1 = 1; ctr_1 < size_1 - 1; ++ctr_1) {
             #pragma omp simd
             for (int64_t ctr_2 = 1; ctr_2 < size_2 - 1; ++ctr_2) {
-                // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] + 0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] + 1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
-                dst[dst_stride_0 * ctr_0 + dst_stride_1 * ctr_1 + ctr_2] = 0.5 * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2] + 0.625 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2] + 0.75 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 - 1] + 0.875 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2] + src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 + 1] + 1.125 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2] + 1.25 * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2];
+                // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
+                //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
+                //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
+                dst[dst_stride_0 * ctr_0 + dst_stride_1 * ctr_1 + ctr_2] =
+                        0.5 * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2] +
+                        0.625 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2] +
+                        0.75 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 - 1] +
+                        0.875 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2] +
+                        src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 + 1] +
+                        1.125 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2] +
+                        1.25 * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2];
             }
         }
     }
@@ -32,5 +42,6 @@ extern "C" void seven_point_entry(void* const* args)
     seven_point(
         *(double* const*) args[0], *(const double* const*) args[1],
         *(const int64_t*) args[2], *(const int64_t*) args[3], *(const int64_t*) args[4],
-        *(const int64_t*) args[5], *(const int64_t*) args[6], *(const int64_t*) args[7], *(const int64_t*) args[8]);
+        *(const int64_t*) args[5], *(const int64_t*) args[6], *(const int64_t*) args[7],
+                *(const int64_t*) args[8]);
 }

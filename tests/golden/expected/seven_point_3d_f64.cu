@@ -3,22 +3,34 @@
 // options: index type int64, fast math off
 // space:   ghost layers (1, 1) (1, 1) (1, 1) (low, high) per axis
 // fields:  dst: float64[3D]; src: float64[3D]
-// launch:  block (64, 4, 1) by default; grid = ceil((size_2 - 2, size_1 - 2, (size_0 + 1) / 4) / block); 4 cells per thread along z
+// launch:  block (64, 4, 1) by default;
+//     grid = ceil((size_2 - 2, size_1 - 2, (size_0 + 1) / 4) / block); 4 cells per thread along z
 
 extern "C" __global__ void seven_point(
     double* __restrict__ dst, const double* __restrict__ src,
     const long long size_0, const long long size_1, const long long size_2,
-    const long long dst_stride_0, const long long dst_stride_1, const long long src_stride_0, const long long src_stride_1)
+    const long long dst_stride_0, const long long dst_stride_1, const long long src_stride_0,
+            const long long src_stride_1)
 {
     const long long ctr_1 = (long long) blockIdx.y * blockDim.y + threadIdx.y + 1;
     const long long ctr_2 = (long long) blockIdx.x * blockDim.x + threadIdx.x + 1;
     if (ctr_1 < size_1 - 1 && ctr_2 < size_2 - 1) {
         #pragma unroll
         for (long long cell = 0; cell < 4; ++cell) {
-            const long long ctr_0 = ((long long) blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell + 1;
+            const long long ctr_0 =
+                    ((long long) blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell + 1;
             if (ctr_0 < size_0 - 1) {
-                // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] + 0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] + 1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
-                dst[dst_stride_0 * ctr_0 + dst_stride_1 * ctr_1 + ctr_2] = 0.5 * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2] + 0.625 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2] + 0.75 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 - 1] + 0.875 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2] + src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 + 1] + 1.125 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2] + 1.25 * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2];
+                // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
+                //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
+                //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
+                dst[dst_stride_0 * ctr_0 + dst_stride_1 * ctr_1 + ctr_2] =
+                        0.5 * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2] +
+                        0.625 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2] +
+                        0.75 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 - 1] +
+                        0.875 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2] +
+                        src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 + 1] +
+                        1.125 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2] +
+                        1.25 * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2];
             }
         }
     }

@@ -12,15 +12,72 @@
 extern "C" void twenty_seven_point(
     float* __restrict__ dst, const float* __restrict__ src,
     const int32_t size_0, const int32_t size_1, const int32_t size_2,
-    const int32_t dst_stride_0, const int32_t dst_stride_1, const int32_t src_stride_0, const int32_t src_stride_1)
+    const int32_t dst_stride_0, const int32_t dst_stride_1, const int32_t src_stride_0,
+            const int32_t src_stride_1)
 {
     #pragma omp parallel for
     for (int32_t ctr_0 = 1; ctr_0 < size_0 - 1; ++ctr_0) {
         for (int32_t ctr_1 = 1; ctr_1 < size_1 - 1; ++ctr_1) {
             #pragma omp simd
             for (int32_t ctr_2 = 1; ctr_2 < size_2 - 1; ++ctr_2) {
-                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] + 0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] + 1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
-                dst[dst_stride_0 * ctr_0 + dst_stride_1 * ctr_1 + ctr_2] = 0.5f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] + 0.625f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2] + 0.75f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] + 0.875f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2 - 1] + src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2] + 1.125f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2 + 1] + 1.25f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] + 1.375f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2] + 1.5f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1] + 1.625f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] + 1.75f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2] + 1.875f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] + 2.0f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 - 1] + 2.125f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2] + 2.25f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 + 1] + 2.375f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] + 2.5f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2] + 2.625f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1] + 2.75f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] + 2.875f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2] + 3.0f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] + 3.125f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2 - 1] + 3.25f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2] + 3.375f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2 + 1] + 3.5f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] + 3.625f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2] + 3.75f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1];
+                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
+                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
+                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
+                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
+                //     3.75f * src[1, 1, 1]
+                dst[dst_stride_0 * ctr_0 + dst_stride_1 * ctr_1 + ctr_2] =
+                        0.5f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] +
+                        0.625f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2] +
+                        0.75f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] +
+                        0.875f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2 - 1] +
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2] +
+                        1.125f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2 + 1] +
+                        1.25f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] +
+                        1.375f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2] +
+                        1.5f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1] +
+                        1.625f *
+                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] +
+                        1.75f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2] +
+                        1.875f *
+                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] +
+                        2.0f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 - 1] +
+                        2.125f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2] +
+                        2.25f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 + 1] +
+                        2.375f *
+                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] +
+                        2.5f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2] +
+                        2.625f *
+                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1] +
+                        2.75f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] +
+                        2.875f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2] +
+                        3.0f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] +
+                        3.125f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2 - 1] +
+                        3.25f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2] +
+                        3.375f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2 + 1] +
+                        3.5f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] +
+                        3.625f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2] +
+                        3.75f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1];
             }
         }
     }
@@ -32,5 +89,6 @@ extern "C" void twenty_seven_point_entry(void* const* args)
     twenty_seven_point(
         *(float* const*) args[0], *(const float* const*) args[1],
         *(const int32_t*) args[2], *(const int32_t*) args[3], *(const int32_t*) args[4],
-        *(const int32_t*) args[5], *(const int32_t*) args[6], *(const int32_t*) args[7], *(const int32_t*) args[8]);
+        *(const int32_t*) args[5], *(const int32_t*) args[6], *(const int32_t*) args[7],
+                *(const int32_t*) args[8]);
 }

@@ -3,7 +3,8 @@
 // options: index type int32, fast math off
 // space:   ghost layers (1, 1) (1, 1) (1, 1) (low, high) per axis
 // fields:  dst: float32[3D]; src: float32[3D]
-// launch:  block (64, 4, 1) by default; grid = ceil((size_2 - 2, size_1 - 2, (size_0 + 1) / 4) / block); 4 cells per thread along z
+// launch:  block (64, 4, 1) by default;
+//     grid = ceil((size_2 - 2, size_1 - 2, (size_0 + 1) / 4) / block); 4 cells per thread along z
 
 extern "C" __global__ void twenty_seven_point(
     float* __restrict__ dst, const float* __restrict__ src,
@@ -17,8 +18,64 @@ extern "C" __global__ void twenty_seven_point(
         for (int cell = 0; cell < 4; ++cell) {
             const int ctr_0 = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell + 1;
             if (ctr_0 < size_0 - 1) {
-                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] + 0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] + 1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
-                dst[dst_stride_0 * ctr_0 + dst_stride_1 * ctr_1 + ctr_2] = 0.5f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] + 0.625f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2] + 0.75f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] + 0.875f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2 - 1] + src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2] + 1.125f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2 + 1] + 1.25f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] + 1.375f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2] + 1.5f * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1] + 1.625f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] + 1.75f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2] + 1.875f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] + 2.0f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 - 1] + 2.125f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2] + 2.25f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 + 1] + 2.375f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] + 2.5f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2] + 2.625f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1] + 2.75f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] + 2.875f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2] + 3.0f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] + 3.125f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2 - 1] + 3.25f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2] + 3.375f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2 + 1] + 3.5f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] + 3.625f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2] + 3.75f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1];
+                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
+                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
+                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
+                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
+                //     3.75f * src[1, 1, 1]
+                dst[dst_stride_0 * ctr_0 + dst_stride_1 * ctr_1 + ctr_2] =
+                        0.5f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] +
+                        0.625f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2] +
+                        0.75f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] +
+                        0.875f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2 - 1] +
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2] +
+                        1.125f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2 + 1] +
+                        1.25f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] +
+                        1.375f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2] +
+                        1.5f *
+                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1] +
+                        1.625f *
+                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] +
+                        1.75f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2] +
+                        1.875f *
+                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] +
+                        2.0f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 - 1] +
+                        2.125f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2] +
+                        2.25f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 + 1] +
+                        2.375f *
+                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] +
+                        2.5f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2] +
+                        2.625f *
+                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1] +
+                        2.75f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] +
+                        2.875f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2] +
+                        3.0f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] +
+                        3.125f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2 - 1] +
+                        3.25f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2] +
+                        3.375f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2 + 1] +
+                        3.5f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] +
+                        3.625f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2] +
+                        3.75f *
+                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1];
             }
         }
     }

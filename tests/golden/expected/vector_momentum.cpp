@@ -12,16 +12,19 @@
 extern "C" void momentum(
     double* __restrict__ m, const double* __restrict__ rho, const double* __restrict__ u,
     const int32_t size_0, const int32_t size_1,
-    const int32_t m_stride_0, const int32_t m_stride_1, const int32_t rho_stride_0, const int32_t u_stride_1, const int32_t u_stride_2)
+    const int32_t m_stride_0, const int32_t m_stride_1, const int32_t rho_stride_0,
+            const int32_t u_stride_1, const int32_t u_stride_2)
 {
     #pragma omp parallel for
     for (int32_t ctr_1 = 0; ctr_1 < size_1; ++ctr_1) {
         #pragma omp simd
         for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
             // m[0, 0](0) = rho[0, 0] * u[0, 0](0)
-            m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1] = rho[rho_stride_0 * ctr_0 + ctr_1] * u[ctr_0 + u_stride_1 * ctr_1];
+            m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1] =
+                    rho[rho_stride_0 * ctr_0 + ctr_1] * u[ctr_0 + u_stride_1 * ctr_1];
             // m[0, 0](1) = rho[0, 0] * u[0, 0](1)
-            m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1 + 1] = rho[rho_stride_0 * ctr_0 + ctr_1] * u[ctr_0 + u_stride_1 * ctr_1 + u_stride_2];
+            m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1 + 1] =
+                    rho[rho_stride_0 * ctr_0 + ctr_1] * u[ctr_0 + u_stride_1 * ctr_1 + u_stride_2];
         }
     }
 }
@@ -32,5 +35,6 @@ extern "C" void momentum_entry(void* const* args)
     momentum(
         *(double* const*) args[0], *(const double* const*) args[1], *(const double* const*) args[2],
         *(const int32_t*) args[3], *(const int32_t*) args[4],
-        *(const int32_t*) args[5], *(const int32_t*) args[6], *(const int32_t*) args[7], *(const int32_t*) args[8], *(const int32_t*) args[9]);
+        *(const int32_t*) args[5], *(const int32_t*) args[6], *(const int32_t*) args[7],
+                *(const int32_t*) args[8], *(const int32_t*) args[9]);
 }

@@ -3,12 +3,14 @@
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (0, 0) (low, high) per axis
 // fields:  m(2): float64[2D], layout zyxf; rho: float64[2D]; u(2): float64[2D], layout fzyx
-// launch:  block (64, 4, 1) by default; grid = ceil((size_0, (size_1 + 3) / 4, 1) / block); 4 cells per thread along y
+// launch:  block (64, 4, 1) by default; grid = ceil((size_0, (size_1 + 3) / 4, 1) / block);
+//     4 cells per thread along y
 
 extern "C" __global__ void momentum(
     double* __restrict__ m, const double* __restrict__ rho, const double* __restrict__ u,
     const int size_0, const int size_1,
-    const int m_stride_0, const int m_stride_1, const int rho_stride_0, const int u_stride_1, const int u_stride_2)
+    const int m_stride_0, const int m_stride_1, const int rho_stride_0, const int u_stride_1,
+            const int u_stride_2)
 {
     const int ctr_0 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
     if (ctr_0 < size_0) {
@@ -17,9 +19,11 @@ extern "C" __global__ void momentum(
             const int ctr_1 = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
             if (ctr_1 < size_1) {
                 // m[0, 0](0) = rho[0, 0] * u[0, 0](0)
-                m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1] = rho[rho_stride_0 * ctr_0 + ctr_1] * u[ctr_0 + u_stride_1 * ctr_1];
+                m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1] =
+                        rho[rho_stride_0 * ctr_0 + ctr_1] * u[ctr_0 + u_stride_1 * ctr_1];
                 // m[0, 0](1) = rho[0, 0] * u[0, 0](1)
-                m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1 + 1] = rho[rho_stride_0 * ctr_0 + ctr_1] * u[ctr_0 + u_stride_1 * ctr_1 + u_stride_2];
+                m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1 + 1] = rho[rho_stride_0 * ctr_0 + ctr_1] *
+                        u[ctr_0 + u_stride_1 * ctr_1 + u_stride_2];
             }
         }
     }
