@@ -1,7 +1,10 @@
 // KernelFunction::resources() and inspect() for CUDA kernels: the driver's per-function
 // attributes, the spills from ptxas' log and the occupancy at the chosen block.
+#include "runtime/driver.hpp"
 #include "runtime/ptxas_usage.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+
+#include <fmt/format.h>
 
 namespace loom {
 namespace {

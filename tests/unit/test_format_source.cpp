@@ -1,6 +1,7 @@
 // source({.formatted = true}) runs the clang-format executable: the result compiles and differs
 // from loom's own output only in white space. Skipped where no clang-format is installed; the
 // error paths are in tests/error/test_format_source_errors.cpp.
+#include "runtime/nvrtc_compiler.hpp"
 #include "tests/support/golden_kernels.hpp"
 #include "tests/support/scoped_env.hpp"
 #include "tests/support/temp_script.hpp"

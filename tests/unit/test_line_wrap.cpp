@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-namespace loom {
+namespace loom::ir {
 namespace {
 
 std::string without_space(const std::string& s) {
@@ -106,4 +106,4 @@ TEST(LineWrap, AnUnbreakableLineStaysLong) {
 }
 
 } // namespace
-} // namespace loom
+} // namespace loom::ir

@@ -2,6 +2,7 @@
 // running only Target::CPU kernels never loads it, and that NVRTC finds its builtins library when
 // loaded from a directory the dynamic loader does not search. The last two run in a child process
 // (this test binary, filtered to one test), since this one may have loaded NVRTC already.
+#include "runtime/nvrtc_compiler.hpp"
 #include "runtime/subprocess.hpp"
 #include "tests/support/cpu_config.hpp"
 #include "tests/support/scoped_env.hpp"
