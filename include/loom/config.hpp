@@ -96,7 +96,9 @@ struct KernelConfig {
     /// create_kernel applies it (frontend/resolve_types.hpp); lower() never reads it.
     ScalarType default_type = ScalarType::Float64;
     bool fast_math = false;                        ///< NVRTC --use_fast_math
-    // CUDA only: the CPU target has no threads, blocks or grid and rejects these when set.
+    // CUDA only. The CPU target has no threads, blocks or grid: create_kernel ignores these there,
+    // so that one config switches targets by changing `target` alone (KernelFunction refuses
+    // block_size and num_blocks on a CPU kernel at call time).
     std::optional<std::array<int, 3>> block_size;  ///< default block (x, y, z); inferred if unset
     /// Consecutive cells each thread computes along the slowest mapped axis; 0 chooses (4 in 2D
     /// and up, 1 in 1D, for manual grids and for kernels with layers).
