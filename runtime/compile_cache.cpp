@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,10 +36,16 @@ struct CompileCache::Slot {
 namespace {
 
 // Entry layout, integers little endian:
-//   magic ("LOOMCUBIN", "LOOMHOSTL") | u32 format version | u64 binary size | u64 log size
-//   | 32-byte SHA-256 of payload | payload = binary bytes then log bytes
+//   magic ("LOOMCUBIN", "LOOMHOSTL") | u32 format version | the 64-hex-digit key
+//   | u64 binary size | u64 log size | 32-byte SHA-256 of payload | payload = binary then log
+// The key is a hash of everything the binary was compiled from (source, options, architecture,
+// compiler version), so an entry that holds another key (another kernel's file copied or renamed
+// under this name) is refused like a damaged one, whatever its file name says.
 constexpr std::size_t magic_size = 9;
-constexpr std::size_t header_size = magic_size + 4 + 8 + 8 + 32;
+constexpr std::size_t key_size = 64;
+constexpr std::size_t key_at = magic_size + 4;
+constexpr std::size_t sizes_at = key_at + key_size;
+constexpr std::size_t header_size = sizes_at + 8 + 8 + 32;
 static_assert(cubin_entries.magic.size() == magic_size &&
               host_library_entries.magic.size() == magic_size);
 
@@ -407,29 +414,38 @@ void CompileCache::report_evictions(const CachePruneResult& r) {
 std::shared_ptr<const CompileCache::Entry>
 CompileCache::read_entry(const std::string& key, const CacheEntryKind& kind) {
     std::string path = entry_path(key, kind.extension);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return nullptr; // a plain miss
-    in.seekg(0, std::ios::end);
-    std::streamoff size = in.tellg();
-    in.seekg(0, std::ios::beg);
+    // O_NONBLOCK: a FIFO at the entry's path must not block the open; fstat then refuses
+    // anything but a regular file (a FIFO, a directory, a device) as a damaged entry.
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return nullptr; // a plain miss
+    struct stat st {};
     std::string data;
-    if (size > 0) {
-        data.resize(std::size_t(size));
-        in.read(data.data(), size);
-        if (in.gcount() != size) data.clear(); // shrank while reading: treat as torn
+    bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (regular) {
+        data.resize(std::size_t(st.st_size));
+        std::size_t got = 0;
+        while (got < data.size()) {
+            ssize_t n = ::read(fd, data.data() + got, data.size() - got);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            got += std::size_t(n);
+        }
+        if (got != data.size()) data.clear(); // shrank while reading: treat as torn
     }
+    ::close(fd);
 
     auto corrupt = [&]() -> std::shared_ptr<const Entry> {
         ++corrupt_entries_;
         std::error_code ec;
-        fs::remove(path, ec);
+        fs::remove(path, ec); // a file, a FIFO or an empty directory; a full one stays
         return nullptr;
     };
-    if (data.size() < header_size || data.compare(0, magic_size, kind.magic) != 0)
+    if (!regular || data.size() < header_size || data.compare(0, magic_size, kind.magic) != 0)
         return corrupt();
     if (get_le(data, magic_size, 4) != format_version) return corrupt();
-    std::uint64_t binary_size = get_le(data, magic_size + 4, 8);
-    std::uint64_t log_size = get_le(data, magic_size + 12, 8);
+    if (data.compare(key_at, key_size, key) != 0) return corrupt();
+    std::uint64_t binary_size = get_le(data, sizes_at, 8);
+    std::uint64_t log_size = get_le(data, sizes_at + 8, 8);
     std::uint64_t payload_size = data.size() - header_size;
     if (binary_size > payload_size || log_size != payload_size - binary_size) return corrupt();
     Sha256::Digest digest = Sha256().update(data.data() + header_size, payload_size).digest();
@@ -444,6 +460,9 @@ void CompileCache::write_entry(const std::string& key, const CacheEntryKind& kin
                                const Entry& entry) {
     std::string data(kind.magic);
     put_le(data, format_version, 4);
+    if (key.size() != key_size)
+        throw InternalError(fmt::format("compile cache key '{}' is not {} hex digits", key, key_size));
+    data += key;
     put_le(data, entry.payload.size(), 8);
     put_le(data, entry.log.size(), 8);
     Sha256 h;
@@ -477,6 +496,13 @@ void CompileCache::write_entry(const std::string& key, const CacheEntryKind& kin
         return;
     }
     ::unlink(tmp.c_str());
+    if (err == EISDIR || err == ENOTEMPTY || err == EEXIST || err == ENOTDIR) {
+        // Something that is no entry sits at this one path (a directory with files in it): skip
+        // this entry, keep the disk cache for every other.
+        if (env::debug_enabled("cache"))
+            debug_line(fmt::format("not cached: {} is in the way ({})", path, std::strerror(err)));
+        return;
+    }
     disable_disk(fmt::format("cannot write {}: {}", path, std::strerror(err)));
 }
 

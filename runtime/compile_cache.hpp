@@ -78,7 +78,7 @@ struct CompileCacheStats {
 class CompileCache {
 public:
     /// Bump when a key recipe or the entry layout changes: old entries then simply miss.
-    static constexpr std::uint32_t format_version = 1;
+    static constexpr std::uint32_t format_version = 2;
 
     /// The disk limit when LOOM_CACHE_MAX_MB is unset: 1 GiB.
     static constexpr std::uint64_t default_max_bytes = std::uint64_t(1024) << 20;

@@ -7,11 +7,15 @@
 
 #include <loom/errors.hpp>
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <string>
 #include <thread>
@@ -196,6 +200,64 @@ TEST_F(CompileCacheTest, CorruptEntriesAreDetectedRemovedAndRebuilt) {
         EXPECT_EQ(again.source, CachedCubin::Disk);
         EXPECT_EQ(again.cubin, expected);
     }
+}
+
+TEST_F(CompileCacheTest, AnotherKernelsEntryUnderThisKeyIsRefusedAndRebuilt) {
+    // Issue 11: a file copied under another kernel's key was loaded and run. Every entry now
+    // carries the key it was compiled for, so the wrong one is refused like a damaged entry.
+    const std::string a_src = kernel_source(2), b_src = kernel_source(3);
+    std::string a_path, b_path;
+    {
+        CompileCache cache;
+        a_path = cache.entry_path(cache.get(a_src, "scale", {}).key);
+        b_path = cache.entry_path(cache.get(b_src, "scale", {}).key);
+    }
+    ASSERT_NE(read_file(a_path), read_file(b_path));
+    write_file(b_path, read_file(a_path));
+    CompileCache cache;
+    CachedCubin b = cache.get(b_src, "scale", {});
+    EXPECT_EQ(b.source, CachedCubin::Compiled);
+    EXPECT_EQ(b.cubin, fresh(b_src));
+    EXPECT_EQ(cache.stats().corrupt_entries, 1u);
+    cache.clear_memory();
+    EXPECT_EQ(cache.get(b_src, "scale", {}).source, CachedCubin::Disk) << "the entry was rewritten";
+}
+
+TEST_F(CompileCacheTest, ADirectoryOrAFifoAtAnEntrysPathStillGivesTheRightBinary) {
+    const std::string src = kernel_source(4), expected = fresh(src);
+    std::string path;
+    {
+        CompileCache cache;
+        path = cache.entry_path(cache.key(src, "scale", {}));
+    }
+    // A directory with a file in it: it cannot be replaced, so that entry is not cached, but the
+    // binary is right and the disk cache stays on for every other entry.
+    fs::create_directories(path);
+    write_file(path + "/keep", "x");
+    for (int round = 0; round < 2; ++round) {
+        CompileCache cache;
+        CachedCubin r = cache.get(src, "scale", {});
+        EXPECT_EQ(r.source, CachedCubin::Compiled);
+        EXPECT_EQ(r.cubin, expected);
+        EXPECT_TRUE(cache.disk_enabled());
+    }
+    fs::remove_all(path);
+
+    // A FIFO: opening it must not block (no writer ever comes); it is removed and replaced.
+    ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+    auto done = std::async(std::launch::async, [&] {
+        CompileCache cache;
+        return cache.get(src, "scale", {});
+    });
+    if (done.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+        ::close(::open(path.c_str(), O_WRONLY | O_NONBLOCK)); // release the reader, then fail
+        FAIL() << "get() blocked on a FIFO at the entry's path";
+    }
+    CachedCubin r = done.get();
+    EXPECT_EQ(r.cubin, expected);
+    EXPECT_TRUE(fs::is_regular_file(path));
+    CompileCache cache;
+    EXPECT_EQ(cache.get(src, "scale", {}).source, CachedCubin::Disk);
 }
 
 TEST_F(CompileCacheTest, UnusableDirectoryWarnsOnceAndCachesInMemory) {
