@@ -31,6 +31,7 @@ namespace loom {
 
 struct CompileCache::Slot {
     std::shared_future<std::shared_ptr<const Entry>> ready;
+    std::uint64_t last_use = 0; ///< memory_clock_ at the last lookup (under mutex_)
 };
 
 namespace {
@@ -163,6 +164,9 @@ CompileCache::CompileCache() {
     templates_digest_ = t.hex_digest();
 
     max_bytes_ = configured_max_bytes();
+    max_memory_entries_ = env::unsigned_number("LOOM_CACHE_MEMORY_ENTRIES",
+                                               default_max_memory_entries,
+                                               "the most binaries cached in memory, 0 for no bound");
     if (disk_cache_switched_off()) return;
     directory_ = default_directory();
     if (directory_.empty()) {
@@ -343,6 +347,8 @@ CachedArtifact CompileCache::get(const std::string& key, const CacheEntryKind& k
             memory_.emplace(memory_key, slot);
             owner = true;
         }
+        slot->last_use = ++memory_clock_;
+        if (owner) trim_memory();
     }
 
     std::shared_ptr<const Entry> entry;
@@ -511,6 +517,23 @@ void CompileCache::clear_memory() {
     memory_.clear();
 }
 
+void CompileCache::trim_memory() {
+    const std::size_t bound = max_memory_entries();
+    while (bound > 0 && memory_.size() > bound) {
+        // The oldest slot whose binary is made; one still being made has waiters and stays.
+        auto oldest = memory_.end();
+        for (auto it = memory_.begin(); it != memory_.end(); ++it) {
+            bool ready = it->second->ready.wait_for(std::chrono::seconds(0)) ==
+                         std::future_status::ready;
+            if (ready && (oldest == memory_.end() || it->second->last_use < oldest->second->last_use))
+                oldest = it;
+        }
+        if (oldest == memory_.end()) return;
+        memory_.erase(oldest);
+        ++memory_evictions_;
+    }
+}
+
 std::size_t CompileCache::memory_entries() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return memory_.size();
@@ -518,11 +541,12 @@ std::size_t CompileCache::memory_entries() const {
 
 CompileCacheStats CompileCache::stats() const {
     return {memory_hits_.load(), disk_hits_.load(), compiles_.load(), disk_writes_.load(),
-            corrupt_entries_.load(), evictions_.load()};
+            corrupt_entries_.load(), evictions_.load(), memory_evictions_.load()};
 }
 
 void CompileCache::reset_stats() {
-    memory_hits_ = disk_hits_ = compiles_ = disk_writes_ = corrupt_entries_ = evictions_ = 0;
+    memory_hits_ = disk_hits_ = compiles_ = disk_writes_ = corrupt_entries_ = evictions_ =
+        memory_evictions_ = 0;
 }
 
 } // namespace loom

@@ -73,6 +73,7 @@ struct CompileCacheStats {
     std::uint64_t disk_writes = 0;
     std::uint64_t corrupt_entries = 0; ///< disk entries found damaged, removed and rebuilt
     std::uint64_t evictions = 0;       ///< disk entries this cache removed to stay under its limit
+    std::uint64_t memory_evictions = 0; ///< binaries dropped from memory to stay under its bound
 };
 
 class CompileCache {
@@ -135,6 +136,11 @@ public:
     /// Drops the in-memory map, so the next get() goes to disk.
     void clear_memory();
     std::size_t memory_entries() const;
+    /// The most binaries the memory map holds (a CUBIN is ~10-100 kB); past it, the least recently
+    /// used one is dropped (it stays on disk). 0: no bound. LOOM_CACHE_MEMORY_ENTRIES, else 1024.
+    std::size_t max_memory_entries() const { return max_memory_entries_.load(); }
+    void set_max_memory_entries(std::size_t n) { max_memory_entries_ = n; }
+    static constexpr std::size_t default_max_memory_entries = 1024;
 
     CompileCacheStats stats() const;
     void reset_stats();
@@ -183,9 +189,13 @@ private:
 
     mutable std::mutex mutex_;
     std::unordered_map<std::string, std::shared_ptr<Slot>> memory_;
+    std::uint64_t memory_clock_ = 0; ///< ticks once per lookup, for least-recently-used order
+    std::atomic<std::size_t> max_memory_entries_{default_max_memory_entries};
+    /// Drops least recently used, finished slots while the map is over its bound (mutex_ held).
+    void trim_memory();
 
     std::atomic<std::uint64_t> memory_hits_{0}, disk_hits_{0}, compiles_{0}, disk_writes_{0},
-        corrupt_entries_{0}, evictions_{0};
+        corrupt_entries_{0}, evictions_{0}, memory_evictions_{0};
 };
 
 } // namespace loom

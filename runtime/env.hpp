@@ -7,6 +7,9 @@
 //   LOOM_CACHE_MAX_MB=<n>      the disk cache's size limit in MiB; after each write the least
 //                              recently used entries are removed down to 90% of it. 0 means no
 //                              limit. Default: 1024. Read when a CompileCache is made.
+//   LOOM_CACHE_MEMORY_ENTRIES=<n>  the most binaries kept in memory; past it the least recently
+//                              used is dropped (it stays on disk). 0 means no bound. Default:
+//                              1024. Read when a CompileCache is made.
 //   LOOM_ALWAYS_COMPILE=1      every lookup compiles: neither the memory map nor the disk entries
 //                              are read. The fresh binary still replaces the disk entry (so the
 //                              cache holds what the current compiler makes). Read on every lookup.
@@ -20,6 +23,11 @@
 //                              unusable directory costs one warning. Read on every lookup.
 //   LOOM_CXX=<command>         the host compiler for Target::CPU kernels, split on whitespace
 //                              ("ccache g++"). Default: c++. Read on every compile.
+//   LOOM_NVRTC=<path>          the libnvrtc to load (no search when set). Default: libnvrtc.so.13,
+//                              .so.12, .so, then the CUDA toolkit's lib64. Read on first NVRTC use.
+//   LOOM_CLANG_FORMAT=<path>   the clang-format for source({.formatted = true}). Default: PATH
+//                              (clang-format, then clang-format-19 ... -14).
+//   LOOM_CLANG_FORMAT_TIMEOUT_MS=<n>  how long clang-format may run. Default: 10000.
 //   LOOM_DUMP_SOURCE_ON_ERROR=1  a source that fails to compile is also written to /tmp, and the
 //                              error names the file. Default: off.
 //

@@ -8,6 +8,7 @@
 #include <loom/errors.hpp>
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -258,6 +259,31 @@ TEST_F(CompileCacheTest, ADirectoryOrAFifoAtAnEntrysPathStillGivesTheRightBinary
     EXPECT_TRUE(fs::is_regular_file(path));
     CompileCache cache;
     EXPECT_EQ(cache.get(src, "scale", {}).source, CachedCubin::Disk);
+}
+
+TEST_F(CompileCacheTest, TheMemoryMapIsBoundedAndDropsTheLeastRecentlyUsed) {
+    // Issue 11: the memory map never evicted. Generic entries keep this fast: 64-digit keys.
+    ScopedEnv bound("LOOM_CACHE_MEMORY_ENTRIES", "3");
+    CompileCache cache;
+    EXPECT_EQ(cache.max_memory_entries(), 3u);
+    int builds = 0;
+    auto get = [&](int n) {
+        return cache.get(fmt::format("{:064x}", n), cubin_entries, [&] {
+            ++builds;
+            return CacheArtifact{"binary " + std::to_string(n), ""};
+        });
+    };
+    for (int n = 1; n <= 3; ++n) get(n);
+    EXPECT_EQ(get(1).source, CachedArtifact::Memory); // 1 is now the most recently used
+    EXPECT_EQ(get(4).source, CachedArtifact::Compiled);
+    EXPECT_EQ(cache.memory_entries(), 3u);
+    EXPECT_EQ(cache.stats().memory_evictions, 1u);
+    EXPECT_EQ(get(1).source, CachedArtifact::Memory);
+    EXPECT_EQ(get(3).source, CachedArtifact::Memory);
+    CachedArtifact two = get(2); // dropped from memory, still on disk
+    EXPECT_EQ(two.source, CachedArtifact::Disk);
+    EXPECT_EQ(two.payload, "binary 2");
+    EXPECT_EQ(builds, 4);
 }
 
 TEST_F(CompileCacheTest, UnusableDirectoryWarnsOnceAndCachesInMemory) {
