@@ -63,6 +63,11 @@ void check_field(const KernelSpec& k, const FieldSpec& f, const ArrayRef& a, int
     if (a.strides.size() != a.shape.size())
         arg_error(k, fmt::format("argument '{}' has {} strides for {} axes; an array needs one "
                                  "stride per axis", f.name, a.strides.size(), a.shape.size()));
+    for (int ax = 0; ax < a.ndim(); ++ax)
+        if (a.shape[ax] < 0)
+            arg_error(k, fmt::format("argument '{}' has extent {} along axis {} (shape {}); "
+                                     "extents count elements and cannot be negative",
+                                     f.name, a.shape[ax], ax, shape_string(a.shape)));
     auto fail = [&](const std::string& why) {
         arg_error(k, fmt::format("argument '{}' ({}): {}", f.name, a.describe(), why));
     };
@@ -421,6 +426,14 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
                 iv = static_cast<std::int64_t>(fv);
                 is_float = false;
             }
+            // A finite value beyond float32's range would silently become inf in the kernel.
+            if (ps.dtype == DType::Float32 && is_float && std::isfinite(fv) &&
+                std::fabs(fv) > double(std::numeric_limits<float>::max()))
+                arg_error(k, fmt::format("argument '{}' = {} does not fit the float32 parameter "
+                                         "(its largest finite value is {}); it would become inf. "
+                                         "Pass a smaller value, or declare the parameter "
+                                         "param<double>",
+                                         ps.name, fv, std::numeric_limits<float>::max()));
             if (ps.dtype == DType::Int32 && (iv < INT32_MIN || iv > INT32_MAX))
                 arg_error(k, fmt::format("argument '{}' = {} does not fit the int32 parameter",
                                          ps.name, iv));

@@ -2,13 +2,16 @@
 // memory, launch settings that have no meaning on the CPU, compiler failures and a missing
 // compiler.
 #include "runtime/nvrtc_compiler.hpp"
+#include "tests/support/cpu_config.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tests/support/scoped_env.hpp"
 
 #include <loom/dlpack.hpp>
 #include <loom/loom.hpp>
 
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -222,6 +225,41 @@ TEST(HostErrors, VariantsMustShareTheBackend) {
     wide.backend = Backend::Cuda;
     s.wide = std::make_shared<const KernelSpec>(wide);
     LOOM_EXPECT_ERROR(KernelFunction{s}, UserError, {"int64 variant", "same target"});
+}
+
+} // namespace
+
+namespace {
+
+// Issue 11, weak spots: a raw ArrayRef with a negative extent was accepted, and a float32
+// parameter of 1e300 silently became inf.
+TEST(HostErrors, NegativeExtentsAreRefused) {
+    KernelFunction k(add_one_spec());
+    auto out = HostArray<float>::zeros({6});
+    auto x = HostArray<float>::zeros({6});
+    ArrayRef bad = x.ref();
+    bad.shape = {-6};
+    LOOM_EXPECT_ERROR(k(args("out", out, "x", bad)), UserError,
+                      {"argument 'x' has extent -6 along axis 0", "cannot be negative"});
+}
+
+TEST(HostErrors, Float32ParametersOutsideTheFloatRangeAreRefused) {
+    auto [x, y] = loom::fields<2>("x, y: float32[1D]");
+    Kernel kernel = create_kernel({Assignment(y.center(), param<float>("alpha") * x.center())},
+                                  loom::test::cpu("host_err_alpha"));
+    KernelFunction k = kernel.compile();
+    auto xs = HostArray<float>::random({8}, 3);
+    auto ys = HostArray<float>::zeros({8});
+    LOOM_EXPECT_ERROR(k(args("x", xs, "y", ys, "alpha", 1e300)), UserError,
+                      {"argument 'alpha' = 1e+300 does not fit the float32 parameter",
+                       "would become inf", "param<double>"});
+    LOOM_EXPECT_ERROR(k(args("x", xs, "y", ys, "alpha", -1e39)), UserError,
+                      {"argument 'alpha'", "does not fit the float32 parameter"});
+    // inf itself and values in range are what the user asked for.
+    k(args("x", xs, "y", ys, "alpha", 2.0));
+    EXPECT_EQ(ys.to_vector()[3], 2.0f * xs.to_vector()[3]);
+    k(args("x", xs, "y", ys, "alpha", std::numeric_limits<double>::infinity()));
+    EXPECT_TRUE(std::isinf(ys.to_vector()[3]));
 }
 
 } // namespace
