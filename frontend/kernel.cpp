@@ -2,6 +2,7 @@
 
 #include "compiler/ir/evaluate.hpp"
 #include "compiler/ir/printer.hpp"
+#include "compiler/ir/visitor.hpp"
 #include "compiler/lower.hpp"
 #include "frontend/resolve_types.hpp"
 #include "runtime/compile_cache.hpp"
@@ -205,6 +206,19 @@ KernelFunction Kernel::compile(int device) const {
     return KernelFunction(spec(), k_->config.target == Target::CPU ? 0 : device);
 }
 
+namespace {
+/// Whether a fixed-shape field of the kernel spans more elements than int32 index math addresses:
+/// then an automatic index type can only be int64.
+bool needs_int64_index(const std::vector<SourceAssignment>& flat) {
+    for (const SourceAssignment& a : flat)
+        for (const Expr* root : {&a.lhs, &a.rhs})
+            for (const Expr& e : subexpressions(*root))
+                if (auto* f = e.as<FieldAccessNode>(); f && f->field->fixed_elements() > INT32_MAX)
+                    return true;
+    return false;
+}
+} // namespace
+
 Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config) {
     check_identifier(config.name, "kernel");
     std::vector<std::pair<Expr, Expr>> parts;
@@ -214,10 +228,15 @@ Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig
     std::vector<SourceAssignment> flat;
     for (auto& [lhs, rhs] : resolve_types(parts, config))
         flat.push_back({lhs, rhs, to_string(lhs) + " = " + to_string(rhs)});
-    // Unset index type: int32 (faster index math) by default, int64 when a call needs it.
+    // Unset index type: int32 (faster index math) by default, int64 when a call needs it; int64
+    // alone when a fixed shape is already too large for int32.
     bool automatic = !config.index_type;
     KernelConfig cfg = config;
-    if (automatic) cfg.index_type = ScalarType::Int32;
+    if (automatic) {
+        const bool wide = needs_int64_index(flat);
+        cfg.index_type = wide ? ScalarType::Int64 : ScalarType::Int32;
+        automatic = !wide;
+    }
     LoweredKernel lowered = lower(flat, cfg);
     return Kernel(std::move(lowered), std::move(flat), automatic);
 }

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace loom {
 
@@ -53,6 +54,17 @@ std::vector<int> FieldInfo::spatial_axes_fastest_first() const {
     for (auto it = order.rbegin(); it != order.rend(); ++it)
         if (*it < spatial_dims) out.push_back(*it);
     return out;
+}
+
+std::int64_t FieldInfo::fixed_elements() const {
+    if (!is_fixed()) return 0;
+    std::int64_t n = 1;
+    auto times = [&n](std::int64_t e) {
+        n = e != 0 && n > INT64_MAX / e ? INT64_MAX : n * e;
+    };
+    for (std::int64_t e : fixed_shape) times(e);
+    for (int c : index_shape) times(c);
+    return n;
 }
 
 std::vector<std::int64_t> FieldInfo::fixed_strides() const {

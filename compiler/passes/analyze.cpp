@@ -265,6 +265,12 @@ private:
             if (f->type == ScalarType::Float16 || f->type == ScalarType::BFloat16)
                 fail(fmt::format("uses field {} of type {}; float16 and bfloat16 fields are not "
                                  "supported yet, use float32", f->name, type_name(f->type)));
+            // Fixed sizes and strides are baked into the index math as literals of the index type.
+            if (cfg_.index_type == ScalarType::Int32 && f->fixed_elements() > INT32_MAX)
+                fail(fmt::format("has index_type int32, but field {} has a fixed shape of {} "
+                                 "elements, more than int32 index math can address (2^31 - 1); "
+                                 "set index_type to int64, or leave it unset and loom chooses",
+                                 f->describe(), f->fixed_elements()));
             // A buffer has its own shape: it takes no part in the iteration space's checks.
             if (is_buffer(f)) continue;
             if (f->spatial_dims != p.spatial_dims)

@@ -44,6 +44,9 @@ struct FieldInfo {
     std::vector<int> spatial_axes_fastest_first() const;
     /// The axis whose stride is 1 by construction (the fastest in memory).
     int unit_stride_axis() const { return memory_order().back(); }
+    /// Elements of a fixed-shape field, components included (INT64_MAX if that overflows); 0 for
+    /// a variable shape.
+    std::int64_t fixed_elements() const;
     /// Element strides of a fixed-shape field, per array axis.
     std::vector<std::int64_t> fixed_strides() const;
     /// "f(3): float64[3D]" or "g: float32[64, 64]", with ", layout fzyx" where not C.

@@ -1,6 +1,7 @@
 // Bad KernelConfig values and kernels that have nothing to do.
 #include "loom/loom.hpp"
 #include "tests/support/expect_error.hpp"
+#include "tests/support/nvrtc_check.hpp"
 
 #include <array>
 
@@ -119,3 +120,29 @@ TEST(ConfigErrors, MaxRegistersOutOfRange) {
     LOOM_EXPECT_ERROR(create_kernel({Assignment(f.center(), g.center())}, cfg), UserError,
                       {"max_registers = 300"});
 }
+
+namespace {
+
+// Issue 11, weak spots: an int32 kernel with a fixed shape beyond 2^31 elements printed a negative
+// loop bound. An explicit int32 index type is refused; an automatic one becomes int64.
+TEST(ConfigErrors, Int32IndexTypeWithAFixedShapeBeyondTwoToThe31) {
+    Field f = field<float>("big", {50000, 50000});
+    Field g = field<float>("big_out", {50000, 50000});
+    KernelConfig c;
+    c.index_type = ScalarType::Int32;
+    LOOM_EXPECT_ERROR(create_kernel({Assignment(g.center(), 2.0 * f.center())}, c), UserError,
+                      {"has index_type int32", "field big_out: float32[50000, 50000]",
+                       "2500000000 elements", "set index_type to int64"});
+}
+
+TEST(ConfigErrors, AutomaticIndexTypeIsInt64ForAFixedShapeBeyondTwoToThe31) {
+    Field f = field<float>("big", {50000, 50000});
+    Field g = field<float>("big_out", {50000, 50000});
+    Kernel k = create_kernel({Assignment(g.center(), 2.0 * f.center())}, {.name = "big_auto"});
+    EXPECT_EQ(*k.config().index_type, ScalarType::Int64);
+    EXPECT_EQ(k.source().find("-1794967296"), std::string::npos) << k.source();
+    EXPECT_NE(k.source().find("index type int64"), std::string::npos) << k.source();
+    loom::test::expect_compiles_for_sm90(k);
+}
+
+} // namespace
