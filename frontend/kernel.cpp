@@ -151,7 +151,8 @@ KernelSpec spec_of(const std::shared_ptr<const LoweredKernel>& k_) {
     };
     for (auto& p : k_->params) {
         ParamSpec ps;
-        ps.name = p.name;
+        // A scalar is passed by the DSL's name, whatever the printer had to call it.
+        ps.name = p.role == ParamRole::Scalar ? p.var.as<ir::VarNode>()->name : p.name;
         switch (p.role) {
         case ParamRole::FieldPointer: ps.role = ArgRole::FieldPointer; break;
         case ParamRole::Size: ps.role = ArgRole::Size; break;

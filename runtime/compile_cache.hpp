@@ -107,7 +107,7 @@ public:
     CachedCubin get(const std::string& source, const std::string& name,
                     const NvrtcOptions& options);
 
-    /// The shared library for a Target::CPU kernel `source` (defining `name` and `name`_entry),
+    /// The shared library for a Target::CPU kernel `source` (defining host_entry_symbol(name)),
     /// built by the host compiler. Throws CompileError when the compiler rejects the source and
     /// UserError naming LOOM_CXX when it cannot be run (also from the key: see host_key).
     CachedArtifact get_host(const std::string& source, const std::string& name,

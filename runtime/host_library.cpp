@@ -4,6 +4,7 @@
 #include "runtime/nvrtc_compiler.hpp" // numbered_source
 
 #include <loom/errors.hpp>
+#include <loom/kernel_spec.hpp>
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -155,7 +156,7 @@ std::shared_ptr<const HostLibrary> HostLibrary::load(const CachedArtifact& artif
     lib->path_ = temporary ? "" : path;
     pin_openmp_runtime();
 
-    const std::string symbol = name + "_entry";
+    const std::string symbol = host_entry_symbol(name);
     ::dlerror();
     lib->entry_ = reinterpret_cast<HostEntry>(::dlsym(lib->handle_, symbol.c_str()));
     if (!lib->entry_) {

@@ -15,12 +15,12 @@
 
 namespace loom {
 
-/// `<name>_entry`: reads each parameter from its own 8-byte slot, in signature order.
+/// `loom_kernel_<name>_entry` (host_entry_symbol): reads each parameter from its own 8-byte slot, in signature order.
 using HostEntry = void (*)(void* const* args);
 
 class HostLibrary {
 public:
-    /// Loads the library in `artifact` (from cache.get_host) and resolves `<name>_entry`. One
+    /// Loads the library in `artifact` (from cache.get_host) and resolves host_entry_symbol(name). One
     /// load per key is shared in the process while anything holds it; dlclose with the last.
     /// `source` and `command` only go into error messages.
     static std::shared_ptr<const HostLibrary> load(const CachedArtifact& artifact,

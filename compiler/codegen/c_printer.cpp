@@ -39,15 +39,52 @@ const std::set<std::string>& reserved_names() {
         "uint64_t", "size_t", "labs", "loom_min", "loom_max", "loom_shared"};
     return r;
 }
+
+/// Capitals, digits and underscores only, with at least one capital (the style of macros).
+bool is_upper_name(std::string_view name) {
+    return std::none_of(name.begin(), name.end(), [](char c) { return c >= 'a' && c <= 'z'; }) &&
+           std::any_of(name.begin(), name.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
+/// A name that <math.h>, <stdint.h>, <stdlib.h>, the host compiler or NVRTC may define as a
+/// macro: printed as is, it would be replaced by the preprocessor (NAN, NULL, M_PI, INT32_MAX).
+/// Besides the names the headers define (glibc's and the C standard's), every all-capital name
+/// with an underscore, every M_ (math constant) and every _X (reserved) name is treated as one.
+bool is_macro_name(const std::string& name) {
+    static const std::set<std::string> macros = {
+        "NULL", "NAN", "INFINITY", "HUGE_VAL", "HUGE_VALF", "HUGE_VALL", "SNAN", "SNANF",
+        "SNANL", "MAXFLOAT", "EOF", "EDOM", "ERANGE", "EILSEQ", "NFDBITS", "BYTE_ORDER",
+        "WNOHANG", "WUNTRACED", "WSTOPPED", "WEXITED", "WCONTINUED", "WNOWAIT", "WEXITSTATUS",
+        "WTERMSIG", "WSTOPSIG", "WIFEXITED", "WIFSIGNALED", "WIFSTOPPED", "WIFCONTINUED",
+        "errno", "assert", "offsetof", "alloca", "math_errhandling", "issubnormal", "isnan",
+        "isinf", "isfinite", "isnormal", "signbit", "fpclassify", "unix", "linux", "i386",
+        "be16toh", "be32toh", "be64toh", "htobe16", "htobe32", "htobe64", "htole16", "htole32",
+        "htole64", "le16toh", "le32toh", "le64toh", "CUDART_VERSION", "CUDA_VERSION"};
+    if (macros.count(name)) return true;
+    if (name.size() >= 2 && name[0] == '_' && name[1] >= 'A' && name[1] <= 'Z') return true;
+    if (name.rfind("M_", 0) == 0) return true; // M_PI, M_PIf, M_SQRT1_2l, ...
+    // INT32_MAX, UINT8_C, RAND_MAX, EXIT_SUCCESS, FP_NAN, HUGE_VAL_F32, ...
+    return name.find('_') != std::string::npos && is_upper_name(name);
+}
 } // namespace
 
 CFamilyPrinter::CFamilyPrinter(LoweredKernel& kernel) : kernel_(kernel) {
-    used_.insert(kernel.name);
-    for (auto& p : kernel.params) {
-        std::string hint = p.role == ParamRole::FieldPointer ? p.field->name : p.var.as<VarNode>()->name;
-        const void* key = p.role == ParamRole::FieldPointer ? static_cast<const void*>(p.field.get())
-                                                            : static_cast<const void*>(p.var.get());
-        p.name = name_of(key, hint);
+    // The user's names first (fields, scalar parameters), so that loom's own parameters (sizes
+    // size_N, strides <field>_stride_N) are the ones renamed when they meet, and a scalar keeps
+    // the name the user passes it by. The kernel's own name is no reservation: a parameter may
+    // shadow the function it belongs to (and the CPU target prints the kernel under a loom-owned
+    // name).
+    for (bool user : {true, false}) {
+        for (auto& p : kernel.params) {
+            const bool user_named = p.role == ParamRole::FieldPointer || p.role == ParamRole::Scalar;
+            if (user_named != user) continue;
+            std::string hint =
+                p.role == ParamRole::FieldPointer ? p.field->name : p.var.as<VarNode>()->name;
+            const void* key = p.role == ParamRole::FieldPointer
+                                  ? static_cast<const void*>(p.field.get())
+                                  : static_cast<const void*>(p.var.get());
+            p.name = name_of(key, hint);
+        }
     }
 }
 
@@ -112,9 +149,11 @@ std::string CFamilyPrinter::signature(std::string_view qualifiers) {
             return param_declaration(p);
         },
         ",\n    ");
-    return fmt::format("{} void {}{}(\n    {})\n", qualifiers, function_attributes(), kernel_.name,
-                       params);
+    return fmt::format("{} void {}{}(\n    {})\n", qualifiers, function_attributes(),
+                       function_name(), params);
 }
+
+std::string CFamilyPrinter::function_name() { return kernel_.name; }
 
 std::string CFamilyPrinter::param_declaration(const KernelParam& p) {
     return p.c_type + " " + p.name;
@@ -130,7 +169,7 @@ std::string CFamilyPrinter::declaration_prefix(const VarNode*) { return ""; }
 
 std::string CFamilyPrinter::unique_name(const std::string& hint) {
     std::string base = hint.empty() ? "t" : hint;
-    if (reserved_names().count(base) || base.rfind("__", 0) == 0) base += "_";
+    if (reserved_names().count(base) || is_macro_name(base) || base.rfind("__", 0) == 0) base += "_";
     std::string name = base;
     for (int i = 1; used_.count(name); ++i) name = fmt::format("{}_{}", base, i);
     used_.insert(name);

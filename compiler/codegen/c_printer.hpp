@@ -53,6 +53,8 @@ protected:
     /// The math function's name for arguments of type t (sqrtf / sqrt, ...).
     virtual std::string math_name(MathFn fn, ScalarType t);
     virtual std::string min_max_name(BinaryOp op, ScalarType t);
+    /// The kernel function's name in the source: the kernel's name (CUDA looks it up by it).
+    virtual std::string function_name();
     /// Printed between `void` and the kernel's name (`__maxnreg__(64) `), or "".
     virtual std::string function_attributes();
     /// A pragma line (without indentation) to print above `loop`, or "" for none.

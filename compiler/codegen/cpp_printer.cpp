@@ -4,6 +4,7 @@
 #include "compiler/ir/visitor.hpp"
 
 #include <loom/errors.hpp>
+#include <loom/kernel_spec.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -46,8 +47,8 @@ public:
         read_ = std::move(reads.read);
         // The body first: it names the locals and tells which helpers are used.
         std::string body = print_stmt(kernel_.body, 1);
-        return header("CPU, C++ with OpenMP") + prelude() + signature("extern \"C\"") + "{\n" +
-               body + "}\n\n" + entry();
+        return header("CPU, C++ with OpenMP") + prelude() + signature("static") + "{\n" + body +
+               "}\n\n" + entry();
     }
 
 protected:
@@ -117,9 +118,15 @@ private:
         return helpers_.empty() ? out : out + "\n";
     }
 
-    /// `<name>_entry(void* const* args)`: unpacks each parameter from its slot, calls the kernel.
+    /// The kernel itself is `static void loom_kernel_<name>(...)`: a loom-owned name that no
+    /// library defines, and not exported, so a kernel may be named like any C library or OpenMP
+    /// symbol (memcpy, GOMP_parallel, tanhf) without taking its place.
+    std::string function_name() override { return host_kernel_symbol(kernel_.name); }
+
+    /// `loom_kernel_<name>_entry(void* const* args)`, the library's only exported symbol:
+    /// unpacks each parameter from its slot, calls the kernel.
     std::string entry() {
-        const std::string args = kernel_.name == "args" ? "args_" : "args"; // not the callee's name
+        const std::string args = "args"; // the callee's name starts with loom_kernel_
         std::string unpacked = grouped_params(
             [&](KernelParam& p, std::size_t i) {
                 if (p.role == ParamRole::FieldPointer)
@@ -130,12 +137,12 @@ private:
             ",\n        ");
         return fmt::format(
             "// The runtime's entry point: args[i] points to the 8-byte slot of parameter i.\n"
-            "extern \"C\" void {0}_entry(void* const* {1})\n"
+            "extern \"C\" void {0}(void* const* {1})\n"
             "{{\n"
-            "    {0}(\n"
-            "        {2});\n"
+            "    {2}(\n"
+            "        {3});\n"
             "}}\n",
-            kernel_.name, args, unpacked);
+            host_entry_symbol(kernel_.name), args, function_name(), unpacked);
     }
 
     std::set<std::pair<BinaryOp, ScalarType>> helpers_;
@@ -143,6 +150,10 @@ private:
 };
 
 } // namespace
+
+std::string host_kernel_symbol(const std::string& kernel_name) {
+    return "loom_kernel_" + kernel_name;
+}
 
 void print_cpp(LoweredKernel& kernel) {
     kernel.source = wrap_long_lines(CppPrinter(kernel).kernel_source());

@@ -41,6 +41,8 @@ enum class ArgRole : std::uint8_t { FieldPointer, Size, Stride, Scalar };
 
 /// One parameter of the generated function, in signature order.
 struct ParamSpec {
+    /// What a launch passes it by: a scalar's name as the DSL gives it (the printed name may
+    /// differ, e.g. `min_` for `min`, which C reserves).
     std::string name;
     ArgRole role = ArgRole::Scalar;
     DType dtype = DType::Int64; ///< value type; element type for pointers
@@ -73,11 +75,18 @@ struct LaunchSpec {
     std::function<Dim3(const Dim3& extents)> block_for;
 };
 
+/// The symbol a Backend::Host kernel's shared library exports, `loom_kernel_<name>_entry`: a
+/// loom-owned name, so that a kernel may be named like any symbol of the C library or OpenMP.
+inline std::string host_entry_symbol(const std::string& kernel_name) {
+    return "loom_kernel_" + kernel_name + "_entry";
+}
+
 struct KernelSpec {
     std::string name;
-    /// CUDA source, or for Backend::Host C++ defining extern "C" void <name>(...) and
-    /// extern "C" void <name>_entry(void* const* args), which reads parameter i from the 8-byte
-    /// slot args[i] points to (pointers as uint64 addresses, numbers at the start of the slot).
+    /// CUDA source defining extern "C" __global__ void <name>(...), or for Backend::Host C++
+    /// defining extern "C" void host_entry_symbol(name)(void* const* args), which reads
+    /// parameter i from the 8-byte slot args[i] points to (pointers as uint64 addresses, numbers
+    /// at the start of the slot).
     std::string source;
     Backend backend = Backend::Cuda;
     std::vector<FieldSpec> fields;

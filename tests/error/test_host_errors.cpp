@@ -26,7 +26,7 @@ std::string add_one_source(const std::string& name, const std::string& body) {
     return "#include <stdint.h>\n"
            "extern \"C\" void " + name + "(float* out, const float* x, const long long size_0)\n"
            "{\n" + body + "}\n"
-           "extern \"C\" void " + name + "_entry(void* const* args)\n"
+           "extern \"C\" void loom_kernel_" + name + "_entry(void* const* args)\n"
            "{\n"
            "    " + name + "((float*)(uintptr_t)*(const uint64_t*)args[0],\n"
            "        (const float*)(uintptr_t)*(const uint64_t*)args[1],\n"
@@ -195,7 +195,7 @@ TEST(HostErrors, MissingEntryPointIsACompileError) {
     s.source = "extern \"C\" void no_entry(float*, const float*, long long) {}\n";
     LOOM_EXPECT_ERROR(KernelFunction{s}, CompileError,
                       {"the host compiler built kernel 'no_entry'",
-                       "does not define the entry point extern \"C\" void no_entry_entry",
+                       "does not define the entry point extern \"C\" void loom_kernel_no_entry_entry",
                        "-fopenmp", "   1 | extern"});
 }
 

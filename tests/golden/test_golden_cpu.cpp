@@ -138,13 +138,14 @@ TEST(GoldenCpu, UnusualKernelsCompileWarningFree) {
     if (!host_compiler_available()) GTEST_SKIP() << "no host compiler `c++` on PATH";
     using namespace loom::counters;
     {
-        // A kernel named like the entry point's parameter, and a subexpression nobody reads.
+        // A kernel named like the entry point's parameter (no clash: the entry calls
+        // loom_kernel_args), and a subexpression nobody reads.
         auto [a, b] = fields<2>("a, b: float32[2D]");
         AssignmentCollection ac;
         ac.subexpression("unused", a.center() * 2.0);
         ac.add(Assignment(b.center(), a.center()));
         Kernel k = create_kernel(ac, cpu({.name = "args"}));
-        EXPECT_NE(k.source().find("args_entry(void* const* args_)"), std::string::npos);
+        EXPECT_NE(k.source().find("loom_kernel_args_entry(void* const* args)"), std::string::npos);
         EXPECT_NE(k.source().find("[[maybe_unused]] const float unused"), std::string::npos);
         compile_with_host_compiler("args", k.source());
     }
@@ -178,7 +179,7 @@ TEST(GoldenCpu, EntryPointUnpacksSlotsAndRunsTheKernel) {
     void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     ASSERT_NE(handle, nullptr) << dlerror();
     using Entry = void (*)(void* const*);
-    auto entry = reinterpret_cast<Entry>(dlsym(handle, "entry_check_entry"));
+    auto entry = reinterpret_cast<Entry>(dlsym(handle, "loom_kernel_entry_check_entry"));
     ASSERT_NE(entry, nullptr) << dlerror();
 
     const std::int64_t n0 = 7, n1 = 9;

@@ -1,6 +1,7 @@
 // The host runtime without a GPU: host arrays, the host compiler through the compile cache, and
 // KernelFunction calling hand-written kernels that follow the Target::CPU contract (C++ with
-// extern "C" <name>(...) and <name>_entry(void* const* args), one 8-byte slot per parameter).
+// extern "C" <name>(...) and loom_kernel_<name>_entry(void* const* args), one 8-byte slot per
+// parameter).
 #include "runtime/compile_cache.hpp"
 #include "runtime/host_library.hpp"
 #include "tests/support/scoped_env.hpp"
@@ -192,7 +193,7 @@ extern "C" void NAME(float* __restrict__ dst, const float* __restrict__ src,
             dst[dst_stride_0 * ctr_0 + ctr_1] = alpha * src[src_stride_0 * ctr_0 + ctr_1];
 }
 
-extern "C" void NAME_entry(void* const* args)
+extern "C" void loom_kernel_NAME_entry(void* const* args)
 {
     NAME((float*)(uintptr_t)*(const uint64_t*)args[0],
          (const float*)(uintptr_t)*(const uint64_t*)args[1],
@@ -351,7 +352,7 @@ std::string marker_source(const std::string& index) {
            "extern \"C\" void mark(double* out, const " + index + " size_0, const " + index +
            " size_1, const " + index + " out_stride_0)\n"
            "{ out[0] = (double)sizeof(size_0) + 0 * (size_1 + out_stride_0); }\n"
-           "extern \"C\" void mark_entry(void* const* args)\n"
+           "extern \"C\" void loom_kernel_mark_entry(void* const* args)\n"
            "{ mark((double*)(uintptr_t)*(const uint64_t*)args[0], *(const " + index + "*)args[1],"
            " *(const " + index + "*)args[2], *(const " + index + "*)args[3]); }\n";
 }

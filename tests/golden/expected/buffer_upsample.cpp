@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-extern "C" void upsample(
+static void loom_kernel_upsample(
     double* __restrict__ fine, const double* __restrict__ coarse,
     const int32_t size_0, const int32_t size_1,
     const int32_t fine_stride_0, const int32_t fine_stride_1, const int32_t coarse_stride_0,
@@ -36,9 +36,9 @@ extern "C" void upsample(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void upsample_entry(void* const* args)
+extern "C" void loom_kernel_upsample_entry(void* const* args)
 {
-    upsample(
+    loom_kernel_upsample(
         *(double* const*) args[0], *(const double* const*) args[1],
         *(const int32_t*) args[2], *(const int32_t*) args[3],
         *(const int32_t*) args[4], *(const int32_t*) args[5], *(const int32_t*) args[6],

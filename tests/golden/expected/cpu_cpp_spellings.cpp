@@ -13,7 +13,7 @@
 static inline int32_t loom_min(int32_t a, int32_t b) { return a < b ? a : b; }
 static inline int64_t loom_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
-extern "C" void spellings(
+static void loom_kernel_spellings(
     float* __restrict__ b, const float* __restrict__ a, double* __restrict__ d,
             const double* __restrict__ c, int32_t* __restrict__ i, int64_t* __restrict__ j,
     const int32_t size_0, const int32_t size_1,
@@ -42,9 +42,9 @@ extern "C" void spellings(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void spellings_entry(void* const* args)
+extern "C" void loom_kernel_spellings_entry(void* const* args)
 {
-    spellings(
+    loom_kernel_spellings(
         *(float* const*) args[0], *(const float* const*) args[1], *(double* const*) args[2],
                 *(const double* const*) args[3], *(int32_t* const*) args[4],
                 *(int64_t* const*) args[5],

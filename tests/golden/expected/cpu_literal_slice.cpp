@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-extern "C" void corner(
+static void loom_kernel_corner(
     double* __restrict__ b, const double* __restrict__ a,
     [[maybe_unused]] const int32_t size_0, [[maybe_unused]] const int32_t size_1,
     const int32_t b_stride_0, const int32_t a_stride_0)
@@ -25,9 +25,9 @@ extern "C" void corner(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void corner_entry(void* const* args)
+extern "C" void loom_kernel_corner_entry(void* const* args)
 {
-    corner(
+    loom_kernel_corner(
         *(double* const*) args[0], *(const double* const*) args[1],
         *(const int32_t*) args[2], *(const int32_t*) args[3],
         *(const int32_t*) args[4], *(const int32_t*) args[5]);

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-extern "C" void speed(
-    float* __restrict__ speed_1, const float* __restrict__ u, const float* __restrict__ v,
+static void loom_kernel_speed(
+    float* __restrict__ speed, const float* __restrict__ u, const float* __restrict__ v,
             float* __restrict__ dir,
     const int32_t size_0, const int32_t size_1,
     const int32_t speed_stride_0, const int32_t u_stride_0, const int32_t v_stride_0,
@@ -24,7 +24,7 @@ extern "C" void speed(
                     u[u_stride_0 * ctr_0 + ctr_1] +
                     v[v_stride_0 * ctr_0 + ctr_1] * v[v_stride_0 * ctr_0 + ctr_1]);
             // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
-            speed_1[speed_stride_0 * ctr_0 + ctr_1] = sqrt_sum;
+            speed[speed_stride_0 * ctr_0 + ctr_1] = sqrt_sum;
             // dir[0, 0] = u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
             dir[dir_stride_0 * ctr_0 + ctr_1] = u[u_stride_0 * ctr_0 + ctr_1] / (sqrt_sum + 1e-06f);
         }
@@ -32,9 +32,9 @@ extern "C" void speed(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void speed_entry(void* const* args)
+extern "C" void loom_kernel_speed_entry(void* const* args)
 {
-    speed(
+    loom_kernel_speed(
         *(float* const*) args[0], *(const float* const*) args[1], *(const float* const*) args[2],
                 *(float* const*) args[3],
         *(const int32_t*) args[4], *(const int32_t*) args[5],

@@ -7,7 +7,7 @@
 //     4 cells per thread along y
 
 extern "C" __global__ void speed(
-    float* __restrict__ speed_1, const float* __restrict__ u, const float* __restrict__ v,
+    float* __restrict__ speed, const float* __restrict__ u, const float* __restrict__ v,
             float* __restrict__ dir,
     const int size_0, const int size_1,
     const int speed_stride_0, const int u_stride_0, const int v_stride_0, const int dir_stride_0)
@@ -22,7 +22,7 @@ extern "C" __global__ void speed(
                         u[u_stride_0 * ctr_0 + ctr_1] +
                         v[v_stride_0 * ctr_0 + ctr_1] * v[v_stride_0 * ctr_0 + ctr_1]);
                 // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
-                speed_1[speed_stride_0 * ctr_0 + ctr_1] = sqrt_sum;
+                speed[speed_stride_0 * ctr_0 + ctr_1] = sqrt_sum;
                 // dir[0, 0] = u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
                 dir[dir_stride_0 * ctr_0 + ctr_1] =
                         u[u_stride_0 * ctr_0 + ctr_1] / (sqrt_sum + 1e-06f);

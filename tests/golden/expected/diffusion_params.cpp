@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-extern "C" void diffusion(
+static void loom_kernel_diffusion(
     const float* __restrict__ src, float* __restrict__ dst,
     const int32_t size_0, const int32_t size_1,
     const int32_t src_stride_0, const int32_t dst_stride_0,
@@ -32,9 +32,9 @@ extern "C" void diffusion(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void diffusion_entry(void* const* args)
+extern "C" void loom_kernel_diffusion_entry(void* const* args)
 {
-    diffusion(
+    loom_kernel_diffusion(
         *(const float* const*) args[0], *(float* const*) args[1],
         *(const int32_t*) args[2], *(const int32_t*) args[3],
         *(const int32_t*) args[4], *(const int32_t*) args[5],

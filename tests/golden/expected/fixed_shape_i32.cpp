@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-extern "C" void fixed_diff(
+static void loom_kernel_fixed_diff(
     float* __restrict__ b, const float* __restrict__ a)
 {
     #pragma omp parallel for
@@ -23,8 +23,8 @@ extern "C" void fixed_diff(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void fixed_diff_entry(void* const* args)
+extern "C" void loom_kernel_fixed_diff_entry(void* const* args)
 {
-    fixed_diff(
+    loom_kernel_fixed_diff(
         *(float* const*) args[0], *(const float* const*) args[1]);
 }

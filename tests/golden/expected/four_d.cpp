@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-extern "C" void square4d(
+static void loom_kernel_square4d(
     float* __restrict__ b, const float* __restrict__ a,
     const int32_t size_0, const int32_t size_1, const int32_t size_2, const int32_t size_3,
     const int32_t b_stride_0, const int32_t b_stride_1, const int32_t b_stride_2,
@@ -33,9 +33,9 @@ extern "C" void square4d(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void square4d_entry(void* const* args)
+extern "C" void loom_kernel_square4d_entry(void* const* args)
 {
-    square4d(
+    loom_kernel_square4d(
         *(float* const*) args[0], *(const float* const*) args[1],
         *(const int32_t*) args[2], *(const int32_t*) args[3], *(const int32_t*) args[4],
                 *(const int32_t*) args[5],

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-extern "C" void jacobi(
+static void loom_kernel_jacobi(
     float* __restrict__ dst, const float* __restrict__ src,
     const int32_t size_0, const int32_t size_1,
     const int32_t dst_stride_0, const int32_t src_stride_0)
@@ -27,9 +27,9 @@ extern "C" void jacobi(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void jacobi_entry(void* const* args)
+extern "C" void loom_kernel_jacobi_entry(void* const* args)
 {
-    jacobi(
+    loom_kernel_jacobi(
         *(float* const*) args[0], *(const float* const*) args[1],
         *(const int32_t*) args[2], *(const int32_t*) args[3],
         *(const int32_t*) args[4], *(const int32_t*) args[5]);

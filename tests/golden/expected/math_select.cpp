@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-extern "C" void radial(
+static void loom_kernel_radial(
     float* __restrict__ f, const float* __restrict__ g,
     const int32_t size_0, const int32_t size_1,
     const int32_t f_stride_0, const int32_t g_stride_0)
@@ -29,9 +29,9 @@ extern "C" void radial(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void radial_entry(void* const* args)
+extern "C" void loom_kernel_radial_entry(void* const* args)
 {
-    radial(
+    loom_kernel_radial(
         *(float* const*) args[0], *(const float* const*) args[1],
         *(const int32_t*) args[2], *(const int32_t*) args[3],
         *(const int32_t*) args[4], *(const int32_t*) args[5]);

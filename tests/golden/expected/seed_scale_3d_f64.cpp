@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-extern "C" void scale(
+static void loom_kernel_scale(
     double* __restrict__ f, const double* __restrict__ g,
     const int32_t size_0, const int32_t size_1, const int32_t size_2,
     const int32_t f_stride_0, const int32_t f_stride_1, const int32_t g_stride_0,
@@ -29,9 +29,9 @@ extern "C" void scale(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void scale_entry(void* const* args)
+extern "C" void loom_kernel_scale_entry(void* const* args)
 {
-    scale(
+    loom_kernel_scale(
         *(double* const*) args[0], *(const double* const*) args[1],
         *(const int32_t*) args[2], *(const int32_t*) args[3], *(const int32_t*) args[4],
         *(const int32_t*) args[5], *(const int32_t*) args[6], *(const int32_t*) args[7],

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-extern "C" void seven_point(
+static void loom_kernel_seven_point(
     double* __restrict__ dst, const double* __restrict__ src,
     const int64_t size_0, const int64_t size_1, const int64_t size_2,
     const int64_t dst_stride_0, const int64_t dst_stride_1, const int64_t src_stride_0,
@@ -37,9 +37,9 @@ extern "C" void seven_point(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void seven_point_entry(void* const* args)
+extern "C" void loom_kernel_seven_point_entry(void* const* args)
 {
-    seven_point(
+    loom_kernel_seven_point(
         *(double* const*) args[0], *(const double* const*) args[1],
         *(const int64_t*) args[2], *(const int64_t*) args[3], *(const int64_t*) args[4],
         *(const int64_t*) args[5], *(const int64_t*) args[6], *(const int64_t*) args[7],

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-extern "C" void every_other(
+static void loom_kernel_every_other(
     double* __restrict__ y, const double* __restrict__ x,
     const int32_t size_0)
 {
@@ -21,9 +21,9 @@ extern "C" void every_other(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void every_other_entry(void* const* args)
+extern "C" void loom_kernel_every_other_entry(void* const* args)
 {
-    every_other(
+    loom_kernel_every_other(
         *(double* const*) args[0], *(const double* const*) args[1],
         *(const int32_t*) args[2]);
 }

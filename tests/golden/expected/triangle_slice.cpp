@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-extern "C" void triangle(
+static void loom_kernel_triangle(
     double* __restrict__ f,
     const int32_t size_0, const int32_t size_1,
     const int32_t f_stride_0)
@@ -25,9 +25,9 @@ extern "C" void triangle(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void triangle_entry(void* const* args)
+extern "C" void loom_kernel_triangle_entry(void* const* args)
 {
-    triangle(
+    loom_kernel_triangle(
         *(double* const*) args[0],
         *(const int32_t*) args[1], *(const int32_t*) args[2],
         *(const int32_t*) args[3]);

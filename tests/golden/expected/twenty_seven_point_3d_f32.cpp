@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-extern "C" void twenty_seven_point(
+static void loom_kernel_twenty_seven_point(
     float* __restrict__ dst, const float* __restrict__ src,
     const int32_t size_0, const int32_t size_1, const int32_t size_2,
     const int32_t dst_stride_0, const int32_t dst_stride_1, const int32_t src_stride_0,
@@ -84,9 +84,9 @@ extern "C" void twenty_seven_point(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void twenty_seven_point_entry(void* const* args)
+extern "C" void loom_kernel_twenty_seven_point_entry(void* const* args)
 {
-    twenty_seven_point(
+    loom_kernel_twenty_seven_point(
         *(float* const*) args[0], *(const float* const*) args[1],
         *(const int32_t*) args[2], *(const int32_t*) args[3], *(const int32_t*) args[4],
         *(const int32_t*) args[5], *(const int32_t*) args[6], *(const int32_t*) args[7],

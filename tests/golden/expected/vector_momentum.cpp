@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-extern "C" void momentum(
+static void loom_kernel_momentum(
     double* __restrict__ m, const double* __restrict__ rho, const double* __restrict__ u,
     const int32_t size_0, const int32_t size_1,
     const int32_t m_stride_0, const int32_t m_stride_1, const int32_t rho_stride_0,
@@ -30,9 +30,9 @@ extern "C" void momentum(
 }
 
 // The runtime's entry point: args[i] points to the 8-byte slot of parameter i.
-extern "C" void momentum_entry(void* const* args)
+extern "C" void loom_kernel_momentum_entry(void* const* args)
 {
-    momentum(
+    loom_kernel_momentum(
         *(double* const*) args[0], *(const double* const*) args[1], *(const double* const*) args[2],
         *(const int32_t*) args[3], *(const int32_t*) args[4],
         *(const int32_t*) args[5], *(const int32_t*) args[6], *(const int32_t*) args[7],
