@@ -85,12 +85,15 @@ Expr arithmetic(BinaryOp op, const Expr& x, const Expr& y) {
     auto [a, b] = unify(op_name(op), x, y);
     if (a.type() == ScalarType::Bool)
         type_error(op_name(op), a, b, "Arithmetic needs numbers; use select(...) on conditions.");
+    // A divisor that is the constant 0 as written; one that folds to 0 (2 - 2) is create_kernel's
+    // to find (analyze's check_division_by_zero), with the same wording.
+    if ((op == BinaryOp::Div || op == BinaryOp::Mod) && is_int(b.type()))
+        if (auto cb = b.as<ConstNode>(); cb && cb->int_value == 0)
+            throw UserError(fmt::format("integer division by zero in `{} {} 0`: the divisor is the "
+                                        "constant 0. {}", to_string(a), op_name(op),
+                                        integer_division_by_zero_advice(op)));
     if (is_weak_constant(a) && is_weak_constant(b)) {
         // Two plain numbers: fold now (the interpreter has C semantics), keep the result weak.
-        auto cb = b.as<ConstNode>();
-        if (is_int(b.type()) && cb->int_value == 0 && (op == BinaryOp::Div || op == BinaryOp::Mod))
-            throw UserError(fmt::format("integer division by zero in `{} {} 0`; the divisor is a "
-                                        "literal zero", to_string(a), op_name(op)));
         return weak_value(evaluate(BinaryNode::make(op, a, b), {}));
     }
     return BinaryNode::make(op, a, b);
