@@ -261,6 +261,18 @@ Expr cast(ScalarType type, const Expr& value) {
 
 Expr constant(ScalarType type, double value) {
     if (type == ScalarType::Bool) return ConstNode::make_bool(value != 0);
+    if (is_int(type)) {
+        // -2^63 <= value < 2^63 (2^63 itself, the double nearest INT64_MAX, does not fit).
+        const bool i32 = type == ScalarType::Int32;
+        const double lo = i32 ? -2147483648.0 : -9223372036854775808.0;
+        const double hi = i32 ? 2147483648.0 : 9223372036854775808.0;
+        if (!(value >= lo && value < hi)) // also nan
+            throw UserError(fmt::format(
+                "constant({}, {}): the value does not fit {} ({}..{}); use a wider type, or "
+                "constant<std::int64_t>(v) for an exact 64-bit integer", type_name(type), value,
+                type_name(type), i32 ? "-2147483648" : "-9223372036854775808",
+                i32 ? "2147483647" : "9223372036854775807"));
+    }
     return ConstNode::make(type, value);
 }
 

@@ -116,3 +116,15 @@ TEST(IntegerErrors, GhostLayerWidthOfRawOffsetsDoesNotOverflow) {
                       {"kernel 'raw_offset'", "field s", "axis 0", "-2147483648",
                        "at most 1048576"});
 }
+
+TEST(IntegerErrors, TypedIntegerConstantOutOfRange) {
+    // These were converted from double with undefined behaviour (or wrapped, for int32).
+    LOOM_EXPECT_ERROR(constant(ScalarType::Int32, 3e9), UserError,
+                      {"constant(int32, 3000000000)", "does not fit int32",
+                       "-2147483648..2147483647"});
+    LOOM_EXPECT_ERROR(constant(ScalarType::Int64, 9223372036854775807.0), UserError,
+                      {"does not fit int64", "constant<std::int64_t>(v)"});
+    LOOM_EXPECT_ERROR(constant(ScalarType::Int64, std::nan("")), UserError, {"does not fit int64"});
+    EXPECT_NO_THROW(constant(ScalarType::Int64, -9223372036854775808.0));
+    EXPECT_NO_THROW(constant(ScalarType::Int32, -2147483648.0));
+}

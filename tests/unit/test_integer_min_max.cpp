@@ -141,3 +141,26 @@ TEST(IntegerMinMax, Int64LiteralsHaveTheirExactType) {
 
 } // namespace
 } // namespace loom
+
+namespace loom {
+namespace {
+
+TEST(IntegerMinMax, TypedInt64ConstantsAreExact) {
+    // constant<int64_t> kept every bit: it used to go through double, where INT64_MAX rounds to
+    // 2^63, which does not fit (its conversion back was undefined).
+    auto [s, o] = fields<2>("s, o: int64[1D]");
+    KernelConfig c;
+    c.name = "typed_i64";
+    Kernel k = create_kernel(
+        Assignment(o.center(), min(s.center(), constant<std::int64_t>(i64_max)) +
+                                   max(s.center(), constant<std::int64_t>(i64_min)) +
+                                   constant<std::int64_t>(9007199254740993)), // 2^53 + 1
+        c);
+    EXPECT_NE(k.source().find("9223372036854775807LL)"), std::string::npos) << k.source();
+    EXPECT_NE(k.source().find("(-9223372036854775807LL - 1)"), std::string::npos) << k.source();
+    EXPECT_NE(k.source().find("9007199254740993LL"), std::string::npos) << k.source();
+    test::expect_compiles_for_sm90(k);
+}
+
+} // namespace
+} // namespace loom
