@@ -3,6 +3,8 @@
 
 #include "compiler/codegen/cpp_printer.hpp"
 #include "compiler/codegen/cuda_printer.hpp"
+#include "compiler/ir/evaluate.hpp"
+#include "compiler/ir/printer.hpp"
 #include "compiler/ir/visitor.hpp"
 #include "compiler/pass_log.hpp"
 #include "compiler/passes/analyze.hpp"
@@ -15,6 +17,10 @@
 #include "compiler/passes/simplify.hpp"
 #include "compiler/passes/verify.hpp"
 
+#include <loom/errors.hpp>
+
+#include <fmt/format.h>
+
 namespace loom::ir {
 
 namespace {
@@ -26,6 +32,30 @@ bool contains_layers(const Stmt& body) {
     } f;
     f.visit(body);
     return f.found;
+}
+/// Refuses an integer division or modulo whose divisor folds to the constant 0 (a literal zero
+/// is refused by the operator already): the generated code would trap (CPU) or compute garbage.
+/// Checked before simplify, which could drop the division ((x / 0) * 0) but not make it defined.
+void check_division_by_zero(const Stmt& body, const std::string& kernel) {
+    auto block = body.as<BlockNode>();
+    std::vector<Stmt> stmts = block ? block->stmts : std::vector<Stmt>{body};
+    std::string text; // the DSL text of the assignment, from the comment before it
+    int assignment = 0;
+    for (const Stmt& s : stmts) {
+        if (auto c = s.as<CommentNode>()) text = c->text;
+        const bool is_assignment = s.is<AssignNode>();
+        assignment += is_assignment;
+        Expr found = find_division_by_zero(s);
+        if (!found.defined()) continue;
+        auto d = found.as<BinaryNode>();
+        std::string where = is_assignment
+            ? fmt::format("in assignment {} (`{}`)", assignment, text)
+            : std::string("in a layer's computation");
+        throw UserError(fmt::format(
+            "kernel '{}' has an integer division by zero {}: in `{}` the divisor `{}` folds to the "
+            "constant 0. {}",
+            kernel, where, to_string(found), to_string(d->b), integer_division_by_zero_advice(d->op)));
+    }
 }
 } // namespace
 
@@ -44,6 +74,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     k.buffers = analysis.buffers;
     k.ghost_layers = analysis.ghost_layers;
     log.record("analyze_kernel", Stmt(), analysis.body);
+    check_division_by_zero(analysis.body, config.name);
 
     // 2. Simplify: fold constants, drop identities.
     log.start();

@@ -85,12 +85,15 @@ Expr arithmetic(BinaryOp op, const Expr& x, const Expr& y) {
     auto [a, b] = unify(op_name(op), x, y);
     if (a.type() == ScalarType::Bool)
         type_error(op_name(op), a, b, "Arithmetic needs numbers; use select(...) on conditions.");
+    // A divisor that is the constant 0 as written; one that folds to 0 (2 - 2) is create_kernel's
+    // to find (analyze's check_division_by_zero), with the same wording.
+    if ((op == BinaryOp::Div || op == BinaryOp::Mod) && is_int(b.type()))
+        if (auto cb = b.as<ConstNode>(); cb && cb->int_value == 0)
+            throw UserError(fmt::format("integer division by zero in `{} {} 0`: the divisor is the "
+                                        "constant 0. {}", to_string(a), op_name(op),
+                                        integer_division_by_zero_advice(op)));
     if (is_weak_constant(a) && is_weak_constant(b)) {
         // Two plain numbers: fold now (the interpreter has C semantics), keep the result weak.
-        auto cb = b.as<ConstNode>();
-        if (is_int(b.type()) && cb->int_value == 0 && (op == BinaryOp::Div || op == BinaryOp::Mod))
-            throw UserError(fmt::format("integer division by zero in `{} {} 0`; the divisor is a "
-                                        "literal zero", to_string(a), op_name(op)));
         return weak_value(evaluate(BinaryNode::make(op, a, b), {}));
     }
     return BinaryNode::make(op, a, b);
@@ -258,6 +261,18 @@ Expr cast(ScalarType type, const Expr& value) {
 
 Expr constant(ScalarType type, double value) {
     if (type == ScalarType::Bool) return ConstNode::make_bool(value != 0);
+    if (is_int(type)) {
+        // -2^63 <= value < 2^63 (2^63 itself, the double nearest INT64_MAX, does not fit).
+        const bool i32 = type == ScalarType::Int32;
+        const double lo = i32 ? -2147483648.0 : -9223372036854775808.0;
+        const double hi = i32 ? 2147483648.0 : 9223372036854775808.0;
+        if (!(value >= lo && value < hi)) // also nan
+            throw UserError(fmt::format(
+                "constant({}, {}): the value does not fit {} ({}..{}); use a wider type, or "
+                "constant<std::int64_t>(v) for an exact 64-bit integer", type_name(type), value,
+                type_name(type), i32 ? "-2147483648" : "-9223372036854775808",
+                i32 ? "2147483647" : "9223372036854775807"));
+    }
     return ConstNode::make(type, value);
 }
 

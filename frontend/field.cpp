@@ -107,6 +107,14 @@ Access Field::operator[](const std::vector<int>& offsets) const {
                                     name(), info_->spatial_dims, fmt::join(offsets, ", "),
                                     offsets.size(), name(),
                                     fmt::join(std::vector<int>(info_->spatial_dims, 0), ", ")));
+    for (std::size_t d = 0; d < offsets.size(); ++d)
+        if (offsets[d] < -max_offset || offsets[d] > max_offset)
+            throw UserError(fmt::format(
+                "field {}: the offset {} on axis {} in {}[{{{}}}] is out of range; an offset is at "
+                "most {} cells either way (loom::max_offset). Ghost layers as wide as the offset "
+                "would cover any array; read a fixed position with {}.at(...) instead, or check "
+                "how the offset is computed",
+                name(), offsets[d], d, name(), fmt::join(offsets, ", "), max_offset, name()));
     return Access(info_, offsets);
 }
 

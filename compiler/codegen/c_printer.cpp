@@ -191,16 +191,18 @@ std::string CFamilyPrinter::literal(const ConstNode* c) {
         if (c->int_value == std::numeric_limits<std::int32_t>::min()) return "(-2147483647 - 1)";
         return fmt::format("{}", c->int_value);
     case ScalarType::Int64:
-        if (c->int_value == std::numeric_limits<std::int64_t>::min()) return "(-9223372036854775807LL - 1)";
-        if (c->int_value > std::numeric_limits<std::int32_t>::max() ||
-            c->int_value < std::numeric_limits<std::int32_t>::min())
-            return fmt::format("{}LL", c->int_value);
-        return fmt::format("{}", c->int_value);
+        // Always with the suffix: a plain `3` is an int, and min(long long, int) is ambiguous.
+        // INT64_MIN has no literal (9223372036854775808 does not fit): an expression of the type.
+        if (c->int_value == std::numeric_limits<std::int64_t>::min())
+            return fmt::format("(-9223372036854775807{} - 1)", int64_suffix());
+        return fmt::format("{}{}", c->int_value, int64_suffix());
     default:
         if (!std::isfinite(c->float_value)) return special_float(c->float_value, c->type);
         return format_float(c->float_value, c->type) + (c->type == ScalarType::Float32 ? "f" : "");
     }
 }
+
+std::string CFamilyPrinter::int64_suffix() { return "LL"; }
 
 ExprPrinter::Text CFamilyPrinter::counter(const CounterNode*) {
     throw InternalError("a DSL counter reached the code generator; lower_iteration_space must run first");

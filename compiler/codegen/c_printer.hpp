@@ -48,6 +48,9 @@ protected:
 
     // Target hooks.
     std::string type_name_of(ScalarType t) override = 0;
+    /// The suffix that gives an integer literal exactly the type type_name_of(Int64) spells, so
+    /// that overloaded calls (min, max, loom_min) resolve exactly: "LL" for `long long`.
+    virtual std::string int64_suffix();
     /// inf and nan, which C has no literal for.
     virtual std::string special_float(double value, ScalarType t) = 0;
     /// The math function's name for arguments of type t (sqrtf / sqrt, ...).

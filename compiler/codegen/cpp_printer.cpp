@@ -10,7 +10,9 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <cstdint>
 #include <set>
+#include <type_traits>
 #include <utility>
 
 namespace loom::ir {
@@ -53,6 +55,10 @@ public:
 
 protected:
     std::string type_name_of(ScalarType t) override { return cpp_type_name(t); }
+
+    // int64_t is `long` on LP64 (Linux, where 3LL would be a long long, another type) and
+    // `long long` elsewhere; the kernel is compiled for the host loom runs on.
+    std::string int64_suffix() override { return std::is_same_v<std::int64_t, long> ? "L" : "LL"; }
 
     std::string special_float(double v, ScalarType t) override {
         const bool f32 = t == ScalarType::Float32;

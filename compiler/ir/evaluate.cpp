@@ -259,4 +259,14 @@ Value evaluate(const Expr& e, const Bindings& vars,
     return Evaluator(vars, loads).eval(e);
 }
 
+std::string integer_division_by_zero_advice(BinaryOp op) {
+    const char* x = op == BinaryOp::Mod ? "x % d" : "x / d";
+    return fmt::format("Integer {} by zero is undefined (the CPU target traps, a GPU gives "
+                       "garbage); float division by zero is not (it gives inf or nan). Use a "
+                       "nonzero divisor, guard one that can be zero, e.g. select(d != 0, {}, 0), "
+                       "or compute in floating point, e.g. cast<double>(x) {} d",
+                       op == BinaryOp::Mod ? "modulo" : "division", x,
+                       op == BinaryOp::Mod ? "%" : "/");
+}
+
 } // namespace loom::ir

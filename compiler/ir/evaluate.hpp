@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <unordered_map>
 
 namespace loom::ir {
@@ -31,5 +32,10 @@ using Bindings = std::unordered_map<const ir::VarNode*, Value>;
 /// Throws InternalError on an unbound variable, and UserError on integer division by zero.
 Value evaluate(const Expr& e, const Bindings& vars,
                const std::function<Value(const Expr&)>& loads = nullptr);
+
+/// What a message about an integer division (`op` Div) or modulo (Mod) by the constant 0 says
+/// after naming it: why it is refused and how to fix it. The frontend (a literal zero) and
+/// analyze (a divisor that folds to zero) share it.
+std::string integer_division_by_zero_advice(BinaryOp op);
 
 } // namespace loom::ir

@@ -332,14 +332,22 @@ private:
     // ---- ghost layers and slices ----
     void compute_reach() {
         a_.reach.assign(a_.spatial_dims, {0, 0});
-        auto extend = [&](const std::vector<int>& off) {
+        auto extend = [&](const FieldPtr& f, const std::vector<int>& off) {
             for (int d = 0; d < a_.spatial_dims; ++d) {
-                a_.reach[d].first = std::max(a_.reach[d].first, -off[d]);
-                a_.reach[d].second = std::max(a_.reach[d].second, off[d]);
+                // Field::operator[] checks the limit; IR built by other means is checked here,
+                // before -off[d] could overflow (-INT_MIN) into a width of 0.
+                const std::int64_t o = off[d];
+                if (o < -max_offset || o > max_offset)
+                    fail(fmt::format("accesses field {} at offset {}: the offset {} on axis {} is "
+                                     "out of range; an offset is at most {} cells either way "
+                                     "(loom::max_offset)",
+                                     f->name, offsets_text(off), o, d, max_offset));
+                a_.reach[d].first = static_cast<int>(std::max<std::int64_t>(a_.reach[d].first, -o));
+                a_.reach[d].second = static_cast<int>(std::max<std::int64_t>(a_.reach[d].second, o));
             }
         };
-        for (auto& r : reads_) extend(r.offsets);
-        for (auto& w : writes_) extend(w.offsets);
+        for (auto& r : reads_) extend(r.field, r.offsets);
+        for (auto& w : writes_) extend(w.field, w.offsets);
     }
 
     std::string worst_access(int axis, bool low) const {
@@ -347,8 +355,8 @@ private:
         const std::vector<int>* best = nullptr;
         const FieldInfo* field = nullptr;
         auto consider = [&](const FieldPtr& f, const std::vector<int>& o) {
-            int v = low ? -o[axis] : o[axis];
-            if (!best || v > (low ? -(*best)[axis] : (*best)[axis])) {
+            std::int64_t v = low ? -std::int64_t(o[axis]) : o[axis];
+            if (!best || v > (low ? -std::int64_t((*best)[axis]) : (*best)[axis])) {
                 best = &o;
                 field = f.get();
             }

@@ -290,9 +290,33 @@ protected:
     }
 };
 
+/// Simplifies like Simplifier and notes the first integer division or modulo whose divisor,
+/// simplified, is the constant 0: operands are simplified before the node is looked at, so the
+/// divisor is as folded as it gets, and the division is found before a rule could drop it.
+class DivisionByZeroFinder : public Simplifier {
+public:
+    Expr found;
+
+protected:
+    Expr visit_Binary(const BinaryNode* n, const Expr& self) override {
+        Expr e = IRMutator::visit_Binary(n, self);
+        auto b = e.as<BinaryNode>();
+        if (!found.defined() && b && is_int(b->type) &&
+            (b->op == BinaryOp::Div || b->op == BinaryOp::Mod))
+            if (auto c = constant(b->b); c && c->int_value == 0) found = self;
+        return rewrite(e);
+    }
+};
+
 } // namespace
 
 Expr simplify(const Expr& e) { return Simplifier().mutate(e); }
 Stmt simplify(const Stmt& s) { return Simplifier().mutate(s); }
+
+Expr find_division_by_zero(const Stmt& s) {
+    DivisionByZeroFinder f;
+    f.mutate(s);
+    return f.found;
+}
 
 } // namespace loom::ir

@@ -16,4 +16,9 @@ namespace loom::ir {
 Expr simplify(const Expr& e);
 Stmt simplify(const Stmt& s);
 
+/// The first integer Div or Mod in `s` whose divisor folds (as simplify folds it) to the constant
+/// 0, as written (unsimplified); an undefined Expr when there is none. Found even where simplify
+/// would then drop the division ((x / 0) * 0, q - q).
+Expr find_division_by_zero(const Stmt& s);
+
 } // namespace loom::ir

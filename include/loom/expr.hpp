@@ -12,6 +12,7 @@
 #include <loom/types.hpp>
 
 #include <string>
+#include <type_traits>
 
 namespace loom {
 
@@ -59,10 +60,18 @@ Expr cast(ScalarType type, const Expr& value);
 template <typename T>
 Expr cast(const Expr& value) { return cast(scalar_type_of<T>(), value); }
 
-/// A strongly typed constant: `constant<float>(0.1)` is float32 0.1f whatever it meets.
+/// A strongly typed constant: `constant<float>(0.1)` is float32 0.1f whatever it meets. An
+/// integer type needs a value that fits it (a UserError otherwise); constant<std::int64_t>(v)
+/// keeps every bit of v (INT64_MAX included), where `constant(ScalarType::Int64, v)` goes
+/// through double.
 Expr constant(ScalarType type, double value);
 template <typename T>
-Expr constant(T value) { return constant(scalar_type_of<T>(), static_cast<double>(value)); }
+Expr constant(T value) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+        return cast(scalar_type_of<T>(), Expr(value)); // a plain number, exact, made strong
+    else
+        return constant(scalar_type_of<T>(), static_cast<double>(value));
+}
 
 /// A scalar kernel argument, passed by name or position at launch.
 Expr param(const std::string& name, ScalarType type);

@@ -15,6 +15,11 @@
 
 namespace loom {
 
+/// The largest offset of a relative access, either way along each axis: f[{max_offset, 0}] is
+/// accepted, f[{max_offset + 1, 0}] is a UserError. A stencil's reach sets its ghost layers, so a
+/// larger offset could only read outside any array (and -INT_MIN would overflow the width).
+inline constexpr int max_offset = 1 << 20;
+
 /// Memory order of a field's axes. Spatial axis 0 is x, as in pystencils.
 enum class Layout : std::uint8_t {
     C,       ///< numpy / row-major: axis 0 slowest, components fastest ("c", "numpy")

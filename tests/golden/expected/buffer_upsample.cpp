@@ -21,16 +21,16 @@ static void loom_kernel_upsample(
         for (int32_t ctr_1 = 0; ctr_1 < size_1; ++ctr_1) {
             // fine[0, 0](0) = coarse.at(x / 4, y / 4)(0)
             fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1] =
-                    coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4) +
-                    coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4)];
+                    coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4L) +
+                    coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4L)];
             // fine[0, 0](1) = coarse.at(x / 4, y / 4)(1)
             fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 1] =
-                    coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4) +
-                    coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4) + 1];
+                    coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4L) +
+                    coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4L) + 1];
             // fine[0, 0](2) = coarse.at(x / 4, y / 4)(2)
             fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 2] =
-                    coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4) +
-                    coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4) + 2];
+                    coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4L) +
+                    coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4L) + 2];
         }
     }
 }

@@ -20,16 +20,16 @@ extern "C" __global__ void upsample(
             if (ctr_0 < size_0) {
                 // fine[0, 0](0) = coarse.at(x / 4, y / 4)(0)
                 fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1] =
-                        coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4) +
-                        coarse_stride_1 * (int) ((long long) ctr_1 / 4)];
+                        coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4LL) +
+                        coarse_stride_1 * (int) ((long long) ctr_1 / 4LL)];
                 // fine[0, 0](1) = coarse.at(x / 4, y / 4)(1)
                 fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 1] =
-                        coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4) +
-                        coarse_stride_1 * (int) ((long long) ctr_1 / 4) + 1];
+                        coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4LL) +
+                        coarse_stride_1 * (int) ((long long) ctr_1 / 4LL) + 1];
                 // fine[0, 0](2) = coarse.at(x / 4, y / 4)(2)
                 fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 2] =
-                        coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4) +
-                        coarse_stride_1 * (int) ((long long) ctr_1 / 4) + 2];
+                        coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4LL) +
+                        coarse_stride_1 * (int) ((long long) ctr_1 / 4LL) + 2];
             }
         }
     }

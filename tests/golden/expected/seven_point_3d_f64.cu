@@ -12,25 +12,25 @@ extern "C" __global__ void seven_point(
     const long long dst_stride_0, const long long dst_stride_1, const long long src_stride_0,
             const long long src_stride_1)
 {
-    const long long ctr_1 = (long long) blockIdx.y * blockDim.y + threadIdx.y + 1;
-    const long long ctr_2 = (long long) blockIdx.x * blockDim.x + threadIdx.x + 1;
-    if (ctr_1 < size_1 - 1 && ctr_2 < size_2 - 1) {
+    const long long ctr_1 = (long long) blockIdx.y * blockDim.y + threadIdx.y + 1LL;
+    const long long ctr_2 = (long long) blockIdx.x * blockDim.x + threadIdx.x + 1LL;
+    if (ctr_1 < size_1 - 1LL && ctr_2 < size_2 - 1LL) {
         #pragma unroll
-        for (long long cell = 0; cell < 4; ++cell) {
+        for (long long cell = 0LL; cell < 4LL; ++cell) {
             const long long ctr_0 =
-                    ((long long) blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell + 1;
-            if (ctr_0 < size_0 - 1) {
+                    ((long long) blockIdx.z * blockDim.z + threadIdx.z) * 4LL + cell + 1LL;
+            if (ctr_0 < size_0 - 1LL) {
                 // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
                 //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
                 //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
                 dst[dst_stride_0 * ctr_0 + dst_stride_1 * ctr_1 + ctr_2] =
-                        0.5 * src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2] +
-                        0.625 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2] +
-                        0.75 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 - 1] +
+                        0.5 * src[src_stride_0 * (ctr_0 - 1LL) + src_stride_1 * ctr_1 + ctr_2] +
+                        0.625 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1LL) + ctr_2] +
+                        0.75 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 - 1LL] +
                         0.875 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2] +
-                        src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 + 1] +
-                        1.125 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2] +
-                        1.25 * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2];
+                        src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 + 1LL] +
+                        1.125 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1LL) + ctr_2] +
+                        1.25 * src[src_stride_0 * (ctr_0 + 1LL) + src_stride_1 * ctr_1 + ctr_2];
             }
         }
     }
