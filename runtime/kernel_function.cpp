@@ -334,6 +334,22 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
         arg_error(k, fmt::format("got {} positional arguments, but it takes {}: {}",
                                  in.positional.size(), names.size(), fmt::join(names, ", ")));
     for (std::size_t i = 0; i < in.positional.size(); ++i) bound[i] = &in.positional[i];
+    // Two fields of one element type and rank passed by position: swapped arrays would pass
+    // every check and compute (or overwrite) the wrong thing silently, so names are required.
+    const std::size_t positional_fields = std::min(in.positional.size(), k.fields.size());
+    for (std::size_t i = 0; i < positional_fields; ++i)
+        for (std::size_t j = i + 1; j < positional_fields; ++j) {
+            const FieldSpec &a = k.fields[i], &b = k.fields[j];
+            if (a.dtype != b.dtype || a.array_dims() != b.array_dims()) continue;
+            arg_error(k, fmt::format(
+                "takes fields '{}' ({}) and '{}' ({}), both {} with {} axes, and got them by "
+                "position: arrays in the wrong order would pass every check and {} silently. "
+                "Pass fields by name: args(\"{}\", ..., \"{}\", ...)",
+                a.name, a.written ? "written" : "read", b.name, b.written ? "written" : "read",
+                dtype_name(a.dtype), a.array_dims(),
+                a.written || b.written ? "overwrite an input" : "give wrong results", a.name,
+                b.name));
+        }
     for (auto& [name, value] : in.named) {
         auto it = std::find(names.begin(), names.end(), name);
         if (it == names.end())

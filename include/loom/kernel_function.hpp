@@ -64,7 +64,9 @@ Args args(const T&... name_value_pairs) {
     detail::add_named(a, name_value_pairs...);
     return a;
 }
-/// positional(a, b, 0.5): in the kernel's order (fields, then scalar parameters).
+/// positional(a, b, 0.5): in the kernel's order (fields, then scalar parameters). Fields of one
+/// element type and rank cannot be told apart by position, so a call that passes two of them
+/// positionally is a UserError: pass those by name with args(...).
 template <typename... T>
 Args positional(const T&... values) {
     Args a;

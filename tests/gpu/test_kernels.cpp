@@ -2,6 +2,7 @@
 // compared cell by cell with a hand-written CPU loop; plus the layouts, views, types and shapes
 // the goldens do not reach. Outputs start poisoned: cells a kernel must not write must keep it.
 #include "gpu_test_support.hpp"
+#include "tests/support/expect_error.hpp"
 
 #include <loom/loom.hpp>
 
@@ -203,7 +204,11 @@ TEST(GpuKernels, DiffusionWithScalarParametersAndSubexpression) {
     ASSERT_EQ(k.spec().fields[0].name, "src");
     ASSERT_EQ(k.spec().fields[1].name, "dst");
     DeviceArray<float> dst3 = poisoned<float>(shape);
-    k(positional(src.device, dst3, 1.5f, 0.25f));
+    LOOM_EXPECT_ERROR(k(positional(src.device, dst3, 1.5f, 0.25f)), UserError,
+                      {"takes fields 'src' (read) and 'dst' (written)", "Pass fields by name"});
+    Args one = positional(src.device);
+    one.named = {{"dst", Arg(dst3.ref())}, {"alpha", Arg(1.5)}, {"dt", Arg(0.25)}};
+    k(one);
     k.synchronize();
     EXPECT_TRUE(check_output(dst3, diffusion_cells(src.host, shape, 1.5f, 0.25f)));
 }

@@ -4,6 +4,7 @@
 // parameter).
 #include "runtime/compile_cache.hpp"
 #include "runtime/host_library.hpp"
+#include "tests/support/expect_error.hpp"
 #include "tests/support/scoped_env.hpp"
 
 #include <loom/dlpack.hpp>
@@ -269,13 +270,17 @@ TEST(HostKernel, NamedPositionalAndScalarArguments) {
     EXPECT_EQ(dst.to_vector(), scaled(src.to_vector(), 2.5f));
     EXPECT_EQ(k.last_grid(), (Dim3{0, 0, 0}));
 
-    k(positional(dst, src, 3)); // an integer for a float parameter converts
-    EXPECT_EQ(dst.to_vector(), scaled(src.to_vector(), 3.0f));
+    // Two float32 2D fields by position: refused, since swapping them would pass every check.
+    LOOM_EXPECT_ERROR(k(positional(dst, src, 3)), UserError,
+                      {"takes fields 'dst' (written) and 'src' (read), both float32 with 2 axes",
+                       "overwrite an input", "Pass fields by name"});
+    EXPECT_EQ(dst.to_vector(), scaled(src.to_vector(), 2.5f)) << "untouched by the refused call";
 
-    Args mixed = positional(dst, src);
-    mixed.named.emplace_back("alpha", Arg(-1.0));
+    Args mixed = positional(dst); // one field by position, the rest by name
+    mixed.named.emplace_back("src", Arg(src.ref()));
+    mixed.named.emplace_back("alpha", Arg(std::int64_t(3))); // an integer for a float converts
     k(mixed);
-    EXPECT_EQ(dst.to_vector(), scaled(src.to_vector(), -1.0f));
+    EXPECT_EQ(dst.to_vector(), scaled(src.to_vector(), 3.0f));
     k.synchronize(); // a no-op: the call has finished
 }
 
