@@ -72,6 +72,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     KernelAnalysis analysis = analyze_kernel(assignments, config);
     k.fields = analysis.fields;
     k.buffers = analysis.buffers;
+    k.shifted_reads = analysis.shifted_reads;
     k.ghost_layers = analysis.ghost_layers;
     log.record("analyze_kernel", Stmt(), analysis.body);
     check_division_by_zero(analysis.body, config.name);

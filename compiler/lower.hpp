@@ -25,6 +25,7 @@ struct LoweredKernel {
     KernelConfig config;
     std::vector<FieldPtr> fields;    ///< in order of first appearance
     std::vector<FieldPtr> buffers;   ///< fields read only at absolute positions (also in fields)
+    std::vector<FieldPtr> shifted_reads; ///< fields read away from the cell (KernelAnalysis)
     std::vector<std::pair<int, int>> ghost_layers; ///< (low, high) per axis; zeros with a slice
     std::vector<KernelParam> params; ///< the signature
     LaunchDescription launch;        ///< has_grid false on the CPU target

@@ -142,6 +142,8 @@ KernelSpec spec_of(const std::shared_ptr<const LoweredKernel>& k_) {
         for (auto& p : k_->params)
             if (p.role == ParamRole::FieldPointer && p.field == f) fs.written = !p.read_only;
         fs.buffer = is_buffer(*k_, f);
+        fs.read_shifted = std::find(k_->shifted_reads.begin(), k_->shifted_reads.end(), f) !=
+                          k_->shifted_reads.end();
         s.fields.push_back(std::move(fs));
     }
     auto field_index = [&](const FieldPtr& f) {

@@ -71,6 +71,13 @@ void check_field(const KernelSpec& k, const FieldSpec& f, const ArrayRef& a, int
     auto fail = [&](const std::string& why) {
         arg_error(k, fmt::format("argument '{}' ({}): {}", f.name, a.describe(), why));
     };
+    if (f.written)
+        for (int ax = 0; ax < a.ndim(); ++ax)
+            if (a.shape[ax] > 1 && a.strides[ax] == 0)
+                fail(fmt::format("is written, but has stride 0 along axis {}: its {} cells along "
+                                 "that axis are one element, written by several threads at once; "
+                                 "pass an array with memory of its own for every cell",
+                                 ax, a.shape[ax]));
     if (host && a.is_device_memory)
         arg_error(k, fmt::format("argument '{}' is device memory ({}), but this kernel runs on the "
                                  "CPU (Target::CPU); copy it to the host first, e.g. "
@@ -142,6 +149,51 @@ Shape iteration_space(const KernelSpec& k, const std::vector<ArrayRef>& arrays) 
                                      shape_string(s)));
     }
     return spatial;
+}
+
+/// The bytes an array spans, [lo, hi); empty (lo == hi) for an array without elements.
+std::pair<std::uint64_t, std::uint64_t> byte_range(const ArrayRef& a) {
+    std::int64_t lo = 0, hi = 0;
+    for (int ax = 0; ax < a.ndim(); ++ax) {
+        if (a.shape[ax] == 0) return {a.ptr, a.ptr};
+        const std::int64_t reach = a.strides[ax] * (a.shape[ax] - 1);
+        (reach < 0 ? lo : hi) += reach;
+    }
+    const std::int64_t size = std::int64_t(dtype_size(a.dtype));
+    return {a.ptr + std::uint64_t(lo * size), a.ptr + std::uint64_t((hi + 1) * size)};
+}
+
+/// UserError when a written array overlaps another argument in a way the kernel cannot survive:
+/// two written arrays, or a written one and one the kernel reads away from the cell it writes
+/// (a stencil would read cells its own threads already overwrote). The very same array, read only
+/// at the cell it writes, is an in-place update and allowed.
+void check_aliasing(const KernelSpec& k, const std::vector<ArrayRef>& arrays) {
+    for (std::size_t w = 0; w < arrays.size(); ++w) {
+        if (!k.fields[w].written) continue;
+        const auto [wlo, whi] = byte_range(arrays[w]);
+        for (std::size_t r = 0; r < arrays.size(); ++r) {
+            if (r == w || (k.fields[r].written && r < w)) continue;
+            const auto [rlo, rhi] = byte_range(arrays[r]);
+            if (wlo >= whi || rlo >= rhi || whi <= rlo || rhi <= wlo) continue; // disjoint
+            const FieldSpec &out = k.fields[w], &in = k.fields[r];
+            const ArrayRef &a = arrays[w], &b = arrays[r];
+            const bool same = a.ptr == b.ptr && a.shape == b.shape && a.strides == b.strides;
+            if (!in.written && !in.read_shifted && same) continue; // an in-place update
+            std::string why =
+                in.written ? "both are written, so their cells would be written twice in no order"
+                : in.read_shifted
+                    ? fmt::format("the kernel reads {} at offsets from the cells it writes to "
+                                  "{}, so it would read cells it has already overwritten",
+                                  in.name, out.name)
+                    : fmt::format("the arrays overlap without being the same view, so cells of "
+                                  "{} would be overwritten before they are read",
+                                  in.name);
+            arg_error(k, fmt::format("arguments '{}' ({}) and '{}' ({}) overlap in memory, and "
+                                     "{}. Pass separate arrays (for a stencil sweep, a second "
+                                     "array to write into, swapped every step)",
+                                     out.name, a.describe(), in.name, b.describe(), why));
+        }
+    }
 }
 
 std::uint64_t slot_of(DType t, double fv, std::int64_t iv, bool is_float) {
@@ -380,6 +432,7 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
         check_field(k, k.fields[i], arrays.back(), device);
     }
     const Shape spatial = iteration_space(k, arrays);
+    check_aliasing(k, arrays);
     // int32 index math addresses at most 2^31 - 1 elements per array: beyond that, the int64
     // variant (an automatic index type) or a clear error.
     Prepared p;

@@ -51,6 +51,7 @@ public:
         compute_reach();
         resolve_ghost_layers();
         check_slice();
+        collect_shifted_reads();
         a_.body = build_body();
         return std::move(a_);
     }
@@ -330,6 +331,18 @@ private:
     }
 
     // ---- ghost layers and slices ----
+    void collect_shifted_reads() {
+        auto add = [&](const FieldPtr& f) {
+            if (std::find(a_.shifted_reads.begin(), a_.shifted_reads.end(), f) ==
+                a_.shifted_reads.end())
+                a_.shifted_reads.push_back(f);
+        };
+        for (auto& r : reads_)
+            if (std::any_of(r.offsets.begin(), r.offsets.end(), [](int o) { return o != 0; }))
+                add(r.field);
+        for (auto& g : gathers_) add(g.field);
+    }
+
     void compute_reach() {
         a_.reach.assign(a_.spatial_dims, {0, 0});
         auto extend = [&](const FieldPtr& f, const std::vector<int>& off) {

@@ -19,6 +19,9 @@ struct KernelAnalysis {
     /// Fields read only at absolute positions (W.at({i, j})): arguments, but not part of the
     /// iteration space. Also listed in `fields`.
     std::vector<FieldPtr> buffers;
+    /// Fields read anywhere but at the cell being written: at a nonzero offset, or at absolute
+    /// positions. An array passed for one of them must not overlap an output (runtime check).
+    std::vector<FieldPtr> shifted_reads;
     std::vector<Expr> parameters;   ///< scalar parameters, in order of first appearance
     /// Per spatial axis: how far accesses reach below and above the cell (both >= 0).
     std::vector<std::pair<int, int>> reach;

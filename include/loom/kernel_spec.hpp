@@ -34,6 +34,10 @@ struct FieldSpec {
     /// Read only at absolute positions: an argument of its own shape, outside the iteration
     /// space (no shared sizes; only its strides are passed).
     bool buffer = false;
+    /// Read somewhere other than the cell being written (at a nonzero offset, or at absolute
+    /// positions): its array must not overlap a written one. Read only at the cell, an array may
+    /// be the very one written (an in-place update).
+    bool read_shifted = false;
     int array_dims() const { return spatial_dims + static_cast<int>(index_shape.size()); }
 };
 
