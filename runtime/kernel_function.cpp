@@ -163,7 +163,8 @@ std::pair<std::uint64_t, std::uint64_t> byte_range(const ArrayRef& a) {
     return {a.ptr + std::uint64_t(lo * size), a.ptr + std::uint64_t((hi + 1) * size)};
 }
 
-/// UserError when a written array overlaps another argument in a way the kernel cannot survive:
+/// UserError when a written array overlaps another argument in a way the kernel cannot survive
+/// (where that is certain: see the comment on `compact`):
 /// two written arrays, or a written one and one the kernel reads away from the cell it writes
 /// (a stencil would read cells its own threads already overwrote). The very same array, read only
 /// at the cell it writes, is an in-place update and allowed.
@@ -177,6 +178,12 @@ void check_aliasing(const KernelSpec& k, const std::vector<ArrayRef>& arrays) {
             if (wlo >= whi || rlo >= rhi || whi <= rlo || rhi <= wlo) continue; // disjoint
             const FieldSpec &out = k.fields[w], &in = k.fields[r];
             const ArrayRef &a = arrays[w], &b = arrays[r];
+            // Intersecting spans are certain to share elements when both arrays are compact or
+            // both start at one address. Strided views may interleave without sharing any (the
+            // columns of one matrix), which this check does not try to decide.
+            const bool compact = (a.is_c_contiguous() || a.is_f_contiguous()) &&
+                                 (b.is_c_contiguous() || b.is_f_contiguous());
+            if (!compact && a.ptr != b.ptr) continue;
             const bool same = a.ptr == b.ptr && a.shape == b.shape && a.strides == b.strides;
             if (!in.written && !in.read_shifted && same) continue; // an in-place update
             std::string why =

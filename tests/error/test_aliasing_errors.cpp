@@ -81,3 +81,25 @@ TEST(AliasingErrors, WrittenArraysWithAZeroStride) {
 }
 
 } // namespace
+
+namespace {
+
+// Strided views that interleave share no element: the columns of one matrix as two fields.
+TEST(AliasingErrors, InterleavedColumnsOfOneMatrixRun) {
+    auto [in, out] = loom::fields<2>("in, out: float32[2D]");
+    loom::KernelFunction k =
+        loom::create_kernel({loom::Assignment(out.center(), 3.0 * in.center())},
+                            loom::test::cpu("alias_columns"))
+            .compile();
+    auto m = loom::HostArray<float>::random({40, 2}, 12);
+    std::vector<float> before = m.to_vector();
+    k(loom::args("in", loom::HostView<float>(m.data(), {40, 1}, {2, 1}), "out",
+                 loom::HostView<float>(m.data() + 1, {40, 1}, {2, 1})));
+    std::vector<float> after = m.to_vector();
+    for (int i = 0; i < 40; ++i) {
+        EXPECT_EQ(after[2 * i], before[2 * i]);
+        EXPECT_EQ(after[2 * i + 1], 3.0f * before[2 * i]);
+    }
+}
+
+} // namespace
