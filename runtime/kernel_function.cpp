@@ -533,8 +533,8 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
                                  !block_size.is_set() && !num_blocks.is_set() ? "both"
                                  : !block_size.is_set()                       ? "block_size"
                                                                               : "num_blocks"));
-    if (!block_size.is_set()) arg_error(k, "block_size is unset; set it or leave the default");
-    Dim3 block = block_size.dims();
+    // Unset (reset()) means the kernel's default block again; manual grids were refused above.
+    Dim3 block = block_size.is_set() ? block_size.dims() : initial_block_;
     const DeviceProperties& dev = Context::get(device).properties();
     static const char* axis[] = {"x", "y", "z"};
     for (int d = 0; d < 3; ++d)

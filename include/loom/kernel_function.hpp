@@ -122,7 +122,8 @@ public:
 
     /// Threads per block. Starts at the kernel's default (unset for manual grids and host
     /// kernels); a change takes effect on the next call. While it equals the default it is
-    /// trimmed for small arrays; any other value is used as it is. A host kernel refuses it.
+    /// trimmed for small arrays; any other value is used as it is; reset() goes back to the
+    /// default (a manual grid must set it). A host kernel refuses it.
     LaunchSize block_size;
     /// Blocks in the grid. Unset means "inferred from the arrays"; manual grids must set it.
     /// A host kernel refuses it.

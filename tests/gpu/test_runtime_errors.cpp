@@ -305,11 +305,12 @@ TEST(GpuRuntimeErrors, BlockSizeOutsideTheDeviceLimits) {
     LOOM_EXPECT_ERROR(c.k(c.good()), UserError,
                       {"block_size (0, 4, 1) is invalid: x must be between 1 and"});
     c.k.num_blocks.reset();
-    c.k.block_size.reset();
-    LOOM_EXPECT_ERROR(c.k(c.good()), UserError, {"block_size is unset"});
-
-    c.k.block_size = {16, 16, 1};
+    c.k.block_size.reset(); // back to the default block
     c.expect_untouched_then_fixed();
+    KernelFunction fresh = jacobi_kernel().compile();
+    fresh(c.good());
+    fresh.synchronize();
+    EXPECT_EQ(c.k.last_block(), fresh.last_block()) << "reset() gives the default block back";
 }
 
 // Disabled until the library is fixed: KernelFunction::prepare computes the inferred grid as
