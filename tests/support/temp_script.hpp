@@ -2,37 +2,28 @@
 // external program (clang-format) that fails, hangs or echoes its input.
 #pragma once
 
-#include <stdlib.h> // mkdtemp
+#include "tests/support/temp_dir.hpp"
 
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <system_error>
 
 namespace loom::test {
 
 class TempScript {
 public:
     /// `body`: the lines after "#!/bin/sh".
-    explicit TempScript(const std::string& body) {
-        namespace fs = std::filesystem;
-        std::string pattern = (fs::temp_directory_path() / "loom_script_XXXXXX").string();
-        if (::mkdtemp(pattern.data())) dir_ = pattern;
-        path_ = dir_ + "/fake-program";
+    explicit TempScript(const std::string& body)
+        : dir_("loom_script"), path_(dir_ / "fake-program") {
         std::ofstream(path_) << "#!/bin/sh\n" << body << "\n";
-        fs::permissions(path_, fs::perms::owner_all);
+        std::filesystem::permissions(path_, std::filesystem::perms::owner_all);
     }
-    ~TempScript() {
-        std::error_code ec;
-        std::filesystem::remove_all(dir_, ec);
-    }
-    TempScript(const TempScript&) = delete;
-    TempScript& operator=(const TempScript&) = delete;
 
     const std::string& path() const { return path_; }
 
 private:
-    std::string dir_, path_;
+    TempDir dir_;
+    std::string path_;
 };
 
 } // namespace loom::test
