@@ -25,6 +25,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <iomanip>
@@ -44,6 +45,15 @@
     } while (0)
 
 namespace loom::gpu_test {
+
+/// `n` cycles of a stress or leak test, scaled by LOOM_STRESS_SCALE (default 1; tools/gpu-check
+/// sets 0.02 under compute-sanitizer, where every launch is checked and costs milliseconds),
+/// never fewer than `at_least`.
+inline int stress_count(int n, int at_least = 50) {
+    double scale = 1.0;
+    if (const char* s = std::getenv("LOOM_STRESS_SCALE")) scale = std::atof(s);
+    return std::max(at_least, static_cast<int>(n * scale));
+}
 
 using Index = std::vector<std::int64_t>;
 

@@ -1,12 +1,16 @@
 // Stress on the GPU: eight threads compiling (identical and different kernels) and launching at
-// once, long chains of asynchronous launches, and 10,000 launches on freshly allocated arrays
-// with the free device memory flat afterwards. (The sanitizer pass skips "TenThousand" tests.)
+// once, long chains of asynchronous launches, 10,000 launches on freshly allocated arrays with the
+// free device memory flat afterwards, and 10,000 cycles of create_kernel, compile (a cache hit
+// after the first of each kernel: a module load) and launch with device and host memory flat.
+// Under compute-sanitizer, tools/gpu-check scales the counts down (LOOM_STRESS_SCALE).
 #include "gpu_test_support.hpp"
 #include "runtime/compile_cache.hpp"
 
 #include <loom/loom.hpp>
 
 #include <gtest/gtest.h>
+
+#include "tests/support/resident_memory.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -123,7 +127,7 @@ TEST(GpuStress, TenThousandLaunchesOnFreshArraysKeepMemoryFlat) {
     KernelFunction k = jacobi_kernel().compile();
     const Shape shape{24, 40};
     const CellSet cells = interior(shape, 1);
-    constexpr int kLaunches = 10000;
+    const int kLaunches = stress_count(10000);
     const Distribution dist = default_distribution<float>();
 
     auto one_launch = [&](int i, bool verify) {
@@ -159,6 +163,56 @@ TEST(GpuStress, TenThousandLaunchesOnFreshArraysKeepMemoryFlat) {
         (static_cast<double>(before.free) - static_cast<double>(after.free)) / (1024.0 * 1024.0);
     EXPECT_LE(std::abs(drift_mib), 8.0)
         << "free device memory moved by " << drift_mib << " MiB over " << kLaunches << " launches";
+}
+
+TEST(GpuStress, TenThousandCompileOrHitAndLaunchCyclesKeepDeviceAndHostMemoryFlat) {
+    LOOM_REQUIRE_GPU();
+    constexpr int kDistinct = 16;
+    const int cycles = stress_count(10000), warm_up = std::min(1000, cycles / 2);
+    const Shape shape{24, 40};
+    const CellSet cells = interior(shape, 1);
+    const Distribution dist = default_distribution<float>();
+
+    // Each cycle builds the kernel anew (16 distinct names), compiles it (NVRTC the first time,
+    // then the in-memory cache: a fresh module load and unload each cycle) and launches it on
+    // fresh arrays; every 1000th result is checked against the CPU reference.
+    auto one_cycle = [&](int i, bool verify) {
+        KernelFunction k =
+            jacobi_kernel(Layout::C, "leak_jacobi_" + std::to_string(i % kDistinct)).compile();
+        DeviceArray<float> src = DeviceArray<float>::random(shape, 7000 + i, dist);
+        DeviceArray<float> dst = poisoned<float>(shape);
+        k(args("src", src, "dst", dst));
+        k.synchronize();
+        if (!verify)
+            return ::testing::AssertionSuccess();
+        const HostArray<float> host(shape,
+                                    random_values<float>(element_count(shape), 7000 + i, dist));
+        return check_output(dst, jacobi_cells(host, cells)) << " (cycle " << i << ")";
+    };
+
+    for (int i = 0; i < warm_up; ++i)
+        ASSERT_TRUE(one_cycle(i, i < kDistinct));
+    const MemoryInfo device_before = memory_info();
+    const std::int64_t host_before = test::resident_bytes();
+    int failures = 0;
+    for (int i = warm_up; i < cycles; ++i) {
+        ::testing::AssertionResult r = one_cycle(i, i % 1000 == 0 || i == cycles - 1);
+        if (!r && ++failures <= 3)
+            ADD_FAILURE() << r.message();
+    }
+    EXPECT_EQ(failures, 0);
+    const MemoryInfo device_after = memory_info();
+    const std::int64_t host_after = test::resident_bytes();
+
+    const double mib = 1024.0 * 1024.0;
+    const double device_drift = (double(device_before.free) - double(device_after.free)) / mib;
+    EXPECT_LE(std::abs(device_drift), 8.0) << "free device memory moved by " << device_drift
+                                           << " MiB over " << cycles - warm_up << " cycles";
+    if (!test::sanitizer_allocator() && host_before > 0) {
+        const double host_growth = double(host_after - host_before) / mib;
+        EXPECT_LE(host_growth, 8.0) << "resident host memory grew by " << host_growth
+                                    << " MiB over " << cycles - warm_up << " cycles";
+    }
 }
 
 } // namespace
