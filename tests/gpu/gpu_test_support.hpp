@@ -49,11 +49,17 @@ namespace loom::gpu_test {
 /// `n` cycles of a stress or leak test, scaled by LOOM_STRESS_SCALE (default 1; tools/gpu-check
 /// sets 0.02 under compute-sanitizer, where every launch is checked and costs milliseconds),
 /// never fewer than `at_least`.
-inline int stress_count(int n, int at_least = 50) {
-    double scale = 1.0;
-    if (const char* s = std::getenv("LOOM_STRESS_SCALE")) scale = std::atof(s);
-    return std::max(at_least, static_cast<int>(n * scale));
+inline double stress_scale() {
+    const char* s = std::getenv("LOOM_STRESS_SCALE");
+    return s ? std::atof(s) : 1.0;
 }
+inline int stress_count(int n, int at_least = 50) {
+    return std::max(at_least, static_cast<int>(n * stress_scale()));
+}
+/// Whether free device memory measures this process's leaks: not in a scaled-down run, which
+/// tools/gpu-check makes under compute-sanitizer while other processes share the GPU (memcheck's
+/// --leak-check full reports device leaks there instead).
+inline bool device_memory_is_ours() { return stress_scale() >= 1.0; }
 
 using Index = std::vector<std::int64_t>;
 
