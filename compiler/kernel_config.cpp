@@ -33,6 +33,17 @@ std::string SliceDim::describe() const {
     return s;
 }
 
+std::string SliceDim::as_written() const {
+    // range() spells every entry but a single index; the other helpers are shorthands of it.
+    auto text = [](const Bound& b) { return b.kind() == Bound::Kind::End ? "end" : b.describe(); };
+    if (single) return fmt::format("at({})", text(start));
+    if (start.kind() == Bound::Kind::Index && start.index() == 0 &&
+        stop.kind() == Bound::Kind::End && step == 1)
+        return "all()";
+    return fmt::format("range({}, {}{})", text(start), text(stop),
+                       step == 1 ? "" : fmt::format(", {}", step));
+}
+
 std::string Slice::describe() const {
     std::vector<std::string> parts;
     for (auto& d : dims) parts.push_back(d.describe());

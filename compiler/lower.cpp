@@ -74,6 +74,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     k.buffers = analysis.buffers;
     k.shifted_reads = analysis.shifted_reads;
     k.ghost_layers = analysis.ghost_layers;
+    k.reach = analysis.reach;
     log.record("analyze_kernel", Stmt(), analysis.body);
     check_division_by_zero(analysis.body, config.name);
 
@@ -91,6 +92,9 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     log.start();
     Stmt nest = lower_iteration_space(cse, analysis, config, k.params);
     log.record("lower_iteration_space", cse, nest);
+    // A slice's bounds may be parameters, or literals past arrays whose size only the launch
+    // knows: the launch checks them (KernelSpec::slice_bounds), so keep them.
+    if (config.iteration_slice) k.slice_bounds = read_slice_bounds(nest);
 
     // 5-6. Target mapping. CUDA: the loops become thread indices and the launch grid is read
     // off the loop bounds. CPU: the loops stay, in memory order, the outermost parallel and the

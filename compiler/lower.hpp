@@ -3,6 +3,7 @@
 #pragma once
 
 #include "compiler/ir/ir.hpp"
+#include "compiler/slice_bounds.hpp"
 
 #include <loom/config.hpp>
 #include <loom/kernel_param.hpp>
@@ -27,6 +28,11 @@ struct LoweredKernel {
     std::vector<FieldPtr> buffers;   ///< fields read only at absolute positions (also in fields)
     std::vector<FieldPtr> shifted_reads; ///< fields read away from the cell (KernelAnalysis)
     std::vector<std::pair<int, int>> ghost_layers; ///< (low, high) per axis; zeros with a slice
+    /// Per axis, how far accesses reach below and above the cell (KernelAnalysis::reach).
+    std::vector<std::pair<int, int>> reach;
+    /// The slice's loop bounds, for the launch's check that it stays inside the arrays; no axes
+    /// without a slice (ghost layers stay inside by construction).
+    SliceBounds slice_bounds;
     std::vector<KernelParam> params; ///< the signature
     LaunchDescription launch;        ///< has_grid false on the CPU target
     Stmt body;                       ///< the final IR (the kernel body)

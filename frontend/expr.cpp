@@ -66,7 +66,11 @@ std::pair<Expr, Expr> unify(std::string_view op, Expr a, Expr b) {
             strong = CastNode::make(ScalarType::Int64, strong);
             t = ScalarType::Int64;
         }
-        weak = adopt(weak, t);
+        try {
+            weak = adopt(weak, t);
+        } catch (const UserError& e) { // a plain number that does not fit: say where
+            throw UserError(fmt::format("in `{} {} {}`: {}", to_string(a), op, to_string(b), e.what()));
+        }
         return {a, b};
     }
     auto common = common_type(a.type(), b.type());
@@ -250,6 +254,13 @@ Expr cast(ScalarType type, const Expr& value) {
     if (value.type() == ScalarType::Bool && type != ScalarType::Bool)
         throw UserError(fmt::format("cannot cast the boolean `{}` to {}; use select(cond, 1, 0)",
                                     to_string(value), type_name(type)));
+    if (auto c = value.as<ConstNode>(); c && type != value.type()) {
+        // A constant that the conversion would not keep: 1e300 to float32 becomes inf, 3e9 to
+        // int32 is undefined. (inf and NaN themselves convert to float32.)
+        if (std::string misfit = constant_misfit(*c, type); !misfit.empty())
+            throw UserError(fmt::format("cast({}, {}): the constant {} {}", type_name(type),
+                                        to_string(value), to_string(value), misfit));
+    }
     if (is_weak_constant(value)) return adopt(value, type);
     // An untyped value cast to a float type is of that type from the start, as a plain number
     // is (the cast decides an untyped parameter's type); cast to an integer it is converted once
@@ -273,6 +284,14 @@ Expr constant(ScalarType type, double value) {
                 type_name(type), i32 ? "-2147483648" : "-9223372036854775808",
                 i32 ? "2147483647" : "9223372036854775807"));
     }
+    if (type == ScalarType::Float32 && std::isfinite(value) &&
+        std::isinf(static_cast<float>(value)))
+        throw UserError(fmt::format(
+            "constant(float32, {}): the value does not fit float32, whose largest finite value "
+            "is {}, so it would become inf. Use constant<double>(v) (float64), or a value within "
+            "float32's range; std::numeric_limits<float>::infinity() is accepted where inf is "
+            "meant",
+            value, std::numeric_limits<float>::max()));
     return ConstNode::make(type, value);
 }
 

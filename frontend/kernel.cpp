@@ -122,6 +122,62 @@ DType dtype_of(ScalarType t) {
 } // namespace
 
 namespace {
+/// The sizes and scalar parameters of a call as the IR's variables (`values` indexed like
+/// k.params; pointers are skipped).
+Bindings bindings_of(const LoweredKernel& k, const std::vector<ScalarValue>& values) {
+    Bindings b;
+    for (std::size_t i = 0; i < k.params.size(); ++i) {
+        const KernelParam& p = k.params[i];
+        if (!p.var.defined()) continue;
+        auto v = p.var.as<ir::VarNode>();
+        b[v] = is_float(p.type) ? Value::of_float(p.type, values[i].f)
+                                : Value::of_int(p.type, values[i].i);
+    }
+    return b;
+}
+
+/// What the launch needs to check that the slice stays inside the arrays: per axis the entry
+/// as written, the reach, and the parameters and counters its bounds use (for the message),
+/// and a closure that evaluates the bounds.
+SliceBoundsSpec slice_bounds_of(const std::shared_ptr<const LoweredKernel>& k) {
+    SliceBoundsSpec s;
+    if (!k->config.iteration_slice) return s;
+    const Slice& slice = *k->config.iteration_slice;
+    for (std::size_t d = 0; d < k->slice_bounds.axes.size(); ++d) {
+        const SliceBounds::Axis& a = k->slice_bounds.axes[d];
+        SliceBoundsSpec::Axis axis;
+        axis.text = slice.dims[d].as_written();
+        axis.single = slice.dims[d].single;
+        axis.below = k->reach[d].first;
+        axis.above = k->reach[d].second;
+        std::vector<Expr> used = subexpressions(a.start);
+        for (const Expr& e : subexpressions(a.stop)) used.push_back(e);
+        for (std::size_t i = 0; i < k->params.size(); ++i) {
+            const KernelParam& p = k->params[i];
+            if (p.role != ParamRole::Scalar) continue;
+            for (const Expr& e : used)
+                if (e.same_as(p.var)) {
+                    axis.params.push_back(int(i));
+                    break;
+                }
+        }
+        for (std::size_t c = 0; c < d; ++c)
+            for (const Expr& e : used)
+                if (e.same_as(k->slice_bounds.axes[c].counter)) {
+                    axis.counters.push_back(c < 3 ? std::string(1, "xyz"[c])
+                                                  : fmt::format("ctr({})", c));
+                    break;
+                }
+        s.axes.push_back(std::move(axis));
+    }
+    s.cells = [k](const std::vector<ScalarValue>& values, AxisCells* out) {
+        std::vector<VisitedCells> v = k->slice_bounds.visited(bindings_of(*k, values));
+        for (std::size_t d = 0; d < v.size(); ++d)
+            out[d] = {v[d].empty, v[d].bounded, v[d].first, v[d].last};
+    };
+    return s;
+}
+
 KernelSpec spec_of(const std::shared_ptr<const LoweredKernel>& k_) {
     KernelSpec s;
     s.name = k_->name;
@@ -172,19 +228,12 @@ KernelSpec spec_of(const std::shared_ptr<const LoweredKernel>& k_) {
     s.launch.default_block = {L.default_block[0], L.default_block[1], L.default_block[2]};
     s.launch.cells_per_thread = {L.cells_per_thread[0], L.cells_per_thread[1], L.cells_per_thread[2]};
     s.launch.shared_bytes = L.shared_bytes;
+    s.slice_bounds = slice_bounds_of(k_);
     auto k = k_; // the closures keep the IR of the extents alive
     if (!L.has_grid) return s; // CPU: the loops cover the space; no extents, no block
     if (!L.manual) {
         s.launch.extents = [k](const std::vector<ScalarValue>& values) {
-            Bindings b;
-            for (std::size_t i = 0; i < k->params.size(); ++i) {
-                const KernelParam& p = k->params[i];
-                if (!p.var.defined()) continue;
-                auto v = p.var.as<ir::VarNode>();
-                b[v] = is_float(p.type) ? Value::of_float(p.type, values[i].f)
-                                        : Value::of_int(p.type, values[i].i);
-            }
-            return k->launch.evaluate_extents(b);
+            return k->launch.evaluate_extents(bindings_of(*k, values));
         };
     }
     s.launch.block_for = [k](const Dim3& ext) { return k->launch.block_for(ext); };

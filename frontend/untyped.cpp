@@ -1,9 +1,49 @@
 #include "frontend/untyped.hpp"
 
+#include "compiler/ir/printer.hpp"
+
 #include <loom/errors.hpp>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
 
 namespace loom {
 using namespace ir;
+
+std::string constant_misfit(const ConstNode& c, ScalarType to) {
+    const double v = c.as_double();
+    std::string why;
+    if (to == ScalarType::Float32 && is_float(c.type) && std::isfinite(v) &&
+        std::isinf(static_cast<float>(v))) {
+        why = fmt::format("float32's largest finite value is {}, so it would become inf",
+                          std::numeric_limits<float>::max());
+    } else if (is_int(to) && is_float(c.type)) {
+        // -2^63 <= v < 2^63, or the int32 range; NaN fails both comparisons.
+        const bool i32 = to == ScalarType::Int32;
+        const double lo = i32 ? -2147483648.0 : -9223372036854775808.0;
+        const double hi = i32 ? 2147483648.0 : 9223372036854775808.0;
+        if (!(v >= lo && v < hi))
+            why = fmt::format("{} holds {}..{}", type_name(to), i32 ? INT32_MIN : INT64_MIN,
+                              i32 ? INT32_MAX : INT64_MAX);
+    } else if (to == ScalarType::Int32 && is_int(c.type) &&
+               (c.int_value < INT32_MIN || c.int_value > INT32_MAX)) {
+        why = fmt::format("int32 holds {}..{}", INT32_MIN, INT32_MAX);
+    }
+    if (why.empty()) return why;
+    std::string fix =
+        to == ScalarType::Float32
+            ? "Compute in float64 instead (a float64 field, param<double>, cast<double>(...) of "
+              "the other operand, or constant<double>(...)), or use a number within float32's "
+              "range; std::numeric_limits<float>::infinity() is accepted where inf is meant"
+        : to == ScalarType::Int32
+            ? "Use int64 instead (an int64 field, param<std::int64_t> or "
+              "constant<std::int64_t>(...)), or a number within int32's range"
+            : "Use a number within int64's range";
+    return fmt::format("does not fit {}: {}. {}", type_name(to), why, fix);
+}
 
 bool is_weak_constant(const Expr& e) {
     auto c = e.as<ConstNode>();
@@ -50,6 +90,10 @@ Expr adopt(const Expr& e, ScalarType t) {
     switch (e.kind()) {
     case ExprKind::Const: {
         auto c = e.as<ConstNode>();
+        if (std::string misfit = constant_misfit(*c, t); !misfit.empty())
+            throw UserError(fmt::format("the plain number {} takes the type {} here (a plain "
+                                        "number adopts the type of what it meets), but it {}",
+                                        to_string(e), type_name(t), misfit));
         if (is_float(t)) return ConstNode::make(t, c->as_double());
         if (is_float(c->type)) return ConstNode::make(t, c->float_value); // truncates toward zero
         return ConstNode::make_int(t, c->int_value);

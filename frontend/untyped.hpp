@@ -27,7 +27,14 @@ bool is_untyped(const Expr& e);
 /// The untyped value `e` as a value of type `t` (float32 or float64, or an integer type for a
 /// weak constant): constants converted (rounded to `t`), weak variables wrapped in Cast(t, var),
 /// compounds rebuilt with type `t`. Numerically this is the value computed in `t` throughout.
+/// A plain number that does not fit `t` is a UserError (constant_misfit).
 Expr adopt(const Expr& e, ScalarType t);
+
+/// Empty when the constant `c` converted to `to` keeps its value; otherwise the end of a
+/// UserError message, "does not fit float32: <why>. <fix>", for a finite float beyond float32's
+/// range (it would become inf; inf and NaN themselves convert), a float outside an integer
+/// type's range or a NaN into an integer (undefined in C++), or an integer outside int32.
+std::string constant_misfit(const ir::ConstNode& c, ScalarType to);
 
 /// A weak variable named `name`: an untyped parameter (role Parameter) or temporary (Temporary).
 /// Its nominal type is float64 until create_kernel types it.

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -200,6 +201,111 @@ void check_aliasing(const KernelSpec& k, const std::vector<ArrayRef>& arrays) {
                                      "array to write into, swapped every step)",
                                      out.name, a.describe(), in.name, b.describe(), why));
         }
+    }
+}
+
+/// a + b, held at the int64 limits (for messages about extreme parameter values).
+std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+    std::int64_t r;
+    if (!__builtin_add_overflow(a, b, &r)) return r;
+    return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+}
+
+/// The UserError for axis `d` of the iteration slice, whose cells `c` leave the arrays (or
+/// could not be bounded): the entry as written, the parameter values, the cells, the reach, the
+/// fields' size and the fix.
+[[noreturn]] void slice_bounds_error(const KernelSpec& k, const std::vector<ScalarValue>& values,
+                                     const Shape& spatial, std::size_t d, const AxisCells& c) {
+    const SliceBoundsSpec::Axis& ax = k.slice_bounds.axes[d];
+    std::vector<std::string> with;
+    for (int i : ax.params) {
+        const ScalarValue& v = values[std::size_t(i)];
+        const std::string& name = k.params[std::size_t(i)].name;
+        with.push_back(v.is_float ? fmt::format("{} = {}", name, v.f)
+                                  : fmt::format("{} = {}", name, v.i));
+    }
+    const std::string counters =
+        ax.counters.empty() ? ""
+        : fmt::format("{} {}", ax.counters.size() == 1 ? "the counter" : "the counters",
+                      fmt::join(ax.counters, " and "));
+    const std::string written = fmt::format(
+        "`{}`{}", ax.text, with.empty() ? "" : fmt::format(" with {}", fmt::join(with, ", ")));
+    if (!c.bounded)
+        arg_error(k, fmt::format(
+            "cannot check the iteration slice along axis {}: {} computes a bound from {} in a way "
+            "the launch cannot bound (its interval arithmetic follows integer +, -, *, /, %, min, "
+            "max, abs, comparisons and select of counters), so it cannot tell whether the slice "
+            "stays inside the arrays; nothing was run. Write the bound as integer arithmetic of "
+            "the counters and parameters",
+            d, written, counters.empty() ? "other counters" : counters));
+    const std::string what =
+        counters.empty() ? written
+                         : fmt::format("{}, whose bounds use {} (taken over all its values),",
+                                       written, counters);
+    const std::int64_t size = spatial[d];
+    const bool low = c.first < ax.below;
+    const bool high = c.last > size - 1 - ax.above;
+    std::vector<std::string> names;
+    for (const FieldSpec& f : k.fields)
+        if (!f.buffer) names.push_back(f.name);
+    const std::string reach =
+        ax.below == 0 && ax.above == 0
+            ? ""
+            : fmt::format(", and the kernel's accesses reach {} cell(s) below and {} above each "
+                          "cell, so it touches cells {}..{}",
+                          ax.below, ax.above, saturating_add(c.first, -ax.below),
+                          saturating_add(c.last, ax.above));
+    const std::string valid =
+        size > 0 ? fmt::format("valid cells 0..{}", size - 1) : std::string("no cells");
+    std::vector<std::string> fixes;
+    if (ax.single) {
+        fixes.push_back(fmt::format("pick an index from {} to {} on axis {}", ax.below,
+                                    size - 1 - ax.above, d));
+    } else {
+        if (low) fixes.push_back(fmt::format("start axis {} at {} or later", d, ax.below));
+        if (high) fixes.push_back(fmt::format("end axis {} at {} or earlier", d, size - ax.above));
+    }
+    std::string fix = fmt::format("{}", fmt::join(fixes, " and "));
+    if (high)
+        fix += fmt::format(", or pass arrays with at least {} cells along axis {}",
+                           saturating_add(saturating_add(c.last, ax.above), 1), d);
+    if (low && (!ax.params.empty() || !ax.counters.empty()))
+        fix += " (a bound computed from parameters or counters is an absolute index; only a "
+               "literal negative index counts from the end)";
+    arg_error(k, fmt::format(
+        "the iteration slice leaves the arrays along axis {}: {} visits {}{}, but {} {} {} {} "
+        "cells along axis {} ({}). Nothing was run. To fix, {}",
+        d, what,
+        c.first == c.last ? fmt::format("cell {}", c.first)
+                          : fmt::format("cells {}..{}", c.first, c.last),
+        reach, names.size() == 1 ? "field" : "fields", fmt::join(names, ", "),
+        names.size() == 1 ? "has" : "have", size, d, valid, fix));
+}
+
+/// UserError when a cell the iteration slice visits, widened by the kernel's reach, lies outside
+/// the arrays of the iteration space along some axis (a slice bound may be a parameter, or a
+/// literal past an array whose size only the call knows). Checked before anything runs; an
+/// empty iteration space touches no memory and passes. Kernels with ghost layers skip it.
+void check_slice_bounds(const KernelSpec& k, const std::vector<ScalarValue>& values,
+                        const Shape& spatial) {
+    const SliceBoundsSpec& sb = k.slice_bounds;
+    if (!sb.cells) return; // ghost layers: inside by construction
+    const std::size_t D = sb.axes.size();
+    if (D != spatial.size())
+        throw InternalError(fmt::format("kernel '{}': KernelSpec::slice_bounds describes {} axes, "
+                                        "but its fields have {} spatial axes",
+                                        k.name, D, spatial.size()));
+    std::array<AxisCells, 4> fixed; // loom fields have at most 4 spatial axes
+    std::vector<AxisCells> more(D > fixed.size() ? D : 0);
+    AxisCells* cells = D > fixed.size() ? more.data() : fixed.data();
+    sb.cells(values, cells);
+    for (std::size_t d = 0; d < D; ++d)
+        if (cells[d].empty) return; // nothing runs
+    for (std::size_t d = 0; d < D; ++d) {
+        const SliceBoundsSpec::Axis& ax = sb.axes[d];
+        const AxisCells& c = cells[d];
+        if (!c.bounded || c.first < ax.below || c.last > spatial[d] - 1 - ax.above)
+            slice_bounds_error(k, values, spatial, d, c);
     }
 }
 
@@ -521,6 +627,7 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
         p.storage.push_back(slot);
     }
     for (auto& s : p.storage) p.pointers.push_back(&s);
+    check_slice_bounds(ks, values, spatial);
     if (host) return p; // the loops cover the iteration space: no grid
 
     // Launch grid: inferred from the arrays unless set.

@@ -50,7 +50,9 @@ struct SliceDim {
     Bound stop = Bound::end();
     std::int64_t step = 1;
     bool single = false; ///< a single index: start only
-    std::string describe() const;
+    std::string describe() const;   ///< numpy's notation: "1:-1", "x:", "::2"
+    /// In the DSL's notation: "range(1, -1)", "range(x, end)" (for from(x)), "at(5)", "all()".
+    std::string as_written() const;
 };
 
 /// An iteration slice over the spatial axes (axis 0 first). It replaces the ghost layers.

@@ -60,17 +60,20 @@ Expr cast(ScalarType type, const Expr& value);
 template <typename T>
 Expr cast(const Expr& value) { return cast(scalar_type_of<T>(), value); }
 
-/// A strongly typed constant: `constant<float>(0.1)` is float32 0.1f whatever it meets. An
-/// integer type needs a value that fits it (a UserError otherwise); constant<std::int64_t>(v)
-/// keeps every bit of v (INT64_MAX included), where `constant(ScalarType::Int64, v)` goes
-/// through double.
+/// A strongly typed constant: `constant<float>(0.1)` is float32 0.1f whatever it meets;
+/// `constant(0.1)` takes the argument's type. The value must fit the type (a UserError
+/// otherwise): an integer type's range, and for float32 its finite range, so that 1e300 does not
+/// become inf silently (inf and NaN themselves are fine). The value is checked before it is
+/// converted: constant<float>(1e300) is an error, not inf. constant<std::int64_t>(v) keeps every
+/// bit of v (INT64_MAX included), where `constant(ScalarType::Int64, v)` goes through double.
 Expr constant(ScalarType type, double value);
-template <typename T>
-Expr constant(T value) {
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-        return cast(scalar_type_of<T>(), Expr(value)); // a plain number, exact, made strong
+template <typename T = void, typename V>
+Expr constant(V value) {
+    using Type = std::conditional_t<std::is_void_v<T>, V, T>;
+    if constexpr (std::is_integral_v<Type> && !std::is_same_v<Type, bool>)
+        return cast(scalar_type_of<Type>(), Expr(value)); // a plain number, exact, made strong
     else
-        return constant(scalar_type_of<T>(), static_cast<double>(value));
+        return constant(scalar_type_of<Type>(), static_cast<double>(value));
 }
 
 /// A scalar kernel argument, passed by name or position at launch.

@@ -79,6 +79,34 @@ struct LaunchSpec {
     std::function<Dim3(const Dim3& extents)> block_for;
 };
 
+/// The cells an iteration slice visits along one spatial axis, for given parameter values.
+struct AxisCells {
+    bool empty = false;   ///< none, so the kernel touches no memory at all
+    bool bounded = true;  ///< false: a bound that uses other counters could not be bounded
+    std::int64_t first = 0, last = 0; ///< the lowest and highest cell visited (when not empty)
+};
+
+/// What a launch checks before it touches memory: that every cell the iteration slice visits,
+/// widened by how far the kernel's accesses reach, lies inside the arrays of the iteration space
+/// (buffers, read at absolute positions, are not part of it). Ghost layers stay inside by
+/// construction, so kernels without a slice leave `cells` unset and cost nothing.
+struct SliceBoundsSpec {
+    struct Axis {
+        std::string text;        ///< the slice entry as the DSL spells it, e.g. `range(0, n)`
+        bool single = false;     ///< a single index, `at(i)`
+        int below = 0, above = 0; ///< how far accesses reach below and above a visited cell
+        /// Indices into KernelSpec::params of the scalar parameters its bounds use (messages).
+        std::vector<int> params;
+        /// The counters its bounds use, e.g. "x" (messages): then `cells` encloses the cells of
+        /// every row, taking each counter over all its values.
+        std::vector<std::string> counters;
+    };
+    std::vector<Axis> axes; ///< one per spatial axis, axis 0 first
+    /// Writes axes.size() entries to `out` from the parameter values (indexed like
+    /// KernelSpec::params, sizes included; pointers are left zero).
+    std::function<void(const std::vector<ScalarValue>&, AxisCells* out)> cells;
+};
+
 /// The symbol a Backend::Host kernel's shared library exports, `loom_kernel_<name>_entry`: a
 /// loom-owned name, so that a kernel may be named like any symbol of the C library or OpenMP.
 inline std::string host_entry_symbol(const std::string& kernel_name) {
@@ -96,6 +124,7 @@ struct KernelSpec {
     std::vector<FieldSpec> fields;
     std::vector<ParamSpec> params;
     LaunchSpec launch;
+    SliceBoundsSpec slice_bounds;
     bool fast_math = false;
     DType index_type = DType::Int64;
     /// The same kernel with int64 index math, used when an int32 kernel's arrays span more than
