@@ -22,6 +22,22 @@ bool fits_int32(const Expr& weak_int) {
     return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
 }
 
+/// `e`, or a UserError when `what` made it deeper than loom::max_expression_depth.
+Expr within_depth(Expr e, const char* what) {
+    if (e.depth() > max_expression_depth) throw_too_deep(e.depth(), what);
+    return e;
+}
+Expr within_depth(Expr e, BinaryOp op) {
+    if (e.depth() > max_expression_depth)
+        throw_too_deep(e.depth(), fmt::format("'{}'", op_name(op)).c_str());
+    return e;
+}
+Expr within_depth(Expr e, MathFn fn) {
+    if (e.depth() > max_expression_depth)
+        throw_too_deep(e.depth(), fmt::format("{}()", fn_name(fn)).c_str());
+    return e;
+}
+
 [[noreturn]] void type_error(std::string_view op, const Expr& a, const Expr& b, std::string_view hint) {
     throw UserError(fmt::format("cannot apply '{}' to {} and {}: `{}` and `{}`. {}", op,
                                 type_name(a.type()), type_name(b.type()), to_string(a),
@@ -100,7 +116,7 @@ Expr arithmetic(BinaryOp op, const Expr& x, const Expr& y) {
         // Two plain numbers: fold now (the interpreter has C semantics), keep the result weak.
         return weak_value(evaluate(BinaryNode::make(op, a, b), {}));
     }
-    return BinaryNode::make(op, a, b);
+    return within_depth(BinaryNode::make(op, a, b), op);
 }
 
 Expr comparison(BinaryOp op, const Expr& x, const Expr& y) {
@@ -113,9 +129,9 @@ Expr comparison(BinaryOp op, const Expr& x, const Expr& y) {
         Expr neither = BinaryNode::make(BinaryOp::And, UnaryNode::make(UnaryOp::Not, a),
                                         UnaryNode::make(UnaryOp::Not, b));
         Expr eq = BinaryNode::make(BinaryOp::Or, both, neither);
-        return op == BinaryOp::Eq ? eq : UnaryNode::make(UnaryOp::Not, eq);
+        return within_depth(op == BinaryOp::Eq ? eq : UnaryNode::make(UnaryOp::Not, eq), op);
     }
-    return BinaryNode::make(op, a, b);
+    return within_depth(BinaryNode::make(op, a, b), op);
 }
 
 Expr logical(BinaryOp op, const Expr& a, const Expr& b) {
@@ -125,7 +141,7 @@ Expr logical(BinaryOp op, const Expr& a, const Expr& b) {
             "Compare numbers first, e.g. `x > 0 {} y > 0`.",
             op_name(op), a.defined() ? type_name(a.type()) : "undefined",
             b.defined() ? type_name(b.type()) : "undefined", to_string(a), to_string(b), op_name(op)));
-    return BinaryNode::make(op, a, b);
+    return within_depth(BinaryNode::make(op, a, b), op);
 }
 
 Expr math(MathFn fn, std::vector<Expr> args) {
@@ -157,7 +173,7 @@ Expr math(MathFn fn, std::vector<Expr> args) {
         for (auto& a : args)
             if (a.type() != ScalarType::Float64)
                 a = ConstNode::make(ScalarType::Float64, a.as<ConstNode>()->as_double(), true);
-        return CallNode::make(fn, std::move(args));
+        return within_depth(CallNode::make(fn, std::move(args)), fn);
     }
     // Find the common strong type, then convert everything to it.
     std::optional<ScalarType> t;
@@ -179,7 +195,7 @@ Expr math(MathFn fn, std::vector<Expr> args) {
         else if (a.type() != *t)
             a = CastNode::make(*t, a);
     }
-    return CallNode::make(fn, std::move(args));
+    return within_depth(CallNode::make(fn, std::move(args)), fn);
 }
 
 } // namespace
@@ -201,7 +217,7 @@ Expr operator-(const Expr& a) {
         return is_float(a.type()) ? ConstNode::make(a.type(), -c->float_value, true)
                                   : ConstNode::make_int(a.type(), -c->int_value, true);
     }
-    return UnaryNode::make(UnaryOp::Neg, a);
+    return within_depth(UnaryNode::make(UnaryOp::Neg, a), "unary '-'");
 }
 
 Expr operator==(const Expr& a, const Expr& b) { return comparison(BinaryOp::Eq, a, b); }
@@ -217,8 +233,18 @@ Expr operator!(const Expr& a) {
     if (!a.defined() || a.type() != ScalarType::Bool)
         throw UserError(fmt::format("'!' needs a boolean (a comparison), found `{}`; compare it "
                                     "first, e.g. `!(v > 0)`", to_string(a)));
-    return UnaryNode::make(UnaryOp::Not, a);
+    return within_depth(UnaryNode::make(UnaryOp::Not, a), "'!'");
 }
+
+namespace {
+Expr sum_of(const std::vector<Expr>& terms, std::size_t begin, std::size_t end) {
+    if (end - begin == 1) return terms[begin];
+    const std::size_t mid = begin + (end - begin) / 2;
+    return sum_of(terms, begin, mid) + sum_of(terms, mid, end);
+}
+} // namespace
+
+Expr sum(const std::vector<Expr>& terms) { return terms.empty() ? Expr(0) : sum_of(terms, 0, terms.size()); }
 
 Expr select(const Expr& cond, const Expr& if_true, const Expr& if_false) {
     if (!cond.defined() || cond.type() != ScalarType::Bool)
@@ -228,7 +254,7 @@ Expr select(const Expr& cond, const Expr& if_true, const Expr& if_false) {
     auto [t, f] = unify("select", if_true, if_false);
     // Two untyped floats give an untyped select, which adopts what it meets like its branches
     // would; two plain integers give an int64 select (integer compounds are never untyped).
-    return SelectNode::make(cond, t, f);
+    return within_depth(SelectNode::make(cond, t, f), "select()");
 }
 
 Expr sqrt(const Expr& a) { return math(MathFn::Sqrt, {a}); }
@@ -265,9 +291,10 @@ Expr cast(ScalarType type, const Expr& value) {
     // An untyped value cast to a float type is of that type from the start, as a plain number
     // is (the cast decides an untyped parameter's type); cast to an integer it is converted once
     // create_kernel has typed it.
-    if (is_untyped(value)) return is_float(type) ? adopt(value, type) : CastNode::make(type, value);
+    if (is_untyped(value))
+        return within_depth(is_float(type) ? adopt(value, type) : CastNode::make(type, value), "cast()");
     if (value.type() == type) return value;
-    return CastNode::make(type, value);
+    return within_depth(CastNode::make(type, value), "cast()");
 }
 
 Expr constant(ScalarType type, double value) {

@@ -140,6 +140,8 @@ void Field::check_absolute_index(const Expr& index, int axis, const std::string&
     if (!index.defined())
         throw UserError(fmt::format("{}: the index for axis {} is an undefined expression (a "
                                     "default-constructed loom::Expr)", call, axis));
+    if (index.depth() >= max_expression_depth) // the access is one level deeper
+        ir::throw_too_deep(index.depth() + 1, fmt::format("{}.at()", name()).c_str());
     if (!is_int(index.type()))
         throw UserError(fmt::format(
             "{}: the index for axis {} of field {} has type {}, but absolute indices must be "

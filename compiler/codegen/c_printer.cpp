@@ -171,7 +171,9 @@ std::string CFamilyPrinter::unique_name(const std::string& hint) {
     std::string base = hint.empty() ? "t" : hint;
     if (reserved_names().count(base) || is_macro_name(base) || base.rfind("__", 0) == 0) base += "_";
     std::string name = base;
-    for (int i = 1; used_.count(name); ++i) name = fmt::format("{}_{}", base, i);
+    // Names are never freed, so the search goes on where the last one for this base ended
+    // (from 1 each time, thousands of CSE temporaries of one name were quadratic).
+    for (int& i = next_suffix_[base]; used_.count(name);) name = fmt::format("{}_{}", base, ++i);
     used_.insert(name);
     return name;
 }
@@ -204,24 +206,30 @@ std::string CFamilyPrinter::literal(const ConstNode* c) {
 
 std::string CFamilyPrinter::int64_suffix() { return "LL"; }
 
-ExprPrinter::Text CFamilyPrinter::counter(const CounterNode*) {
+void CFamilyPrinter::counter(const CounterNode*, std::string&) {
     throw InternalError("a DSL counter reached the code generator; lower_iteration_space must run first");
 }
 
-ExprPrinter::Text CFamilyPrinter::field_access(const FieldAccessNode* a) {
+void CFamilyPrinter::field_access(const FieldAccessNode* a, std::string&) {
     throw InternalError(fmt::format("a field access to {} reached the code generator; "
                                     "lower_iteration_space must run first", a->field->name));
 }
 
-ExprPrinter::Text CFamilyPrinter::load(const LoadNode* l) {
-    return {fmt::format("{}[{}]", name_of(l->field.get(), l->field->name), print(l->index)), kPrimary};
+void CFamilyPrinter::load(const LoadNode* l, std::string& out) {
+    out += name_of(l->field.get(), l->field->name);
+    out += '[';
+    emit(l->index, 0, out);
+    out += ']';
 }
 
-ExprPrinter::Text CFamilyPrinter::array_load(const ArrayLoadNode* l) {
-    return {fmt::format("{}[{}]", name_of(l->array.get(), l->array->name), print(l->index)), kPrimary};
+void CFamilyPrinter::array_load(const ArrayLoadNode* l, std::string& out) {
+    out += name_of(l->array.get(), l->array->name);
+    out += '[';
+    emit(l->index, 0, out);
+    out += ']';
 }
 
-ExprPrinter::Text CFamilyPrinter::block_thread(const BlockThreadNode*) {
+void CFamilyPrinter::block_thread(const BlockThreadNode*, std::string&) {
     throw InternalError("a GPU block-thread index reached a printer without threads");
 }
 
@@ -260,30 +268,36 @@ std::string CFamilyPrinter::min_max_name(BinaryOp op, ScalarType t) {
     return fmt::format("f{}{}", base, t == ScalarType::Float32 ? "f" : "");
 }
 
-ExprPrinter::Text CFamilyPrinter::call(const CallNode* c) {
+int CFamilyPrinter::precedence(const Expr& e) {
+    if (auto c = e.as<CallNode>(); c && is_int(c->type) && (c->fn == MathFn::Floor || c->fn == MathFn::Ceil))
+        return precedence(c->args[0]); // printed as its argument
+    if (auto b = e.as<BinaryNode>(); b && b->op == BinaryOp::Mod && is_float(b->type))
+        return kPrimary; // fmod(a, b)
+    return ExprPrinter::precedence(e);
+}
+
+void CFamilyPrinter::call(const CallNode* c, std::string& out) {
     ScalarType t = c->type;
     if (is_int(t)) {
-        if (c->fn == MathFn::Floor || c->fn == MathFn::Ceil) return print_prec(c->args[0]);
-        if (c->fn == MathFn::Abs)
-            return {fmt::format("{}({})", t == ScalarType::Int64 ? "llabs" : "abs", print(c->args[0])), kPrimary};
+        if (c->fn == MathFn::Floor || c->fn == MathFn::Ceil) {
+            emit(c->args[0], 0, out); // the caller parenthesized it as its argument
+            return;
+        }
+        if (c->fn == MathFn::Abs) {
+            emit_call(t == ScalarType::Int64 ? "llabs" : "abs", {&c->args[0]}, out);
+            return;
+        }
     }
-    std::vector<std::string> args;
-    for (auto& a : c->args) args.push_back(print(a));
-    return {fmt::format("{}({})", math_name(c->fn, t), fmt::join(args, ", ")), kPrimary};
+    emit_call(math_name(c->fn, t), c->args, out);
 }
 
-ExprPrinter::Text CFamilyPrinter::binary(const BinaryNode* b) {
+void CFamilyPrinter::binary(const BinaryNode* b, std::string& out) {
     if (b->op == BinaryOp::Min || b->op == BinaryOp::Max)
-        return {fmt::format("{}({}, {})", min_max_name(b->op, b->type), print(b->a), print(b->b)), kPrimary};
-    if (b->op == BinaryOp::Mod && is_float(b->type))
-        return {fmt::format("{}({}, {})", b->type == ScalarType::Float32 ? "fmodf" : "fmod",
-                            print(b->a), print(b->b)),
-                kPrimary};
-    return ExprPrinter::binary(b);
-}
-
-ExprPrinter::Text CFamilyPrinter::cast(const CastNode* c) {
-    return {fmt::format("({}) {}", type_name_of(c->type), operand(c->value, kUnary)), kUnary};
+        emit_call(min_max_name(b->op, b->type), {&b->a, &b->b}, out);
+    else if (b->op == BinaryOp::Mod && is_float(b->type))
+        emit_call(b->type == ScalarType::Float32 ? "fmodf" : "fmod", {&b->a, &b->b}, out);
+    else
+        ExprPrinter::binary(b, out);
 }
 
 std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
@@ -404,27 +418,34 @@ std::string wrap_line(std::string_view line, std::size_t width) {
         out = wrap_line(pad + std::string(text.substr(c)), width);
         text = text.substr(0, text.find_last_not_of(' ', c - 1) + 1);
     }
-    const std::vector<LineBreak> breaks = find_breaks(text);
+    std::vector<LineBreak> breaks = find_breaks(text);
+    auto by_end = [](const LineBreak& x, const LineBreak& y) { return x.end < y.end; };
+    std::stable_sort(breaks.begin(), breaks.end(), by_end);
     const std::size_t room_continued = width > continued.size() ? width - continued.size() : 1;
     for (std::size_t start = 0;; prefix = continued) {
         const std::size_t room = width > prefix.size() ? width - prefix.size() : 1;
         const LineBreak* best = nullptr;
         if (text.size() - start > room) {
+            // Only the breaks that end this piece within its room: looking at all of them for
+            // every piece made a long line (a huge expression) quadratic.
+            auto after = [&](std::size_t pos) {
+                return std::upper_bound(breaks.begin(), breaks.end(), LineBreak{pos, 0, 0, false}, by_end);
+            };
+            const auto first = after(start), last = after(start + room);
             // The loosest break (rightmost among equals) that leaves a rest fitting on one line;
             // failing that, the loosest that fills at least half the room; failing that any
             // break that fits, inside an index last; failing that the first.
             for (int pass = 0; pass < 4 && !best; ++pass) {
-                for (const LineBreak& b : breaks) {
-                    const std::size_t len = b.end - start;
-                    if (b.end <= start || len > room || b.in_index != (pass == 3) ||
-                        (pass == 0 && text.size() - b.next > room_continued) ||
+                for (auto b = first; b != last; ++b) {
+                    const std::size_t len = b->end - start;
+                    if (b->in_index != (pass == 3) ||
+                        (pass == 0 && text.size() - b->next > room_continued) ||
                         (pass == 1 && 2 * len < room))
                         continue;
-                    if (!best || b.key <= best->key) best = &b;
+                    if (!best || b->key <= best->key) best = &*b;
                 }
             }
-            for (const LineBreak& b : breaks)
-                if (!best && b.end > start) best = &b;
+            if (!best && first != breaks.end()) best = &*first;
         }
         if (!best) return out + prefix + std::string(text.substr(start)) + "\n";
         out += prefix + std::string(text.substr(start, best->end - start)) + "\n";

@@ -71,24 +71,25 @@ protected:
 
     std::string var_name(const ir::VarNode* v) override;
     std::string literal(const ir::ConstNode* c) override;
-    Text counter(const ir::CounterNode* c) override;
-    Text field_access(const ir::FieldAccessNode* a) override;
-    Text load(const ir::LoadNode* l) override;
-    Text array_load(const ir::ArrayLoadNode* l) override;
-    Text block_thread(const ir::BlockThreadNode* t) override;
+    int precedence(const Expr& e) override;
+    void counter(const ir::CounterNode* c, std::string& out) override;
+    void field_access(const ir::FieldAccessNode* a, std::string& out) override;
+    void load(const ir::LoadNode* l, std::string& out) override;
+    void array_load(const ir::ArrayLoadNode* l, std::string& out) override;
+    void block_thread(const ir::BlockThreadNode* t, std::string& out) override;
     /// `T name[N];` for a local array; shared arrays are the CUDA printer's.
     virtual std::string allocate(const ir::AllocateNode* a, const std::string& pad);
     /// `array[index] = value;` (or `+=` for an accumulation).
     virtual std::string array_store(const ir::ArrayStoreNode* st, const std::string& pad);
     /// A block-wide barrier; only the CUDA printer has one.
     virtual std::string barrier(const std::string& pad);
-    Text call(const ir::CallNode* c) override;
-    Text binary(const ir::BinaryNode* b) override;
-    Text cast(const ir::CastNode* c) override;
+    void call(const ir::CallNode* c, std::string& out) override;
+    void binary(const ir::BinaryNode* b, std::string& out) override;
 
     LoweredKernel& kernel_;
     std::map<const void*, std::string> names_;
     std::set<std::string> used_;
+    std::map<std::string, int> next_suffix_; ///< per base name: the last suffix unique_name tried
 };
 
 } // namespace loom::ir

@@ -67,20 +67,21 @@ protected:
         return v > 0 ? inf : "-" + inf;
     }
 
-    Text thread_index(const ThreadIndexNode*) override {
+    void thread_index(const ThreadIndexNode*, std::string&) override {
         throw InternalError("a thread index reached the C++ printer; the CPU target keeps its "
                             "loops (map_to_cpu), it does not run map_to_gpu");
     }
 
-    Text call(const CallNode* c) override {
-        // C has no rsqrt.
+    void call(const CallNode* c, std::string& out) override {
+        // C has no rsqrt: (1 / sqrt(x)), parenthesized, so primary as any call.
         if (c->fn == MathFn::Rsqrt) {
             const bool f32 = c->type == ScalarType::Float32;
-            return {fmt::format("({} / {}({}))", f32 ? "1.0f" : "1.0", f32 ? "sqrtf" : "sqrt",
-                                print(c->args[0])),
-                    kPrimary};
+            out += f32 ? "(1.0f / " : "(1.0 / ";
+            emit_call(f32 ? "sqrtf" : "sqrt", {&c->args[0]}, out);
+            out += ')';
+            return;
         }
-        return CFamilyPrinter::call(c);
+        CFamilyPrinter::call(c, out);
     }
 
     std::string min_max_name(BinaryOp op, ScalarType t) override {

@@ -51,16 +51,25 @@ protected:
         return fmt::format("__longlong_as_double({})", bits);
     }
 
-    Text thread_index(const ThreadIndexNode* t) override {
-        char d = "xyz"[t->dim];
-        if (t->type == ScalarType::Int64)
-            return {fmt::format("(long long) blockIdx.{0} * blockDim.{0} + threadIdx.{0}", d), kAdd};
-        return {fmt::format("(int) (blockIdx.{0} * blockDim.{0} + threadIdx.{0})", d), kUnary};
+    int precedence(const Expr& e) override {
+        if (auto t = e.as<ThreadIndexNode>()) return t->type == ScalarType::Int64 ? kAdd : kUnary;
+        if (e.is<BlockThreadNode>()) return kUnary;
+        return CFamilyPrinter::precedence(e);
     }
 
-    Text block_thread(const BlockThreadNode* t) override {
-        if (t->count) return {"(int) (blockDim.x * blockDim.y * blockDim.z)", kUnary};
-        return {"(int) (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))", kUnary};
+    void thread_index(const ThreadIndexNode* t, std::string& out) override {
+        char d = "xyz"[t->dim];
+        if (t->type == ScalarType::Int64)
+            out += fmt::format("(long long) blockIdx.{0} * blockDim.{0} + threadIdx.{0}", d);
+        else
+            out += fmt::format("(int) (blockIdx.{0} * blockDim.{0} + threadIdx.{0})", d);
+    }
+
+    void block_thread(const BlockThreadNode* t, std::string& out) override {
+        if (t->count)
+            out += "(int) (blockDim.x * blockDim.y * blockDim.z)";
+        else
+            out += "(int) (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))";
     }
 
     std::string allocate(const AllocateNode* a, const std::string& pad) override {

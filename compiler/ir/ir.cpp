@@ -4,7 +4,19 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 namespace loom::ir {
+
+void throw_too_deep(int depth, const char* what) {
+    throw UserError(fmt::format(
+        "expression too deep: {} would nest it {} levels deep, but loom accepts at most {} "
+        "(loom::max_expression_depth), since the compiler walks expressions recursively. Add long "
+        "sums as a balanced tree with loom::sum(terms) (depth about log2 of the count), or split "
+        "the expression into several assignments through temporaries, e.g. "
+        "`Expr t = ac.subexpression(\"t\", first_half);` then use t",
+        what, depth, max_expression_depth));
+}
 
 std::string_view op_name(UnaryOp op) {
     return op == UnaryOp::Neg ? "-" : "!";
@@ -378,3 +390,45 @@ std::string ArrayInfo::describe() const {
 }
 
 } // namespace loom::ir
+
+namespace loom::detail {
+
+namespace {
+/// Nodes whose last reference went while an outer release_last was destroying a node.
+struct Released {
+    std::vector<std::shared_ptr<const ir::ExprNode>> exprs;
+    std::vector<std::shared_ptr<const ir::StmtNode>> stmts;
+};
+/// The list of the outermost release_last on this thread, or null. A plain pointer (no
+/// destructor), so handles destroyed during static destruction still find it valid.
+thread_local Released* active = nullptr;
+
+template <typename Node>
+void release(std::shared_ptr<const Node>& node, std::vector<std::shared_ptr<const Node>> Released::*list) {
+    if (active) {
+        // An operand of a node being destroyed: queued, its own operands are not touched yet.
+        (active->*list).push_back(std::move(node));
+        return;
+    }
+    Released released;
+    active = &released;
+    node.reset(); // queues its operands
+    while (!released.exprs.empty() || !released.stmts.empty()) {
+        if (!released.exprs.empty()) {
+            auto next = std::move(released.exprs.back());
+            released.exprs.pop_back();
+            next.reset();
+        } else {
+            auto next = std::move(released.stmts.back());
+            released.stmts.pop_back();
+            next.reset();
+        }
+    }
+    active = nullptr;
+}
+} // namespace
+
+void release_last(std::shared_ptr<const ir::ExprNode>& node) noexcept { release(node, &Released::exprs); }
+void release_last(std::shared_ptr<const ir::StmtNode>& node) noexcept { release(node, &Released::stmts); }
+
+} // namespace loom::detail

@@ -80,6 +80,19 @@ struct ArrayInfo {
 using ArrayPtr = std::shared_ptr<const ArrayInfo>;
 
 
+/// The depth of a node over these operands: 1 + the deepest (undefined ones count 0).
+template <typename... E>
+int depth_above(const E&... operands) {
+    int d = 0;
+    ((d = operands.depth() > d ? operands.depth() : d), ...);
+    return d + 1;
+}
+inline int depth_above(const std::vector<Expr>& operands) {
+    int d = 0;
+    for (const Expr& e : operands) d = e.depth() > d ? e.depth() : d;
+    return d + 1;
+}
+
 /// A literal. Ints and bools keep their value in `int_value`, floats in `float_value`.
 /// A weak constant comes from a plain C++ number and takes the type of the other operand when it
 /// meets a strongly typed value, like a numpy scalar.
@@ -129,7 +142,7 @@ struct CounterNode : ExprNode {
 struct FieldAccessNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::FieldAccess;
     FieldAccessNode(FieldPtr f, std::vector<int> o, std::vector<int> c, std::vector<Expr> i)
-        : ExprNode(static_kind, f->type), field(std::move(f)), offsets(std::move(o)),
+        : ExprNode(static_kind, f->type, depth_above(i)), field(std::move(f)), offsets(std::move(o)),
           components(std::move(c)), indices(std::move(i)) {}
     const FieldPtr field;
     const std::vector<int> offsets;    ///< one per spatial axis
@@ -161,7 +174,7 @@ struct BlockThreadNode : ExprNode {
 /// A read of `field` at linear element index `index`.
 struct LoadNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::Load;
-    LoadNode(FieldPtr f, Expr i) : ExprNode(static_kind, f->type), field(std::move(f)), index(std::move(i)) {}
+    LoadNode(FieldPtr f, Expr i) : ExprNode(static_kind, f->type, depth_above(i)), field(std::move(f)), index(std::move(i)) {}
     const FieldPtr field;
     const Expr index;
     static Expr make(FieldPtr field, Expr index);
@@ -173,7 +186,7 @@ struct LoadNode : ExprNode {
 struct ArrayLoadNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::ArrayLoad;
     ArrayLoadNode(ArrayPtr a, Expr i, Stmt p)
-        : ExprNode(static_kind, a->type), array(std::move(a)), index(std::move(i)), producer(std::move(p)) {}
+        : ExprNode(static_kind, a->type, depth_above(i)), array(std::move(a)), index(std::move(i)), producer(std::move(p)) {}
     const ArrayPtr array;
     const Expr index;
     const Stmt producer;
@@ -182,7 +195,7 @@ struct ArrayLoadNode : ExprNode {
 
 struct UnaryNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::Unary;
-    UnaryNode(ScalarType t, UnaryOp o, Expr x) : ExprNode(static_kind, t), op(o), a(std::move(x)) {}
+    UnaryNode(ScalarType t, UnaryOp o, Expr x) : ExprNode(static_kind, t, depth_above(x)), op(o), a(std::move(x)) {}
     const UnaryOp op;
     const Expr a;
     static Expr make(UnaryOp op, Expr a);
@@ -194,7 +207,7 @@ struct UnaryNode : ExprNode {
 struct BinaryNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::Binary;
     BinaryNode(ScalarType t, BinaryOp o, Expr x, Expr y)
-        : ExprNode(static_kind, t), op(o), a(std::move(x)), b(std::move(y)) {}
+        : ExprNode(static_kind, t, depth_above(x, y)), op(o), a(std::move(x)), b(std::move(y)) {}
     const BinaryOp op;
     const Expr a, b;
     static Expr make(BinaryOp op, Expr a, Expr b);
@@ -203,7 +216,7 @@ struct BinaryNode : ExprNode {
 struct SelectNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::Select;
     SelectNode(Expr c, Expr t, Expr f)
-        : ExprNode(static_kind, t.type()), cond(std::move(c)), if_true(std::move(t)), if_false(std::move(f)) {}
+        : ExprNode(static_kind, t.type(), depth_above(c, t, f)), cond(std::move(c)), if_true(std::move(t)), if_false(std::move(f)) {}
     const Expr cond, if_true, if_false;
     static Expr make(Expr cond, Expr if_true, Expr if_false);
 };
@@ -211,7 +224,8 @@ struct SelectNode : ExprNode {
 /// A math function on floats (Abs, Floor, Ceil also on ints). All arguments share the type.
 struct CallNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::Call;
-    CallNode(ScalarType t, MathFn f, std::vector<Expr> a) : ExprNode(static_kind, t), fn(f), args(std::move(a)) {}
+    CallNode(ScalarType t, MathFn f, std::vector<Expr> a)
+        : ExprNode(static_kind, t, depth_above(a)), fn(f), args(std::move(a)) {}
     const MathFn fn;
     const std::vector<Expr> args;
     static Expr make(MathFn fn, std::vector<Expr> args);
@@ -220,7 +234,7 @@ struct CallNode : ExprNode {
 /// Conversion with C semantics (float to int truncates toward zero).
 struct CastNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::Cast;
-    CastNode(ScalarType t, Expr v) : ExprNode(static_kind, t), value(std::move(v)) {}
+    CastNode(ScalarType t, Expr v) : ExprNode(static_kind, t, depth_above(v)), value(std::move(v)) {}
     const Expr value;
     static Expr make(ScalarType t, Expr value);
 };

@@ -16,42 +16,100 @@ std::string format_float(double value, ScalarType type) {
     return s;
 }
 
-std::string ExprPrinter::print(const Expr& e) { return print_prec(e).text; }
-
-std::string ExprPrinter::operand(const Expr& e, int min_precedence) {
-    Text t = print_prec(e);
-    return t.precedence < min_precedence ? "(" + t.text + ")" : t.text;
+std::string ExprPrinter::print(const Expr& e) {
+    std::string out;
+    emit(e, 0, out);
+    return out;
 }
 
-ExprPrinter::Text ExprPrinter::print_prec(const Expr& e) {
-    switch (e.kind()) {
-    case ExprKind::Const: {
-        std::string s = literal(e.as<ConstNode>());
-        return {s, s.rfind('-', 0) == 0 ? kUnary : kPrimary};
+int ExprPrinter::binary_precedence(BinaryOp op) {
+    switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub: return kAdd;
+    case BinaryOp::Mul:
+    case BinaryOp::Div:
+    case BinaryOp::Mod: return kMul;
+    case BinaryOp::Min:
+    case BinaryOp::Max: return kPrimary; // printed as calls
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge: return kCompare;
+    case BinaryOp::Eq:
+    case BinaryOp::Ne: return kEquality;
+    case BinaryOp::And: return kAnd;
+    case BinaryOp::Or: return kOr;
     }
-    case ExprKind::Var: return {var_name(e.as<VarNode>()), kPrimary};
-    case ExprKind::Counter: return counter(e.as<CounterNode>());
-    case ExprKind::FieldAccess: return field_access(e.as<FieldAccessNode>());
-    case ExprKind::ThreadIndex: return thread_index(e.as<ThreadIndexNode>());
-    case ExprKind::Load: return load(e.as<LoadNode>());
-    case ExprKind::BlockThread: return block_thread(e.as<BlockThreadNode>());
-    case ExprKind::ArrayLoad: return array_load(e.as<ArrayLoadNode>());
+    return kPrimary;
+}
+
+int ExprPrinter::precedence(const Expr& e) {
+    switch (e.kind()) {
+    case ExprKind::Const: return literal(e.as<ConstNode>()).rfind('-', 0) == 0 ? kUnary : kPrimary;
+    case ExprKind::Unary:
+    case ExprKind::Cast: return kUnary;
+    case ExprKind::Binary: return binary_precedence(e.as<BinaryNode>()->op);
+    case ExprKind::Select: return kTernary;
+    default: return kPrimary;
+    }
+}
+
+void ExprPrinter::emit(const Expr& e, int min_precedence, std::string& out) {
+    const bool parenthesized = precedence(e) < min_precedence;
+    if (parenthesized) out += '(';
+    switch (e.kind()) {
+    case ExprKind::Const: out += literal(e.as<ConstNode>()); break;
+    case ExprKind::Var: out += var_name(e.as<VarNode>()); break;
+    case ExprKind::Counter: counter(e.as<CounterNode>(), out); break;
+    case ExprKind::FieldAccess: field_access(e.as<FieldAccessNode>(), out); break;
+    case ExprKind::ThreadIndex: thread_index(e.as<ThreadIndexNode>(), out); break;
+    case ExprKind::Load: load(e.as<LoadNode>(), out); break;
+    case ExprKind::BlockThread: block_thread(e.as<BlockThreadNode>(), out); break;
+    case ExprKind::ArrayLoad: array_load(e.as<ArrayLoadNode>(), out); break;
     case ExprKind::Unary: {
         auto u = e.as<UnaryNode>();
         // Operands that start with '-' or '!' get parentheses: "- -x" would read as "--x".
-        return {std::string(op_name(u->op)) + operand(u->a, kUnary + 1), kUnary};
+        out += op_name(u->op);
+        emit(u->a, kUnary + 1, out);
+        break;
     }
-    case ExprKind::Binary: return binary(e.as<BinaryNode>());
+    case ExprKind::Binary: binary(e.as<BinaryNode>(), out); break;
     case ExprKind::Select: {
         auto s = e.as<SelectNode>();
-        return {fmt::format("{} ? {} : {}", operand(s->cond, kTernary + 1),
-                            operand(s->if_true, kTernary + 1), operand(s->if_false, kTernary)),
-                kTernary};
+        emit(s->cond, kTernary + 1, out);
+        out += " ? ";
+        emit(s->if_true, kTernary + 1, out);
+        out += " : ";
+        emit(s->if_false, kTernary, out);
+        break;
     }
-    case ExprKind::Call: return call(e.as<CallNode>());
-    case ExprKind::Cast: return cast(e.as<CastNode>());
+    case ExprKind::Call: call(e.as<CallNode>(), out); break;
+    case ExprKind::Cast: cast(e.as<CastNode>(), out); break;
     }
-    return {"?", kPrimary};
+    if (parenthesized) out += ')';
+}
+
+void ExprPrinter::emit_call(std::string_view name, std::initializer_list<const Expr*> args,
+                            std::string& out) {
+    out += name;
+    out += '(';
+    const char* separator = "";
+    for (const Expr* a : args) {
+        out += separator;
+        emit(*a, 0, out);
+        separator = ", ";
+    }
+    out += ')';
+}
+
+void ExprPrinter::emit_call(std::string_view name, const std::vector<Expr>& args, std::string& out) {
+    out += name;
+    out += '(';
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (i) out += ", ";
+        emit(args[i], 0, out);
+    }
+    out += ')';
 }
 
 std::string ExprPrinter::var_name(const VarNode* v) { return v->name; }
@@ -64,69 +122,63 @@ std::string ExprPrinter::literal(const ConstNode* c) {
     return format_float(c->float_value, c->type) + (suffix ? "f" : "");
 }
 
-ExprPrinter::Text ExprPrinter::counter(const CounterNode* c) {
+void ExprPrinter::counter(const CounterNode* c, std::string& out) {
     static const char* names[] = {"x", "y", "z"};
-    return {c->axis < 3 ? names[c->axis] : fmt::format("ctr({})", c->axis), kPrimary};
+    out += c->axis < 3 ? names[c->axis] : fmt::format("ctr({})", c->axis);
 }
 
-ExprPrinter::Text ExprPrinter::field_access(const FieldAccessNode* a) {
-    std::string s;
-    if (a->absolute()) {
-        std::vector<std::string> idx;
-        for (auto& i : a->indices) idx.push_back(print(i));
-        s = fmt::format("{}.at({})", a->field->name, fmt::join(idx, ", "));
-    } else {
-        s = fmt::format("{}[{}]", a->field->name, fmt::join(a->offsets, ", "));
-    }
-    if (!a->components.empty()) s += fmt::format("({})", fmt::join(a->components, ", "));
-    return {s, kPrimary};
+void ExprPrinter::field_access(const FieldAccessNode* a, std::string& out) {
+    out += a->field->name;
+    if (a->absolute())
+        emit_call(".at", a->indices, out);
+    else
+        out += fmt::format("[{}]", fmt::join(a->offsets, ", "));
+    if (!a->components.empty()) out += fmt::format("({})", fmt::join(a->components, ", "));
 }
 
-ExprPrinter::Text ExprPrinter::thread_index(const ThreadIndexNode* t) {
-    return {fmt::format("thread_index.{}", "xyz"[t->dim]), kPrimary};
+void ExprPrinter::thread_index(const ThreadIndexNode* t, std::string& out) {
+    out += fmt::format("thread_index.{}", "xyz"[t->dim]);
 }
 
-ExprPrinter::Text ExprPrinter::load(const LoadNode* l) {
-    return {fmt::format("{}[{}]", l->field->name, print(l->index)), kPrimary};
+void ExprPrinter::load(const LoadNode* l, std::string& out) {
+    out += l->field->name;
+    out += '[';
+    emit(l->index, 0, out);
+    out += ']';
 }
 
-ExprPrinter::Text ExprPrinter::block_thread(const BlockThreadNode* t) {
-    return {t->count ? "block_thread.count" : "block_thread.rank", kPrimary};
+void ExprPrinter::block_thread(const BlockThreadNode* t, std::string& out) {
+    out += t->count ? "block_thread.count" : "block_thread.rank";
 }
 
-ExprPrinter::Text ExprPrinter::array_load(const ArrayLoadNode* l) {
-    return {fmt::format("{}[{}]", l->array->name, print(l->index)), kPrimary};
+void ExprPrinter::array_load(const ArrayLoadNode* l, std::string& out) {
+    out += l->array->name;
+    out += '[';
+    emit(l->index, 0, out);
+    out += ']';
 }
 
-ExprPrinter::Text ExprPrinter::call(const CallNode* c) {
-    std::vector<std::string> args;
-    for (auto& a : c->args) args.push_back(print(a));
-    return {fmt::format("{}({})", fn_name(c->fn), fmt::join(args, ", ")), kPrimary};
-}
+void ExprPrinter::call(const CallNode* c, std::string& out) { emit_call(fn_name(c->fn), c->args, out); }
 
-ExprPrinter::Text ExprPrinter::binary(const BinaryNode* b) {
-    if (b->op == BinaryOp::Min || b->op == BinaryOp::Max)
-        return {fmt::format("{}({}, {})", op_name(b->op), print(b->a), print(b->b)), kPrimary};
-    int p = kMul;
-    switch (b->op) {
-    case BinaryOp::Add:
-    case BinaryOp::Sub: p = kAdd; break;
-    case BinaryOp::Lt:
-    case BinaryOp::Le:
-    case BinaryOp::Gt:
-    case BinaryOp::Ge: p = kCompare; break;
-    case BinaryOp::Eq:
-    case BinaryOp::Ne: p = kEquality; break;
-    case BinaryOp::And: p = kAnd; break;
-    case BinaryOp::Or: p = kOr; break;
-    default: break;
+void ExprPrinter::binary(const BinaryNode* b, std::string& out) {
+    if (b->op == BinaryOp::Min || b->op == BinaryOp::Max) {
+        emit_call(op_name(b->op), {&b->a, &b->b}, out);
+        return;
     }
     // Left-associative: the left operand may share the precedence, the right must bind tighter.
-    return {fmt::format("{} {} {}", operand(b->a, p), op_name(b->op), operand(b->b, p + 1)), p};
+    const int p = binary_precedence(b->op);
+    emit(b->a, p, out);
+    out += ' ';
+    out += op_name(b->op);
+    out += ' ';
+    emit(b->b, p + 1, out);
 }
 
-ExprPrinter::Text ExprPrinter::cast(const CastNode* c) {
-    return {fmt::format("({}) {}", type_name_of(c->type), operand(c->value, kUnary)), kUnary};
+void ExprPrinter::cast(const CastNode* c, std::string& out) {
+    out += '(';
+    out += type_name_of(c->type);
+    out += ") ";
+    emit(c->value, kUnary, out);
 }
 
 namespace {

@@ -8,8 +8,11 @@
 
 #include "compiler/ir/ir.hpp"
 
+#include <initializer_list>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace loom::ir {
 
@@ -22,30 +25,36 @@ public:
     std::string print(const Expr& e);
 
 protected:
-    struct Text {
-        std::string text;
-        int precedence; ///< C precedence of the outermost operator; higher binds tighter
-    };
     static constexpr int kPrimary = 16, kUnary = 14, kMul = 13, kAdd = 12, kCompare = 10,
                          kEquality = 9, kAnd = 5, kOr = 4, kTernary = 3;
 
-    Text print_prec(const Expr& e);
-    /// `e` as an operand that must bind at least as tightly as `min_precedence`.
-    std::string operand(const Expr& e, int min_precedence);
+    /// Appends `e` to `out`, in parentheses when it binds looser than `min_precedence`. Every
+    /// node appends to the one string, so printing is linear in the size of the text (building
+    /// each operand's text and pasting it into its parent's would copy a deep chain's text
+    /// once per level).
+    void emit(const Expr& e, int min_precedence, std::string& out);
+    /// C precedence of the outermost operator of the text `emit` writes for `e`; higher binds
+    /// tighter. A printer that overrides a hook so that it writes another operator overrides
+    /// this too.
+    virtual int precedence(const Expr& e);
+    static int binary_precedence(BinaryOp op);
 
-    // Hooks. The defaults produce the debug notation.
+    // Hooks. The defaults produce the debug notation; those of nodes append to `out`.
     virtual std::string var_name(const ir::VarNode* v);
     virtual std::string type_name_of(ScalarType t);
     virtual std::string literal(const ir::ConstNode* c);
-    virtual Text counter(const ir::CounterNode* c);
-    virtual Text field_access(const ir::FieldAccessNode* a);
-    virtual Text thread_index(const ir::ThreadIndexNode* t);
-    virtual Text load(const ir::LoadNode* l);
-    virtual Text block_thread(const ir::BlockThreadNode* t);
-    virtual Text array_load(const ir::ArrayLoadNode* l);
-    virtual Text call(const ir::CallNode* c);
-    virtual Text binary(const ir::BinaryNode* b);
-    virtual Text cast(const ir::CastNode* c);
+    virtual void counter(const ir::CounterNode* c, std::string& out);
+    virtual void field_access(const ir::FieldAccessNode* a, std::string& out);
+    virtual void thread_index(const ir::ThreadIndexNode* t, std::string& out);
+    virtual void load(const ir::LoadNode* l, std::string& out);
+    virtual void block_thread(const ir::BlockThreadNode* t, std::string& out);
+    virtual void array_load(const ir::ArrayLoadNode* l, std::string& out);
+    virtual void call(const ir::CallNode* c, std::string& out);
+    virtual void binary(const ir::BinaryNode* b, std::string& out);
+    virtual void cast(const ir::CastNode* c, std::string& out);
+    /// `name(a, b, ...)` with each argument printed in full.
+    void emit_call(std::string_view name, std::initializer_list<const Expr*> args, std::string& out);
+    void emit_call(std::string_view name, const std::vector<Expr>& args, std::string& out);
 };
 
 } // namespace loom::ir

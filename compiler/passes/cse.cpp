@@ -195,11 +195,19 @@ struct PairHash {
 /// trees that read the same versions of variables and fields, i.e. the same value. A write to a
 /// variable or field between two reads starts a new version, so a Temporary assigned twice or
 /// a field read after it is written never merges with the earlier reads.
+///
+/// The values are numbered once. Then, largest first (earliest among equals), every non-trivial
+/// value that still occurs at least twice is extracted into a temporary: its occurrences become
+/// the temporary and one copy of its tree becomes the definition, so each value inside it now
+/// occurs (count - 1) times its multiplicity in it fewer. That bookkeeping gives the counts a
+/// renumbering of the rewritten trees would give: a value that contains an extracted one and
+/// occurs twice is larger, so it was extracted first, and equal-sized values are disjoint, so
+/// their order changes nothing. The work is linear in the size of the trees (renumbering after
+/// each extraction was quadratic for many repeated values).
 class Eliminator {
 public:
     explicit Eliminator(const BlockNode* block) : stmts_(block->stmts) {
         roots_.resize(stmts_.size());
-        temps_at_.resize(stmts_.size());
         written_arrays_.resize(stmts_.size());
         for (std::size_t i = 0; i < stmts_.size(); ++i) {
             const Stmt& s = stmts_[i];
@@ -221,14 +229,20 @@ public:
     }
 
     Stmt run(const Stmt& self) {
-        for (int best = number_all(); best >= 0; best = number_all()) extract(best);
-        return temps_.empty() ? self : assemble();
+        number_all();
+        choose();
+        if (temps_.empty()) return self;
+        for (Root& r : roots_)
+            if (r.expr.defined()) r.expr = replace(r.expr, r.id, true);
+        // A definition keeps its own root: it is what the temp stands for.
+        for (Temp& t : temps_) t.def.expr = replace(t.def.expr, t.def.id, false);
+        return assemble();
     }
 
 private:
     struct Root {
         Expr expr;
-        std::vector<int> ids; ///< value number of each node, in pre-order
+        int id = -1; ///< value number of expr
     };
     struct Temp {
         Expr var;
@@ -240,16 +254,17 @@ private:
         bool leaf; ///< a leaf kind
         bool trivial; ///< never extracted (too cheap, or it traps)
         bool traps = false; ///< contains an integer division or modulo
+        int children = 0;   ///< operand value numbers (interior nodes)
+        int child[3] = {-1, -1, -1};
+        int count = 0;      ///< occurrences in all trees, with multiplicity
+        int first = 0;      ///< order of the first occurrence
     };
 
     std::vector<Stmt> stmts_;
     std::vector<Root> roots_; ///< per statement; no expression for comments
     std::vector<Temp> temps_;
-    /// Temps by the statement of their first occurrence: their definitions read the versions
-    /// current there.
-    std::vector<std::vector<int>> temps_at_;
+    std::vector<Expr> var_of_; ///< per value number: the temp it was extracted into, if any
 
-    // Value numbers, kept across rounds.
     std::unordered_map<Expr, int, ExprHash, ExprEqual> leaf_ids_;
     std::unordered_map<std::pair<int, int>, int, PairHash> versioned_ids_;
     std::unordered_map<NodeKey, int, NodeKeyHash> node_ids_;
@@ -266,20 +281,13 @@ private:
         return c.out;
     }
 
-    // Per round.
     std::unordered_map<const ArrayInfo*, int> array_version_;
     std::unordered_map<const VarNode*, int> var_version_;
     std::unordered_map<const FieldInfo*, int> field_version_;
-    std::vector<int> count_, first_, first_stmt_;
-    std::vector<int> touched_;
     int order_ = 0;
-    int stmt_ = 0;
 
     int new_id(const Expr& rep, int size, bool leaf, bool trivial) {
         info_.push_back({rep, size, leaf, trivial});
-        count_.push_back(0);
-        first_.push_back(0);
-        first_stmt_.push_back(0);
         return int(info_.size()) - 1;
     }
 
@@ -310,9 +318,7 @@ private:
         return vit->second;
     }
 
-    int visit(const Expr& e, std::vector<int>& ids) {
-        std::size_t slot = ids.size();
-        ids.push_back(-1);
+    int visit(const Expr& e) {
         int id;
         if (is_leaf(e.kind())) {
             id = leaf_id(e);
@@ -328,7 +334,7 @@ private:
                 key.op = v == array_version_.end() ? 0 : v->second;
             }
             Operands ops = operands_of(e);
-            for (int k = 0; k < ops.count; ++k) key.child[k] = visit(*ops.at[k], ids);
+            for (int k = 0; k < ops.count; ++k) key.child[k] = visit(*ops.at[k]);
             auto [it, added] = node_ids_.try_emplace(key, int(info_.size()));
             if (added) {
                 int size = 1;
@@ -342,37 +348,22 @@ private:
                 bool traps = b && is_int(b->type) && (b->op == BinaryOp::Div || b->op == BinaryOp::Mod);
                 for (int k = 0; k < ops.count; ++k) traps |= info_[key.child[k]].traps;
                 new_id(e, size, false, trivial || traps);
-                info_.back().traps = traps;
+                Info& info = info_.back();
+                info.traps = traps;
+                info.children = ops.count;
+                for (int k = 0; k < ops.count; ++k) info.child[k] = key.child[k];
+                info.first = order_++; // after the operands: the post-order of first occurrences
             }
             id = it->second;
         }
-        ids[slot] = id;
-        if (count_[id]++ == 0) {
-            touched_.push_back(id);
-            first_[id] = order_++;
-            first_stmt_[id] = stmt_;
-        }
+        ++info_[id].count;
         return id;
     }
 
-    void number(Root& r) {
-        r.ids.clear();
-        visit(r.expr, r.ids);
-    }
-
-    /// Numbers every tree in statement order and returns the best candidate, or -1: the
-    /// largest non-trivial value computed at least twice, the earliest among equals.
-    int number_all() {
-        for (int id : touched_) count_[id] = 0;
-        touched_.clear();
-        order_ = 0;
-        var_version_.clear();
-        field_version_.clear();
-        array_version_.clear();
+    /// Numbers every tree in statement order, counting each value's occurrences.
+    void number_all() {
         for (std::size_t i = 0; i < stmts_.size(); ++i) {
-            stmt_ = int(i);
-            for (int t : temps_at_[i]) number(temps_[t].def);
-            if (roots_[i].expr.defined()) number(roots_[i]);
+            if (roots_[i].expr.defined()) roots_[i].id = visit(roots_[i].expr);
             if (auto a = stmts_[i].as<AssignNode>()) {
                 if (auto v = a->lhs.as<VarNode>()) ++var_version_[v];
                 if (auto f = a->lhs.as<FieldAccessNode>()) ++field_version_[f->field.get()];
@@ -381,51 +372,52 @@ private:
             }
             for (const ArrayInfo* a : written_arrays_[i]) ++array_version_[a];
         }
-        int best = -1;
-        for (int id : touched_) {
-            if (count_[id] < 2 || info_[id].trivial) continue;
-            if (best < 0 || info_[id].size > info_[best].size ||
-                (info_[id].size == info_[best].size && first_[id] < first_[best]))
-                best = id;
-        }
-        return best;
     }
 
-    /// `e` with every subtree numbered `target` replaced by `var`; `pos` walks r.ids.
-    Expr replace(const Expr& e, const std::vector<int>& ids, std::size_t& pos, int target,
-                 const Expr& var, bool allow_here) {
-        int id = ids[pos];
-        if (id == target && allow_here) {
-            pos += std::size_t(info_[id].size);
-            return var;
+    /// Extracts, largest first and the earliest among equals, every non-trivial value that still
+    /// occurs at least twice.
+    void choose() {
+        std::vector<int> candidates;
+        for (int id = 0; id < int(info_.size()); ++id)
+            if (info_[id].count >= 2 && !info_[id].trivial) candidates.push_back(id);
+        std::sort(candidates.begin(), candidates.end(), [this](int a, int b) {
+            return info_[a].size != info_[b].size ? info_[a].size > info_[b].size
+                                                  : info_[a].first < info_[b].first;
+        });
+        var_of_.assign(info_.size(), Expr());
+        std::vector<int> stack;
+        for (int id : candidates) {
+            const int count = info_[id].count;
+            if (count < 2) continue;
+            const Expr& rep = info_[id].rep;
+            var_of_[id] = VarNode::make(rep.type(), name_for(rep), VarRole::CseTemp);
+            temps_.push_back({var_of_[id], {rep, id}});
+            // Its occurrences become one: every value inside occurs count - 1 times fewer per
+            // occurrence inside it.
+            stack.assign(info_[id].child, info_[id].child + info_[id].children);
+            while (!stack.empty()) {
+                Info& inner = info_[stack.back()];
+                stack.pop_back();
+                inner.count -= count - 1;
+                stack.insert(stack.end(), inner.child, inner.child + inner.children);
+            }
         }
-        ++pos;
-        if (is_leaf(e.kind())) return e;
+    }
+
+    /// `e` (value number `id`) with every extracted value inside replaced by its temp; `e`
+    /// itself too when `allow_here`.
+    Expr replace(const Expr& e, int id, bool allow_here) {
+        if (allow_here && var_of_[id].defined()) return var_of_[id];
+        const Info& info = info_[id];
+        if (info.leaf) return e;
         Operands ops = operands_of(e);
         Expr replaced[3];
         bool changed = false;
         for (int k = 0; k < ops.count; ++k) {
-            replaced[k] = replace(*ops.at[k], ids, pos, target, var, true);
+            replaced[k] = replace(*ops.at[k], info.child[k], true);
             changed |= !replaced[k].same_as(*ops.at[k]);
         }
         return changed ? with_operands(e, replaced) : e;
-    }
-
-    void replace_in(Root& r, int target, const Expr& var, bool allow_root) {
-        if (std::find(r.ids.begin(), r.ids.end(), target) == r.ids.end()) return;
-        std::size_t pos = 0;
-        r.expr = replace(r.expr, r.ids, pos, target, var, allow_root);
-    }
-
-    void extract(int id) {
-        const Expr& rep = info_[id].rep;
-        Expr var = VarNode::make(rep.type(), name_for(rep), VarRole::CseTemp);
-        for (Root& r : roots_)
-            if (r.expr.defined()) replace_in(r, id, var, true);
-        // A definition keeps its own root: it is what the temp stands for.
-        for (Temp& t : temps_) replace_in(t.def, id, var, false);
-        temps_at_[first_stmt_[id]].push_back(int(temps_.size()));
-        temps_.push_back({var, {rep, {}}});
     }
 
     // ---- output ----

@@ -13,6 +13,7 @@
 
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace loom {
 
@@ -33,6 +34,12 @@ Expr operator>=(const Expr& a, const Expr& b);
 Expr operator&&(const Expr& a, const Expr& b);
 Expr operator||(const Expr& a, const Expr& b);
 Expr operator!(const Expr& a);
+
+/// The sum of `terms`, added as a balanced tree, ((t0 + t1) + (t2 + t3)) + ...: its depth grows
+/// with log2 of the count, where a loop `s = s + t` nests one level per term and stops at
+/// loom::max_expression_depth. Floating-point addition is not associative, so the result may
+/// differ from the loop's in the last bits. An empty list is the plain number 0.
+Expr sum(const std::vector<Expr>& terms);
 
 /// `cond ? if_true : if_false`, evaluated per element; both branches are computed.
 Expr select(const Expr& cond, const Expr& if_true, const Expr& if_false);
