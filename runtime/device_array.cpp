@@ -515,7 +515,8 @@ std::vector<T> random_values(std::int64_t count, std::uint64_t seed, const Distr
                 // Multiply-shift maps 64 random bits onto [0, range); range 0 means all 2^64.
                 std::uint64_t r = rng();
                 std::uint64_t k = range == 0 ? r : mul_high(r, range);
-                v = static_cast<T>(first + static_cast<std::int64_t>(k));
+                // In unsigned arithmetic too: first + k fits T, but k may not fit int64.
+                v = static_cast<T>(static_cast<std::int64_t>(static_cast<std::uint64_t>(first) + k));
             }
         }
         return out;

@@ -207,8 +207,9 @@ TEST(GoldenCpu, EntryPointUnpacksSlotsAndRunsTheKernel) {
     for (std::int64_t i = 0; i < n0; ++i)
         for (std::int64_t j = 0; j < n1; ++j) {
             bool interior = i >= 1 && i < n0 - 1 && j >= 1 && j < n1 - 1;
-            float stencil = alpha_v * (a[(i + 1) * n1 + j] + a[i * n1 + j - 1]) + float(shift_v);
-            float want = interior ? stencil : -1.0f;
+            float want = interior
+                             ? alpha_v * (a[(i + 1) * n1 + j] + a[i * n1 + j - 1]) + float(shift_v)
+                             : -1.0f;
             EXPECT_FLOAT_EQ(b[i * n1 + j], want) << "at (" << i << ", " << j << ")";
         }
     dlclose(handle);

@@ -303,7 +303,7 @@ public:
                                + (coin(0.7) ? std::uniform_real_distribution<>(-8, 8)(rng_) : 0);
                     b[v.as<VarNode>()] = Value::of_float(t, x);
                 } else {
-                    std::int64_t x = coin(0.2) ? std::int64_t(rng_()) << 33 | rng_()
+                    std::int64_t x = coin(0.2) ? std::int64_t(std::uint64_t(rng_()) << 33 | rng_())
                                                : std::uniform_int_distribution<>(-9, 9)(rng_);
                     b[v.as<VarNode>()] = Value::of_int(t, x);
                 }

@@ -36,7 +36,10 @@ struct LoweredNest {
     /// The loops of the nest, outermost first.
     std::vector<const ir::ForNode*> loops() const {
         std::vector<const ir::ForNode*> out;
-        for (Stmt s = nest; auto f = s.as<ir::ForNode>(); s = f->body) out.push_back(f);
+        // (Not `for (...; auto f = s.as<ForNode>(); s = f->body)`: the condition's variable is
+        // gone by the time the increment runs.)
+        for (const ir::ForNode* f = nest.as<ir::ForNode>(); f; f = f->body.as<ir::ForNode>())
+            out.push_back(f);
         return out;
     }
     /// The loop variable at `depth` (0 = outermost).
