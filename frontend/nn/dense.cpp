@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
@@ -110,8 +111,19 @@ Vec Dense::apply_constant(const Vec& x) const {
     std::vector<Expr> y;
     y.reserve(static_cast<std::size_t>(outputs()));
     for (int i = 0; i < outputs(); ++i) {
-        Expr acc = constant(x[0].type(), weights_(i, 0)) * x[0];
-        for (int j = 1; j < inputs(); ++j) acc = acc + constant(x[j].type(), weights_(i, j)) * x[j];
+        // Runs of up to 64 products summed in order (a layer of up to 64 inputs is exactly the
+        // loop it has always been), the runs' sums then added as a balanced tree: a wide layer
+        // nests about 64 + log2(inputs / 64) levels, not one per input, so layers of any width
+        // stay far below max_expression_depth.
+        constexpr int kRun = 64;
+        std::vector<Expr> runs;
+        for (int start = 0; start < inputs(); start += kRun) {
+            Expr run = constant(x[start].type(), weights_(i, start)) * x[start];
+            for (int j = start + 1; j < std::min(inputs(), start + kRun); ++j)
+                run = run + constant(x[j].type(), weights_(i, j)) * x[j];
+            runs.push_back(run);
+        }
+        Expr acc = runs.size() == 1 ? runs[0] : sum(runs);
         // A zero bias adds nothing (it could only turn a -0 sum into +0), so it is left out.
         const double b = bias_.empty() ? 0.0 : bias_[static_cast<std::size_t>(i)];
         if (b != 0.0) acc = acc + constant(acc.type(), b);

@@ -217,6 +217,28 @@ void check_chain() {
 TEST(NnDense, ChainFloat32) { check_chain<float>(); }
 TEST(NnDense, ChainFloat64) { check_chain<double>(); }
 
+TEST(NnDense, AWideConstantLayerStaysFarBelowTheDepthLimit) {
+    // 1500 inputs: runs of 64 products in order, the runs added as a balanced tree, so the
+    // layer nests about 64 + log2(24) levels (one per input would pass max_expression_depth).
+    constexpr int kIn = 1500;
+    nn::Matrix w = nn::glorot_uniform(2, kIn, 7);
+    std::vector<double> b = random_bias(2, 8);
+    auto [x, y] = fields<2>("x(1500), y(2): float64[1D]");
+    Vec out = nn::Dense(w, b)(x.vec());
+    EXPECT_LE(out[0].depth(), 64 + 8);
+    AssignmentCollection ac{Assignment(y.vec(), out)};
+
+    std::vector<double> in = fresh_values<double>(kCells * kIn, 31);
+    std::vector<double> want(kCells * 2);
+    for (std::int64_t c = 0; c < kCells; ++c)
+        for (int i = 0; i < 2; ++i) {
+            double acc = b[std::size_t(i)];
+            for (int j = 0; j < kIn; ++j) acc += w(i, j) * in[std::size_t(c * kIn + j)];
+            want[std::size_t(c * 2 + i)] = acc;
+        }
+    EXPECT_TRUE(close(run_cpu<double>(ac, "wide_dense", in, kIn, 2), want));
+}
+
 TEST(NnDense, WeightsAreConstantsOfTheInputType) {
     Field x = field("x(2): float32[1D]");
     nn::Dense d({{0.1, 0.2}, {0.3, 0.4}, {0.5, 0.6}}, {1.0, 2.0, 3.0}, nn::sigmoid);
