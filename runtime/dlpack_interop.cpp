@@ -182,7 +182,8 @@ void delete_export(DLManagedTensorVersioned* self) {
 
 DLManagedTensorVersioned* make_export(const ArrayRef& a, CUdeviceptr owned) {
     if (a.shape.size() != a.strides.size()) {
-        throw UserError(fmt::format("to_dlpack: shape {} and strides {} differ in length.",
+        throw UserError(fmt::format("to_dlpack: shape {} and strides {} differ in length.\n"
+                                    "  fix: give the ArrayRef one stride per axis.",
                                     shape_string(a.shape), shape_string(a.strides)));
     }
     element_count(a.shape); // a negative extent would reach the consumer as a malformed tensor

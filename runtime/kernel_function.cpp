@@ -150,7 +150,13 @@ void check_field(const KernelSpec& k, const FieldSpec& f, const ArrayRef& a, int
         fail(fmt::format("has stride {} along axis {}, but field {} was generated for the {} "
                          "layout, which addresses axis {} with stride 1. Pass an array whose axis "
                          "{} is contiguous (a sub-box view keeps it), or declare the field with "
-                         "the layout of your array", a.strides[u], u, f.name, f.layout, u, u));
+                         "the layout of your array{}", a.strides[u], u, f.name, f.layout, u, u,
+                         // numpy and DLPack producers that count bytes give the element size
+                         a.strides[u] == std::int64_t(dtype_size(a.dtype))
+                             ? fmt::format(". A stride of {} is the element size in bytes: "
+                                           "strides count elements, so pass numpy's strides "
+                                           "divided by the itemsize", a.strides[u])
+                             : std::string()));
     if (f.written && a.read_only) fail("is read-only, but the kernel writes field " + f.name);
 }
 
@@ -641,7 +647,10 @@ void KernelFunction::synchronize() const {
 }
 
 double KernelFunction::benchmark(const Args& arguments, int runs) {
-    if (runs < 1) throw UserError("benchmark: runs must be at least 1");
+    if (runs < 1)
+        arg_error(*spec_, fmt::format("benchmark: runs must be at least 1, but runs = {} was "
+                                      "passed; time at least one launch, e.g. benchmark(args, 20)",
+                                      runs));
     if (spec_->backend == Backend::Host) {
         // Validate once, then time the kernel alone: a call is synchronous, so the clock around
         // it measures the kernel (and OpenMP's fork and join), not the argument checks.

@@ -9,7 +9,9 @@
 namespace loom::nn {
 
 Chain::Chain(std::vector<Layer> layers) : layers_(std::move(layers)) {
-    if (layers_.empty()) throw UserError("nn::Chain: the chain has no layers");
+    if (layers_.empty())
+        throw UserError("nn::Chain: the chain has no layers; pass at least one nn::Dense layer or "
+                        "activation, e.g. nn::Chain(nn::Dense(W, b, nn::relu))");
     // Catch width mismatches when the chain is built, not only when it is applied.
     int width = -1, from = -1;
     for (int k = 0; k < size(); ++k) {

@@ -250,6 +250,38 @@ std::vector<ErrorRow> argument_rows() {
          },
          U,
          {"argument 'g' is device memory", "Target::CPU"}},
+        {"dlpack_strides_in_bytes",
+         [] {
+             // numpy's strides of a float32 [6, 5] array, in bytes.
+             static std::int64_t shape[] = {6, 5}, strides[] = {20, 4};
+             static std::vector<float> data(116);
+             DLTensor t{};
+             t.data = data.data();
+             t.device = {kDLCPU, 0};
+             t.ndim = 2;
+             t.dtype = to_dlpack_dtype(DType::Float32);
+             t.shape = shape;
+             t.strides = strides;
+             call_stencil_with("g", Arg(from_dlpack(t)));
+         },
+         U,
+         {"argument 'g' (float32[6, 5] strides [20, 4] on host)", "has stride 4 along axis 1",
+          "is the element size in bytes", "divided by the itemsize"}},
+        {"dlpack_strides_beyond_the_address_space",
+         [] {
+             static std::int64_t shape[] = {6, 5}, strides[] = {std::int64_t(1) << 61, 1};
+             static std::vector<float> data(30);
+             DLTensor t{};
+             t.data = data.data();
+             t.device = {kDLCPU, 0};
+             t.ndim = 2;
+             t.dtype = to_dlpack_dtype(DType::Float32);
+             t.shape = shape;
+             t.strides = strides;
+             call_stencil_with("g", Arg(from_dlpack(t)));
+         },
+         U,
+         {"strides [2305843009213693952, 1] reach more than 2^63 bytes"}},
         {"vector_field_with_other_components",
          [] {
              shaped()(args("u", HostArray<double>::zeros({8, 8, 2}), "s",
@@ -326,7 +358,8 @@ std::vector<ErrorRow> argument_rows() {
         {"benchmark_without_runs",
          [] { stencil().benchmark(args("f", grid(), "g", grid(2), "a", 1.0, "n", 0), 0); },
          U,
-         {"benchmark: runs must be at least 1"}},
+         {"kernel 'table_stencil'", "benchmark: runs must be at least 1, but runs = 0",
+          "benchmark(args, 20)"}},
     };
 }
 

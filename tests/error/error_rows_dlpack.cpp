@@ -177,7 +177,7 @@ std::vector<ErrorRow> dlpack_rows() {
              to_dlpack(a);
          },
          U,
-         {"to_dlpack: shape [4] and strides [] differ in length"}},
+         {"to_dlpack: shape [4] and strides [] differ in length", "one stride per axis"}},
         {"dlpack_export_negative_extent",
          [] {
              ArrayRef a = HostArray<float>::zeros({4}).ref();

@@ -135,6 +135,17 @@ std::vector<ErrorRow> environment_rows() {
          W,
          {"cannot write", "a_file/dump/dumped_", "for LOOM_DUMP_DIR",
           "Set LOOM_DUMP_DIR to a writable directory or unset it"}},
+        {"loom_dump_source_on_error_not_a_switch",
+         [] {
+             ScopedEnv dump("LOOM_DUMP_SOURCE_ON_ERROR", "perhaps");
+             try {
+                 nvrtc_compile(kBrokenCuda, "broken", {});
+             } catch (const CompileError&) { // expected: the row is about the warning
+             }
+         },
+         W,
+         {"LOOM_DUMP_SOURCE_ON_ERROR is 'perhaps'", "1/on/true/yes or 0/off/false/no",
+          "using the default (off)"}},
         // ---- temporary files and the host compiler ----
         {"tmpdir_missing",
          [] {

@@ -37,7 +37,7 @@ std::vector<ErrorRow> nn_rows() {
         {"chain_without_layers",
          [] { nn::Chain(std::vector<nn::Layer>{}); },
          U,
-         {"nn::Chain", "no layers"}},
+         {"nn::Chain", "no layers", "pass at least one nn::Dense layer or activation"}},
         {"dense_bias_size",
          [] {
              nn::Dense(nn::glorot_uniform(4, 2, 0), {0.1, 0.2, 0.3});
