@@ -302,7 +302,9 @@ TEST(CacheFaultsChild, Run) {
     }
     setenv("LOOM_CACHE_DIR", dir, 1); // main() pointed it at this process's scratch directory
     CompileCache& cache = CompileCache::global();
-    std::stringstream ids(std::getenv("LOOM_FAULT_KERNELS"));
+    const char* kernels = std::getenv("LOOM_FAULT_KERNELS");
+    ASSERT_NE(kernels, nullptr);
+    std::stringstream ids(kernels);
     for (std::string id; std::getline(ids, id, ',');) {
         KernelFunction k = fault_kernel(std::stoi(id)).compile();
         expect_correct(k, std::stoi(id));
