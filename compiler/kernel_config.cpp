@@ -26,7 +26,7 @@ std::string Bound::describe() const {
 }
 
 std::string SliceDim::describe() const {
-    if (single) return start.describe();
+    if (single) return start.kind() == Bound::Kind::End ? "end" : start.describe();
     std::string s = (start.kind() == Bound::Kind::Index && start.index() == 0) ? "" : start.describe();
     s += ":" + stop.describe();
     if (step != 1) s += fmt::format(":{}", step);

@@ -48,6 +48,12 @@ Dim3 LaunchDescription::block_for(const Dim3& ext) const {
 }
 
 Dim3 LaunchDescription::grid_for(const Dim3& ext, const Dim3& block) {
+    // A zero block would divide by zero (a crash, not an error).
+    for (int d = 0; d < 3; ++d)
+        if (block[d] < 1)
+            throw UserError(fmt::format("grid_for: the block ({}) has {} = {}; a block has at "
+                                        "least 1 thread along x, y and z, e.g. (64, 4, 1)",
+                                        fmt::join(block, ", "), "xyz"[d], block[d]));
     Dim3 g{};
     for (int d = 0; d < 3; ++d) g[d] = ext[d] <= 0 ? 0 : (ext[d] + block[d] - 1) / block[d];
     return g;

@@ -298,7 +298,13 @@ Expr cast(ScalarType type, const Expr& value) {
 }
 
 Expr constant(ScalarType type, double value) {
-    if (type == ScalarType::Bool) return ConstNode::make_bool(value != 0);
+    if (type == ScalarType::Bool) {
+        if (value != 0 && value != 1) // also nan
+            throw UserError(fmt::format("constant(bool, {}): a bool constant is 0 (false) or 1 "
+                                        "(true); for a condition on a number, compare it, e.g. "
+                                        "v != 0", value));
+        return ConstNode::make_bool(value != 0);
+    }
     if (is_int(type)) {
         // -2^63 <= value < 2^63 (2^63 itself, the double nearest INT64_MAX, does not fit).
         const bool i32 = type == ScalarType::Int32;
@@ -310,6 +316,12 @@ Expr constant(ScalarType type, double value) {
                 "constant<std::int64_t>(v) for an exact 64-bit integer", type_name(type), value,
                 type_name(type), i32 ? "-2147483648" : "-9223372036854775808",
                 i32 ? "2147483647" : "9223372036854775807"));
+        // Silently dropping the fraction would change the value the user wrote.
+        if (value != std::trunc(value))
+            throw UserError(fmt::format(
+                "constant({}, {}): the value is not a whole number; an integer constant would "
+                "drop its fraction. Pass a whole number (round it first), or use a "
+                "floating-point type", type_name(type), value));
     }
     if (type == ScalarType::Float32 && std::isfinite(value) &&
         std::isinf(static_cast<float>(value)))

@@ -134,6 +134,16 @@ std::string format_source(const std::string& source) {
                         "LOOM_CLANG_FORMAT at one, {}.",
                         exe, origin, r.describe_status(), r.errors.empty() ? "" : ":\n" + r.errors,
                         kStyle, kWithout));
+    // A program that prints nothing (not clang-format, or one that lost its input) must not
+    // turn the kernel's source into an empty string.
+    const char* blank = " \t\r\n";
+    if (r.output.find_first_not_of(blank) == std::string::npos &&
+        source.find_first_not_of(blank) != std::string::npos)
+        throw UserError(fmt::format(
+            "source({{.formatted = true}}): clang-format '{}'{} exited successfully but printed "
+            "nothing for a source of {} bytes.\n"
+            "  fix: check that it is clang-format (point LOOM_CLANG_FORMAT at one), {}.",
+            exe, origin, source.size(), kWithout));
     return r.output;
 }
 

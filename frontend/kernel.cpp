@@ -259,9 +259,18 @@ KernelFunction Kernel::compile(int device) const {
 }
 
 namespace {
-/// Whether a fixed-shape field of the kernel spans more elements than int32 index math addresses:
-/// then an automatic index type can only be int64.
-bool needs_int64_index(const std::vector<SourceAssignment>& flat) {
+/// Whether a fixed-shape field of the kernel spans more elements than int32 index math addresses,
+/// or a literal slice bound or step does not fit int32: then an automatic index type can only be
+/// int64.
+bool needs_int64_index(const std::vector<SourceAssignment>& flat, const KernelConfig& config) {
+    if (config.iteration_slice)
+        for (const SliceDim& d : config.iteration_slice->dims) {
+            if (d.step > INT32_MAX) return true;
+            for (const Bound* b : {&d.start, &d.stop})
+                if (b->kind() == Bound::Kind::Index &&
+                    (b->index() > INT32_MAX || b->index() < -INT32_MAX))
+                    return true;
+        }
     for (const SourceAssignment& a : flat)
         for (const Expr* root : {&a.lhs, &a.rhs})
             for (const Expr& e : subexpressions(*root))
@@ -285,7 +294,7 @@ Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig
     bool automatic = !config.index_type;
     KernelConfig cfg = config;
     if (automatic) {
-        const bool wide = needs_int64_index(flat);
+        const bool wide = needs_int64_index(flat, config);
         cfg.index_type = wide ? ScalarType::Int64 : ScalarType::Int32;
         automatic = !wide;
     }

@@ -262,6 +262,13 @@ bool memset_fill(CUdeviceptr ptr, std::int64_t n, T value) {
     }
 }
 
+/// offset + extent for messages, where it may overflow.
+std::string box_end(std::int64_t offset, std::int64_t extent) {
+    std::int64_t end = 0;
+    return __builtin_add_overflow(offset, extent, &end) ? std::string("beyond 2^63")
+                                                        : std::to_string(end);
+}
+
 } // namespace
 
 // ---- DeviceView -------------------------------------------------------------------------------
@@ -300,13 +307,14 @@ DeviceView<T> DeviceView<T>::view(const Shape& offsets, const Shape& shape) cons
     }
     std::int64_t shift = 0;
     for (std::size_t d = 0; d < shape.size(); ++d) {
-        if (offsets[d] < 0 || shape[d] < 0 || offsets[d] + shape[d] > shape_[d]) {
+        // Compared as shape > shape_ - offset: offset + shape may overflow.
+        if (offsets[d] < 0 || shape[d] < 0 || shape[d] > shape_[d] - offsets[d]) {
             throw UserError(fmt::format(
                 "sub-view (offsets {}, shape {}) does not fit in the view of shape {}: axis {} "
                 "covers [{}, {}) but the view has [0, {}).\n"
                 "  fix: keep offsets >= 0 and offsets + shape <= the view's shape.",
                 shape_string(offsets), shape_string(shape), shape_string(shape_), d, offsets[d],
-                offsets[d] + shape[d], shape_[d]));
+                box_end(offsets[d], shape[d]), shape_[d]));
         }
         shift += offsets[d] * strides_[d];
     }

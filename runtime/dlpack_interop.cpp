@@ -51,6 +51,11 @@ std::string dlpack_dtype_string(DLDataType t) {
 }
 
 DType dtype_from_dlpack(DLDataType t) {
+    if (t.lanes == 0)
+        throw UserError(fmt::format("malformed DLPack dtype {}: 0 lanes; a scalar element type "
+                                    "has lanes = 1.\n"
+                                    "  fix: set dtype.lanes to 1 where the tensor is made.",
+                                    dlpack_dtype_string(t)));
     if (t.lanes != 1) {
         throw UserError(fmt::format(
             "DLPack tensor has the vector dtype {} ({} lanes); loom reads scalar element types "
@@ -92,13 +97,19 @@ ArrayRef from_dlpack(const DLTensor& t) {
             static_cast<int>(kDLCPU), static_cast<int>(kDLCUDAHost)));
     }
     if (t.device.device_id < 0) {
-        throw UserError(fmt::format("DLPack tensor has the negative device id {}.",
+        throw UserError(fmt::format("DLPack tensor has the negative device id {}; device ids "
+                                    "count from 0.\n"
+                                    "  fix: set device.device_id to the tensor's device (0 for "
+                                    "host memory).",
                                     t.device.device_id));
     }
     a.device = t.device.device_id;
     a.dtype = dtype_from_dlpack(t.dtype);
     if (t.ndim < 0 || (t.ndim > 0 && !t.shape)) {
-        throw UserError(fmt::format("malformed DLPack tensor: ndim is {} and shape is {}.",
+        throw UserError(fmt::format("malformed DLPack tensor: ndim is {} and shape is {}; "
+                                    "expected ndim >= 0 and a shape array of ndim extents.\n"
+                                    "  fix: check the producer's export (DLTensor::ndim and "
+                                    "DLTensor::shape).",
                                     t.ndim, t.shape ? "set" : "NULL"));
     }
     a.shape.assign(t.shape, t.shape + t.ndim);
@@ -109,8 +120,18 @@ ArrayRef from_dlpack(const DLTensor& t) {
     a.ptr = static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(t.data)) + t.byte_offset;
     if (n > 0 && !t.data) {
         throw UserError(fmt::format("malformed DLPack tensor: {} elements of shape {} but a NULL "
-                                    "data pointer.",
+                                    "data pointer.\n"
+                                    "  fix: export a tensor that owns memory (or one with a 0 "
+                                    "extent, which needs none).",
                                     n, shape_string(a.shape)));
+    }
+    // data + byte_offset must not wrap around the address space (to a pointer before data).
+    if (n > 0 && a.ptr < reinterpret_cast<std::uintptr_t>(t.data)) {
+        throw UserError(fmt::format("malformed DLPack tensor: byte_offset {} added to data {:#x} "
+                                    "passes the end of the address space.\n"
+                                    "  fix: check the producer's byte_offset; it counts bytes "
+                                    "from data to the first element.",
+                                    t.byte_offset, reinterpret_cast<std::uintptr_t>(t.data)));
     }
     const std::size_t elem = dtype_size(a.dtype);
     if (n > 0 && a.ptr % elem != 0) {
@@ -161,9 +182,11 @@ void delete_export(DLManagedTensorVersioned* self) {
 
 DLManagedTensorVersioned* make_export(const ArrayRef& a, CUdeviceptr owned) {
     if (a.shape.size() != a.strides.size()) {
-        throw UserError(fmt::format("to_dlpack: shape {} and strides {} differ in length.",
+        throw UserError(fmt::format("to_dlpack: shape {} and strides {} differ in length.\n"
+                                    "  fix: give the ArrayRef one stride per axis.",
                                     shape_string(a.shape), shape_string(a.strides)));
     }
+    element_count(a.shape); // a negative extent would reach the consumer as a malformed tensor
     auto* e = new Export();
     e->shape = a.shape;
     e->strides = a.strides;

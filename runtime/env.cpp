@@ -71,13 +71,20 @@ std::uint64_t unsigned_number(const char* name, std::uint64_t fallback, std::str
 bool debug_enabled(std::string_view topic) {
     const std::string list = value("LOOM_DEBUG");
     std::string_view rest = list;
+    bool enabled = false;
     while (!rest.empty()) {
         std::size_t comma = rest.find(',');
         std::string item = lowercase(trimmed(rest.substr(0, comma)));
-        if (item == topic || item == "all") return true;
+        if (item == topic || item == "all") enabled = true;
+        // A misspelt topic would otherwise print nothing, as if the code never ran.
+        if (!item.empty() && item != "all" && item != "passes" && item != "cache")
+            warn_once("LOOM_DEBUG", fmt::format("loom: warning: LOOM_DEBUG is '{}', which names "
+                                                "the unknown topic '{}'; the topics are passes, "
+                                                "cache and all (a comma list).",
+                                                list, item));
         rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     }
-    return false;
+    return enabled;
 }
 
 } // namespace loom::env

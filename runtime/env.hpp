@@ -16,7 +16,8 @@
 //   LOOM_DEBUG=<list>          a comma list of topics that print to stderr: "passes" (the IR after
 //                              each compiler pass), "cache" (one line per cache lookup: hit or
 //                              miss, kernel, key, entry; and every eviction), "all". Read on every
-//                              lookup (cache) and every create_kernel (passes).
+//                              lookup (cache) and every create_kernel (passes). An unknown topic
+//                              warns once.
 //   LOOM_DUMP_DIR=<dir>        every kernel source compiled or loaded through the cache is written
 //                              there as <name>_<key prefix>.cu or .cpp, with the compiler's log
 //                              (.log) and, for CUDA, registers, spills and stack (.txt). An
@@ -55,7 +56,8 @@ bool flag(const char* name, bool fallback = false);
 /// A whole number (decimal): `fallback` when unset or empty; another value that is not a whole
 /// number warns once per variable (saying what `what` means) and gives `fallback`.
 std::uint64_t unsigned_number(const char* name, std::uint64_t fallback, std::string_view what);
-/// Whether the comma list in LOOM_DEBUG names `topic` (or "all"). Spaces around items are ignored.
+/// Whether the comma list in LOOM_DEBUG names `topic` (or "all"). Spaces around items are ignored;
+/// an item that is no topic (passes, cache, all) warns once.
 bool debug_enabled(std::string_view topic);
 
 } // namespace loom::env

@@ -41,6 +41,13 @@ void for_each_element(const Shape& shape, const Shape& a, const Shape& b, Fn&& f
     }
 }
 
+/// offset + extent for messages, where it may overflow.
+std::string box_end(std::int64_t offset, std::int64_t extent) {
+    std::int64_t end = 0;
+    return __builtin_add_overflow(offset, extent, &end) ? std::string("beyond 2^63")
+                                                        : std::to_string(end);
+}
+
 } // namespace
 
 void check_host_view(const Shape& shape, const Shape& strides) {
@@ -61,20 +68,28 @@ std::int64_t host_sub_box(const Shape& shape, const Shape& strides, const Shape&
                                     nd, nd, nd, shape_string(offsets), shape_string(sub)));
     std::int64_t shift = 0;
     for (std::size_t d = 0; d < nd; ++d) {
-        if (offsets[d] < 0 || sub[d] < 0 || offsets[d] + sub[d] > shape[d])
+        // Compared as sub > shape - offset: offset + sub may overflow (a huge offset wrapped
+        // to a pointer before the array).
+        if (offsets[d] < 0 || sub[d] < 0 || sub[d] > shape[d] - offsets[d])
             throw UserError(fmt::format(
                 "sub-view (offsets {}, shape {}) does not fit in the view of shape {}: axis {} "
                 "covers [{}, {}) but the view has [0, {}).\n"
                 "  fix: keep offsets >= 0 and offsets + shape <= the view's shape.",
                 shape_string(offsets), shape_string(sub), shape_string(shape), d, offsets[d],
-                offsets[d] + sub[d], shape[d]));
+                box_end(offsets[d], sub[d]), shape[d]));
         shift += offsets[d] * strides[d];
     }
     return shift;
 }
 
 std::int64_t host_index(const Shape& shape, const Shape& strides, const Shape& index) {
-    bool inside = index.size() == shape.size();
+    if (index.size() != shape.size())
+        throw UserError(fmt::format("index {} has {} entries, but the array of shape {} has {} "
+                                    "axes.\n"
+                                    "  fix: pass one index per axis, each in [0, extent).",
+                                    shape_string(index), index.size(), shape_string(shape),
+                                    shape.size()));
+    bool inside = true;
     std::int64_t offset = 0;
     for (std::size_t d = 0; inside && d < shape.size(); ++d) {
         inside = index[d] >= 0 && index[d] < shape[d];
@@ -85,6 +100,16 @@ std::int64_t host_index(const Shape& shape, const Shape& strides, const Shape& i
                                     "  fix: pass one index per axis, each in [0, extent).",
                                     shape_string(index), shape_string(shape)));
     return offset;
+}
+
+void check_host_elements(const Shape& shape, DType dtype, std::size_t max_elements) {
+    const std::int64_t n = element_count(shape); // rejects negative extents and overflow
+    if (static_cast<std::uint64_t>(n) > max_elements)
+        throw UserError(fmt::format("HostArray<{}> of shape {} has {} elements, more than one host "
+                                    "allocation can hold ({} elements of {} bytes).\n"
+                                    "  fix: check the shape; split the data into smaller arrays.",
+                                    dtype_name(dtype), shape_string(shape), n, max_elements,
+                                    dtype_size(dtype)));
 }
 
 void check_value_count(std::size_t count, const Shape& shape, const char* what) {

@@ -7,6 +7,7 @@
 #include <loom/kernel_spec.hpp>
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,7 +17,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <mutex>
 #include <unordered_map>
@@ -31,13 +31,25 @@ std::mutex registry_mutex;
 /// Loaded libraries by cache key: a second KernelFunction for the same kernel reuses the handle.
 std::unordered_map<std::string, std::weak_ptr<const HostLibrary>> registry;
 
+/// Whether `path` is a regular file holding exactly `bytes`. O_NONBLOCK: a FIFO at the path must
+/// not block the open (no writer ever comes); fstat then refuses anything but a regular file, which
+/// the caller replaces.
 bool file_holds(const std::string& path, const std::string& bytes) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in || std::size_t(in.tellg()) != bytes.size()) return false;
-    in.seekg(0);
-    std::string data(bytes.size(), '\0');
-    in.read(data.data(), std::streamsize(data.size()));
-    return in.gcount() == std::streamsize(bytes.size()) && data == bytes;
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st {};
+    bool same = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                std::uint64_t(st.st_size) == bytes.size();
+    std::string data(same ? bytes.size() : 0, '\0');
+    std::size_t got = 0;
+    while (same && got < data.size()) {
+        ssize_t n = ::read(fd, data.data() + got, data.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += std::size_t(n);
+    }
+    ::close(fd);
+    return same && got == data.size() && data == bytes;
 }
 
 /// Writes `bytes` to a new file `<dir>/<prefix>XXXXXX.so`; returns its path, or "" with `error`.

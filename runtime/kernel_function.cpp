@@ -72,6 +72,28 @@ void check_field(const KernelSpec& k, const FieldSpec& f, const ArrayRef& a, int
     auto fail = [&](const std::string& why) {
         arg_error(k, fmt::format("argument '{}' ({}): {}", f.name, a.describe(), why));
     };
+    // The bytes the strides reach must fit in 64 bits: beyond, they describe no real memory, and
+    // the index math (int32 or int64) and the overlap check would wrap around.
+    if (a.size() > 0) {
+        std::uint64_t reach = 0, bytes = 0;
+        bool overflow = false;
+        for (int ax = 0; ax < a.ndim(); ++ax) {
+            const std::int64_t s = a.strides[ax];
+            const std::uint64_t step = s < 0 ? 0 - std::uint64_t(s) : std::uint64_t(s);
+            const std::uint64_t extent = std::uint64_t(a.shape[ax] - 1);
+            std::uint64_t r = 0;
+            overflow = overflow || __builtin_mul_overflow(step, extent, &r) ||
+                       __builtin_add_overflow(reach, r, &reach);
+        }
+        overflow = overflow || reach >= std::uint64_t(std::numeric_limits<std::int64_t>::max()) ||
+                   __builtin_mul_overflow(reach + 1, std::uint64_t(dtype_size(a.dtype)), &bytes) ||
+                   bytes > std::uint64_t(std::numeric_limits<std::int64_t>::max());
+        if (overflow)
+            fail(fmt::format("its strides {} reach more than 2^63 bytes from its first element, "
+                             "so they cannot describe real memory; strides count elements, not "
+                             "bytes. Pass the strides of the array's memory",
+                             shape_string(a.strides)));
+    }
     if (f.written)
         for (int ax = 0; ax < a.ndim(); ++ax)
             if (a.shape[ax] > 1 && a.strides[ax] == 0)
@@ -94,6 +116,11 @@ void check_field(const KernelSpec& k, const FieldSpec& f, const ArrayRef& a, int
     if (a.dtype != f.dtype)
         fail(fmt::format("has element type {}, but field {} is {}; pass a {} array",
                          dtype_name(a.dtype), f.name, dtype_name(f.dtype), dtype_name(f.dtype)));
+    if (a.size() > 0 && a.ptr % dtype_size(a.dtype) != 0)
+        fail(fmt::format("starts at address {:#x}, which is not a multiple of its {}-byte "
+                         "elements; misaligned loads are undefined on the CPU and fault on the "
+                         "GPU. Pass a view that starts at an element (offsets count elements, "
+                         "not bytes)", a.ptr, dtype_size(a.dtype)));
     if (a.ndim() != f.array_dims())
         fail(fmt::format("has {} dimension(s), but field {} needs {} ({} spatial{}); reshape it",
                          a.ndim(), f.name, f.array_dims(), f.spatial_dims,
@@ -124,7 +151,13 @@ void check_field(const KernelSpec& k, const FieldSpec& f, const ArrayRef& a, int
         fail(fmt::format("has stride {} along axis {}, but field {} was generated for the {} "
                          "layout, which addresses axis {} with stride 1. Pass an array whose axis "
                          "{} is contiguous (a sub-box view keeps it), or declare the field with "
-                         "the layout of your array", a.strides[u], u, f.name, f.layout, u, u));
+                         "the layout of your array{}", a.strides[u], u, f.name, f.layout, u, u,
+                         // numpy and DLPack producers that count bytes give the element size
+                         a.strides[u] == std::int64_t(dtype_size(a.dtype))
+                             ? fmt::format(". A stride of {} is the element size in bytes: "
+                                           "strides count elements, so pass numpy's strides "
+                                           "divided by the itemsize", a.strides[u])
+                             : std::string()));
     if (f.written && a.read_only) fail("is read-only, but the kernel writes field " + f.name);
 }
 
@@ -522,7 +555,12 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
                                      fmt::join(names, ", ")));
         std::size_t i = it - names.begin();
         if (bound[i])
-            arg_error(k, fmt::format("argument '{}' is given twice", name));
+            arg_error(k, fmt::format("argument '{}' is given twice ({}); pass each argument once",
+                                     name, i < in.positional.size()
+                                               ? fmt::format("by position, as argument {} of "
+                                                             "positional(...), and by name",
+                                                             i + 1)
+                                               : std::string("by name")));
         bound[i] = &value;
     }
     std::vector<std::string> missing;
@@ -593,14 +631,16 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
             const Arg& a = *bound[scalar_index++];
             if (std::holds_alternative<ArrayRef>(a))
                 arg_error(k, fmt::format("argument '{}' is a scalar parameter of type {}, but an "
-                                         "array was passed", ps.name, dtype_name(ps.dtype)));
+                                         "array was passed; pass a number, e.g. args(\"{}\", "
+                                         "0.5)", ps.name, dtype_name(ps.dtype), ps.name));
             bool is_float = std::holds_alternative<double>(a);
             double fv = is_float ? std::get<double>(a) : 0.0;
             std::int64_t iv = is_float ? 0 : std::get<std::int64_t>(a);
             bool int_param = ps.dtype == DType::Int32 || ps.dtype == DType::Int64;
             if (int_param && is_float) {
                 if (!(fv >= -0x1p63 && fv < 0x1p63))
-                    arg_error(k, fmt::format("argument '{}' = {} does not fit the {} parameter",
+                    arg_error(k, fmt::format("argument '{}' = {} does not fit the {} parameter; "
+                                             "pass a whole number within its range",
                                              ps.name, fv, dtype_name(ps.dtype)));
                 if (fv != std::floor(fv))
                     arg_error(k, fmt::format("argument '{}' is an {} parameter, but {} was passed; "
@@ -617,8 +657,10 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
                                          "param<double>",
                                          ps.name, fv, std::numeric_limits<float>::max()));
             if (ps.dtype == DType::Int32 && (iv < INT32_MIN || iv > INT32_MAX))
-                arg_error(k, fmt::format("argument '{}' = {} does not fit the int32 parameter",
-                                         ps.name, iv));
+                arg_error(k, fmt::format("argument '{}' = {} does not fit the int32 parameter "
+                                         "({}..{}); pass a value in that range, or declare the "
+                                         "parameter param<std::int64_t>",
+                                         ps.name, iv, INT32_MIN, INT32_MAX));
             values[i] = {!int_param, iv, int_param ? 0.0 : (is_float ? fv : double(iv))};
             slot = slot_of(ps.dtype, fv, iv, is_float);
             break;
@@ -712,7 +754,10 @@ void KernelFunction::synchronize() const {
 }
 
 double KernelFunction::benchmark(const Args& arguments, int runs) {
-    if (runs < 1) throw UserError("benchmark: runs must be at least 1");
+    if (runs < 1)
+        arg_error(*spec_, fmt::format("benchmark: runs must be at least 1, but runs = {} was "
+                                      "passed; time at least one launch, e.g. benchmark(args, 20)",
+                                      runs));
     if (spec_->backend == Backend::Host) {
         // Validate once, then time the kernel alone: a call is synchronous, so the clock around
         // it measures the kernel (and OpenMP's fork and join), not the argument checks.

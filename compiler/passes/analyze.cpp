@@ -63,6 +63,11 @@ private:
 
     // ---- configuration ----
     void check_config() {
+        if (cfg_.target != Target::CUDA && cfg_.target != Target::CPU)
+            fail(fmt::format("has target {}, which is neither Target::CUDA ({}) nor Target::CPU "
+                             "({}); set KernelConfig::target to one of them",
+                             int(cfg_.target), int(Target::CUDA), int(Target::CPU)));
+        check_slice_literals();
         if (cfg_.index_type && *cfg_.index_type != ScalarType::Int32 &&
             *cfg_.index_type != ScalarType::Int64)
             fail(fmt::format("has index_type {}; the index type must be int32 or int64 (or unset "
@@ -96,6 +101,36 @@ private:
         if (cfg_.iteration_slice && cfg_.ghost_layers_set())
             fail("sets both iteration_slice and ghost_layers; a slice gives the iteration space "
                  "exactly, so set only one of them");
+    }
+
+    /// Literal slice bounds and steps are printed as literals of the index type: one that does
+    /// not fit would wrap (an int32 step of 3000000000 became a negative step, an endless loop).
+    void check_slice_literals() {
+        if (!cfg_.iteration_slice) return;
+        const Slice& s = *cfg_.iteration_slice;
+        const bool int32 = cfg_.index_type == ScalarType::Int32;
+        for (std::size_t d = 0; d < s.dims.size(); ++d) {
+            const SliceDim& sd = s.dims[d];
+            for (auto [b, what] : {std::pair{&sd.start, sd.single ? "index" : "start"},
+                                   std::pair{&sd.stop, "stop"}}) {
+                if (b->kind() != Bound::Kind::Index || (sd.single && b == &sd.stop)) continue;
+                const std::int64_t v = b->index();
+                if (v == INT64_MIN)
+                    fail(fmt::format("has the slice {} whose {} {} on axis {} counts more cells "
+                                     "from the end than any array has; use an index within the "
+                                     "axis", s.describe(), what, v, d));
+                if (int32 && (v > INT32_MAX || v < -INT32_MAX))
+                    fail(fmt::format("has the slice {} whose {} {} on axis {} does not fit "
+                                     "index_type int32 (axes of at most 2^31 - 1 cells); set "
+                                     "index_type to int64, or leave it unset and loom chooses",
+                                     s.describe(), what, v, d));
+            }
+            if (int32 && sd.step > INT32_MAX)
+                fail(fmt::format("has the slice {} whose step {} on axis {} does not fit "
+                                 "index_type int32 (axes of at most 2^31 - 1 cells); set "
+                                 "index_type to int64, or leave it unset and loom chooses",
+                                 s.describe(), sd.step, d));
+        }
     }
 
     // ---- collection ----
@@ -398,8 +433,12 @@ private:
                 fail(fmt::format("gives ghost layers for {} axes, but the kernel is {}D; give one "
                                  "(low, high) pair per axis", gl.per_axis().size(), D));
             a_.ghost_layers = gl.per_axis();
-            for (auto& p : a_.ghost_layers)
-                if (p.first < 0 || p.second < 0) fail("has a negative ghost-layer width; widths must be >= 0");
+            for (int d = 0; d < D; ++d) {
+                auto [lo, hi] = a_.ghost_layers[d];
+                if (lo < 0 || hi < 0)
+                    fail(fmt::format("has a negative ghost-layer width: ({}, {}) on axis {}; "
+                                     "widths must be >= 0 (low, high cells per axis)", lo, hi, d));
+            }
         }
         for (int d = 0; d < D; ++d) {
             auto [lo, hi] = a_.ghost_layers[d];
@@ -419,7 +458,8 @@ private:
             if (a_.fixed_shape_source &&
                 a_.fixed_shape_source->fixed_shape[d] <= std::int64_t(lo) + hi)
                 fail(fmt::format("has nothing to iterate: axis {} of the fixed shape [{}] has {} "
-                                 "cells, all of them ghost layers ({} low, {} high)",
+                                 "cells, all of them ghost layers ({} low, {} high); use fewer "
+                                 "ghost layers (smaller offsets) or a larger fixed shape",
                                  d, fmt::join(a_.fixed_shape_source->fixed_shape, ", "),
                                  a_.fixed_shape_source->fixed_shape[d], lo, hi));
         }

@@ -17,6 +17,11 @@ Expr Activation::operator()(const Expr& x) const {
         throw UserError(fmt::format("nn::{} needs a floating-point input (float32 or float64), "
                                     "but `{}` is {}",
                                     name(), loom::to_string(x), type_name(x.type())));
+    // Weights and biases must be finite (Dense checks them); so must the slope, or every
+    // negative input would become nan.
+    if (kind_ == Kind::LeakyRelu && !std::isfinite(slope_))
+        throw UserError(fmt::format("nn::leaky_relu({}): the slope must be a finite number, such "
+                                    "as the default 0.01", slope_));
     // Typed constants, so float32 inputs stay float32.
     auto c = [&](double v) { return constant(x.type(), v); };
     switch (kind_) {

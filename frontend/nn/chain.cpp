@@ -4,10 +4,14 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 namespace loom::nn {
 
 Chain::Chain(std::vector<Layer> layers) : layers_(std::move(layers)) {
-    if (layers_.empty()) throw UserError("nn::Chain: the chain has no layers");
+    if (layers_.empty())
+        throw UserError("nn::Chain: the chain has no layers; pass at least one nn::Dense layer or "
+                        "activation, e.g. nn::Chain(nn::Dense(W, b, nn::relu))");
     // Catch width mismatches when the chain is built, not only when it is applied.
     int width = -1, from = -1;
     for (int k = 0; k < size(); ++k) {
@@ -45,6 +49,15 @@ Vec Chain::operator()(const Vec& x) const {
 
 void Chain::assign(AssignmentCollection& ac, const Vec& out, const Vec& in,
                    const std::string& name) const {
+    // Checked here, where the message can name the chain: each temporary would fail on its own.
+    bool identifier = name.empty() || std::isalpha(static_cast<unsigned char>(name[0])) ||
+                      name[0] == '_';
+    for (char c : name) identifier &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    if (!identifier)
+        throw UserError(fmt::format("nn::Chain::assign: the name '{}' is not an identifier; it "
+                                    "prefixes the layers' temporaries ({}_{}_0, ...), so use "
+                                    "letters, digits and underscores, not starting with a digit",
+                                    name, name, layer_name(0)));
     const std::string prefix = name.empty() ? "" : name + "_";
     Vec v = in;
     for (int k = 0; k < size(); ++k) {

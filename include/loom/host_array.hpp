@@ -27,6 +27,9 @@ std::int64_t host_sub_box(const Shape& shape, const Shape& strides, const Shape&
                           const Shape& sub);
 /// Element offset of one index; throws when it is outside the shape.
 std::int64_t host_index(const Shape& shape, const Shape& strides, const Shape& index);
+/// Throws when `shape` has more elements than one host allocation of `dtype` can hold (at most
+/// `max_elements`, std::vector's max_size()).
+void check_host_elements(const Shape& shape, DType dtype, std::size_t max_elements);
 /// Throws when `count` values cannot fill `shape` (`what` names the call).
 void check_value_count(std::size_t count, const Shape& shape, const char* what);
 /// Throws when a stride-0 axis would make writes alias.
@@ -150,6 +153,7 @@ public:
 
     static HostArray zeros(const Shape& shape, MemoryOrder order = MemoryOrder::C) {
         HostArray a;
+        detail::check_host_elements(shape, dtype_of<T>(), a.data_.max_size());
         a.data_.assign(static_cast<std::size_t>(element_count(shape)), T{});
         a.shape_ = shape;
         a.strides_ = contiguous_strides(shape, order);

@@ -46,7 +46,7 @@ struct LaunchDescription {
     /// The default block, trimmed where an extent is smaller: x stays a multiple of the warp
     /// (32) unless the whole extent is smaller, y and z shrink to the next power of two.
     Dim3 block_for(const Dim3& extents) const;
-    /// ceil(extent / block) per dimension.
+    /// ceil(extent / block) per dimension; UserError for a block dimension below 1.
     static Dim3 grid_for(const Dim3& extents, const Dim3& block);
     /// One line: "block (64, 4, 1); grid = ceil((size_1 - 2, size_0 - 2, 1) / block)", or
     /// "none (CPU target: loops, no launch grid)".

@@ -133,3 +133,23 @@ TEST(SliceErrors, FloatBound) {
     LOOM_EXPECT_ERROR(create_kernel(Assignment(f.center(), g.center()), cfg), UserError,
                       {"a bound of type float64 on axis 1", "bounds must be integers"});
 }
+
+// Issue 11, error table: a literal step beyond int32 was printed wrapped into the int32 variant
+// (`ctr_0 += -1294967296`: an endless loop writing out of bounds). With an automatic index type
+// such a slice makes the kernel int64, which runs it as written.
+TEST(SliceAccepted, StepBeyondInt32MakesAnAutomaticIndexTypeInt64) {
+    auto [f, g] = fields<2>("f, g: float64[2D]");
+    KernelConfig cfg = sliced(Slice{range(1, end, 3000000000LL), all()});
+    cfg.target = Target::CPU;
+    cfg.name = "huge_step";
+    Kernel k = create_kernel(Assignment(f.center(), 2.0 * g.center()), cfg);
+    ASSERT_EQ(k.config().index_type, ScalarType::Int64);
+    EXPECT_NE(k.source().find("ctr_0 += 3000000000"), std::string::npos) << k.source();
+    auto in = HostArray<double>::random({5, 4}, 11, Uniform(-1, 1));
+    auto out = HostArray<double>::from_vector(std::vector<double>(20, -777.0), {5, 4});
+    k.compile()(args("f", out, "g", in));
+    const std::vector<double> x = in.to_vector(), y = out.to_vector();
+    for (int i = 0; i < 5; ++i)
+        for (int j = 0; j < 4; ++j)
+            EXPECT_EQ(y[4 * i + j], i == 1 ? 2.0 * x[4 * i + j] : -777.0) << i << ", " << j;
+}
