@@ -353,6 +353,14 @@ TEST(DeepExpressions, AnExpressionAtTheLimitCompilesAndRunsOnTheCpu) {
 /// Every shape at the limit through everything that walks expressions (to_string, both targets,
 /// CSE of a value used twice, the int64 variant of spec(), destruction) on a thread with a 1 MiB
 /// stack, measuring the stack it used.
+/// Sanitizer builds instrument every frame (redzones, shadow checks) and need several times the
+/// stack: there the walk runs on 8 MiB, and only the plain builds measure the 1 MiB claim.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kStackMeasured = false;
+#else
+constexpr bool kStackMeasured = true;
+#endif
+
 TEST(DeepExpressions, EveryShapeAtTheLimitFitsAOneMiBStack) {
     auto [f, g, h] = fields<3>("f, g, h: float64[2D]");
     Field i32 = field("i: int32[2D]");
@@ -360,7 +368,7 @@ TEST(DeepExpressions, EveryShapeAtTheLimitFitsAOneMiBStack) {
     Field w = field("w: float64[1D]");
     for (const DeepShape& shape : shapes(f, i32, f32, w)) {
         SCOPED_TRACE(shape.name);
-        std::size_t used = run_on_small_stack(1 << 20, [&] {
+        std::size_t used = run_on_small_stack(kStackMeasured ? 1 << 20 : 8 << 20, [&] {
             const Expr e = shape.build(L);
             ASSERT_EQ(e.depth(), L);
             ASSERT_EQ(e.type(), ScalarType::Float64);
@@ -382,7 +390,8 @@ TEST(DeepExpressions, EveryShapeAtTheLimitFitsAOneMiBStack) {
         });
         // About 380 KB in optimized builds, 500 KB unoptimized: the rest of the MiB is the
         // caller's.
-        EXPECT_LT(used, std::size_t(640) << 10) << "bytes of stack at depth " << L;
+        if (kStackMeasured)
+            EXPECT_LT(used, std::size_t(640) << 10) << "bytes of stack at depth " << L;
     }
 }
 
