@@ -28,6 +28,11 @@ namespace loom {
 namespace {
 
 std::mutex registry_mutex;
+/// Held around every dlopen and dlclose of a kernel library. The loader serializes them itself,
+/// with a lock of its own that ThreadSanitizer cannot see (it reported concurrent dlcloses as a
+/// race inside ld.so); this one makes the order visible and costs nothing, as the loader's lock
+/// already admits one at a time.
+std::mutex loader_mutex;
 /// Loaded libraries by cache key: a second KernelFunction for the same kernel reuses the handle.
 std::unordered_map<std::string, std::weak_ptr<const HostLibrary>> registry;
 
@@ -87,6 +92,7 @@ std::string write_unique(const std::string& dir, const std::string& prefix,
 /// whichever runtime the library brought in keeps it for the life of the process; the kernel
 /// libraries themselves still unload.
 void pin_openmp_runtime() {
+    std::lock_guard<std::mutex> dl(loader_mutex);
     for (const char* runtime : {"libgomp.so.1", "libomp.so.5", "libomp.so", "libiomp5.so"})
         ::dlopen(runtime, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE); // NULL when not loaded
 }
@@ -99,7 +105,9 @@ std::string temp_directory() {
 } // namespace
 
 HostLibrary::~HostLibrary() {
-    if (handle_) ::dlclose(handle_);
+    if (!handle_) return;
+    std::lock_guard<std::mutex> lock(loader_mutex);
+    ::dlclose(handle_);
 }
 
 std::shared_ptr<const HostLibrary> HostLibrary::load(const CachedArtifact& artifact,
@@ -152,19 +160,23 @@ std::shared_ptr<const HostLibrary> HostLibrary::load(const CachedArtifact& artif
     if (path.empty()) write_temporary();
 
     auto lib = std::shared_ptr<HostLibrary>(new HostLibrary());
-    ::dlerror();
-    lib->handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    auto open = [&] {
+        std::lock_guard<std::mutex> dl(loader_mutex);
+        ::dlerror();
+        lib->handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        const char* e = lib->handle_ ? nullptr : ::dlerror();
+        return std::string(e ? e : "");
+    };
+    std::string open_error = open();
     if (!lib->handle_ && !temporary && ::access(path.c_str(), F_OK) != 0) {
         // Another process pruned <key>.so between the check above and dlopen: a private copy.
         write_temporary();
-        ::dlerror();
-        lib->handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        open_error = open();
     }
-    const char* open_error = lib->handle_ ? nullptr : ::dlerror();
     if (temporary) ::unlink(path.c_str());
     if (!lib->handle_)
         throw fail("loading it with dlopen failed",
-                   open_error ? open_error : "dlopen failed without a message");
+                   !open_error.empty() ? open_error : "dlopen failed without a message");
     lib->path_ = temporary ? "" : path;
     pin_openmp_runtime();
 
