@@ -1,6 +1,7 @@
 #include "compiler/codegen/c_printer.hpp"
 
 #include "compiler/ir/equality.hpp"
+#include "compiler/ir/visitor.hpp"
 
 #include <loom/errors.hpp>
 #include <loom/version.hpp>
@@ -68,7 +69,21 @@ bool is_macro_name(const std::string& name) {
 }
 } // namespace
 
+namespace {
+/// The variables an IR tree reads (a Declare's own variable is not a read).
+struct ReadVariables : IRVisitor {
+    std::set<const VarNode*> read;
+    void visit_Var(const VarNode* v) override { read.insert(v); }
+    void visit_Declare(const DeclareNode* n) override { visit(n->value); }
+};
+} // namespace
+
 CFamilyPrinter::CFamilyPrinter(LoweredKernel& kernel) : kernel_(kernel) {
+    if (kernel.body.defined()) {
+        ReadVariables reads;
+        reads.visit(kernel.body);
+        read_ = std::move(reads.read);
+    }
     // The user's names first (fields, scalar parameters), so that loom's own parameters (sizes
     // size_N, strides <field>_stride_N) are the ones renamed when they meet, and a scalar keeps
     // the name the user passes it by. The kernel's own name is no reservation: a parameter may
@@ -165,7 +180,11 @@ std::string CFamilyPrinter::function_attributes() { return ""; }
 
 std::string CFamilyPrinter::loop_body_end(const ForNode*, const std::string&) { return ""; }
 
-std::string CFamilyPrinter::declaration_prefix(const VarNode*) { return ""; }
+// A DSL subexpression may go unused (and a use may fold away): say so rather than have the
+// compiler warn (g++'s -Wunused-variable, NVRTC's #177-D).
+std::string CFamilyPrinter::declaration_prefix(const VarNode* v) {
+    return read_.count(v) ? "" : "[[maybe_unused]] ";
+}
 
 std::string CFamilyPrinter::unique_name(const std::string& hint) {
     std::string base = hint.empty() ? "t" : hint;

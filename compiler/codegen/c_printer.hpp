@@ -66,7 +66,8 @@ protected:
     virtual std::string loop_body_end(const ir::ForNode* loop, const std::string& pad);
     /// One parameter as declared in the signature; c_type and name are set.
     virtual std::string param_declaration(const KernelParam& p);
-    /// Printed before `const T name = value;` (an attribute), or "".
+    /// Printed before `const T name = value;`: `[[maybe_unused]] ` for a variable the body never
+    /// reads, else "".
     virtual std::string declaration_prefix(const ir::VarNode* var);
 
     std::string var_name(const ir::VarNode* v) override;
@@ -90,6 +91,7 @@ protected:
     std::map<const void*, std::string> names_;
     std::set<std::string> used_;
     std::map<std::string, int> next_suffix_; ///< per base name: the last suffix unique_name tried
+    std::set<const ir::VarNode*> read_; ///< the variables the body reads
 };
 
 } // namespace loom::ir

@@ -32,21 +32,11 @@ std::string cpp_type_name(ScalarType t) {
 
 namespace {
 
-/// The variables an IR tree reads (a Declare's own variable is not a read).
-struct ReadVariables : IRVisitor {
-    std::set<const VarNode*> read;
-    void visit_Var(const VarNode* v) override { read.insert(v); }
-    void visit_Declare(const DeclareNode* n) override { visit(n->value); }
-};
-
 class CppPrinter : public CFamilyPrinter {
 public:
     using CFamilyPrinter::CFamilyPrinter;
 
     std::string kernel_source() {
-        ReadVariables reads;
-        reads.visit(kernel_.body);
-        read_ = std::move(reads.read);
         // The body first: it names the locals and tells which helpers are used.
         std::string body = print_stmt(kernel_.body, 1);
         return header("CPU, C++ with OpenMP") + prelude() + signature("static") + "{\n" + body +
@@ -102,14 +92,11 @@ protected:
         return "";
     }
 
-    // A literal slice may leave a size unread, a DSL subexpression may go unused: say so rather
-    // than have the host compiler warn (-Wunused-parameter, -Wunused-variable).
+    // A literal slice may leave a size unread: say so rather than have the host compiler warn
+    // (-Wunused-parameter; NVRTC does not warn about parameters).
     std::string param_declaration(const KernelParam& p) override {
         bool unread = p.var.defined() && !read_.count(p.var.as<VarNode>());
         return (unread ? "[[maybe_unused]] " : "") + CFamilyPrinter::param_declaration(p);
-    }
-    std::string declaration_prefix(const VarNode* v) override {
-        return read_.count(v) ? "" : "[[maybe_unused]] ";
     }
 
 private:
@@ -153,7 +140,6 @@ private:
     }
 
     std::set<std::pair<BinaryOp, ScalarType>> helpers_;
-    std::set<const VarNode*> read_;
 };
 
 } // namespace

@@ -57,6 +57,23 @@ protected:
         return CFamilyPrinter::precedence(e);
     }
 
+    // x / 0.0 is defined for floats (+-inf, or nan), but NVRTC warns about a literal `/ 0.0f`
+    // (#39-D): spell a zero divisor through its bit pattern too.
+    void binary(const BinaryNode* b, std::string& out) override {
+        auto zero = b->b.as<ConstNode>();
+        if (b->op != BinaryOp::Div || !is_float(b->type) || !zero || zero->float_value != 0.0) {
+            CFamilyPrinter::binary(b, out);
+            return;
+        }
+        const bool negative = std::signbit(zero->float_value);
+        emit(b->a, kMul, out);
+        out += " / ";
+        if (b->type == ScalarType::Float32)
+            out += negative ? "__int_as_float(0x80000000)" : "__int_as_float(0)";
+        else
+            out += negative ? "__longlong_as_double(0x8000000000000000LL)" : "__longlong_as_double(0LL)";
+    }
+
     void thread_index(const ThreadIndexNode* t, std::string& out) override {
         char d = "xyz"[t->dim];
         if (t->type == ScalarType::Int64)

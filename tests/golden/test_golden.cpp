@@ -46,6 +46,42 @@ TEST(Golden, MathSelectAndCounters) { check(golden::math_select()); }
 
 TEST(Golden, BufferGatherUpsampling) { check(golden::buffer_upsample()); }
 
+TEST(Golden, UnusedSubexpressionCompilesWithoutAWarning) {
+    // No golden file: NVRTC's verdict only. A subexpression nobody reads (written so, or whose
+    // use folded away) is declared [[maybe_unused]], as on the CPU: NVRTC warned #177-D, and the
+    // expression fuzzer's NVRTC check (which refuses warnings) met it in the random stencils.
+    auto [a, b] = fields<2>("a, b: float32[2D]");
+    AssignmentCollection ac;
+    ac.subexpression("unused", a.center() * 2.0);
+    Expr folded = ac.subexpression("folded", cast<int>(a[{1, 0}]));
+    ac.add(Assignment(b.center(), a.center() + cast<float>(folded * 0)));
+    Kernel k = create_kernel(ac, KernelConfig{.name = "unused_subexpression"});
+    EXPECT_NE(k.source().find("[[maybe_unused]] const float unused"), std::string::npos)
+        << k.source();
+    EXPECT_NE(k.source().find("[[maybe_unused]] const int folded"), std::string::npos)
+        << k.source();
+    loom::test::expect_compiles_for_sm90(k);
+}
+
+TEST(Golden, FloatDivisionByAConstantZeroCompilesWithoutAWarning) {
+    // No golden file: NVRTC's verdict only. x / 0.0 is defined for floats (+-inf, or nan), but
+    // NVRTC warns about a literal `/ 0.0f` (#39-D); the divisor is spelled through its bit
+    // pattern, as inf and nan are. The expression fuzzer met it as a divisor that folded to 0.
+    auto [a, b, c, d] = fields<4>("a, b, c, d: float32[1D]");
+    auto [e, f] = fields<2>("e, f: float64[1D]");
+    Kernel k = create_kernel({Assignment(b.center(), a.center() / 0.0),
+                              // simplify folds this divisor to 0.0f
+                              Assignment(c.center(), a.center() / (constant<float>(2) * 0.5 - 1)),
+                              Assignment(d.center(), a.center() / -0.0),
+                              Assignment(f.center(), e.center() / 0.0)},
+                             KernelConfig{.name = "divide_by_zero"});
+    for (const char* code : {"a[ctr_0] / __int_as_float(0);",
+                             "a[ctr_0] / __int_as_float(0x80000000);",
+                             "e[ctr_0] / __longlong_as_double(0LL);"})
+        EXPECT_NE(k.source().find(code), std::string::npos) << code << " missing:\n" << k.source();
+    loom::test::expect_compiles_for_sm90(k);
+}
+
 TEST(Golden, FormattedSourceNeedsClangFormat) {
     auto [f, g] = fields<2>("f, g: float64[2D]");
     Kernel k = create_kernel(Assignment(f.center(), 2 * g.center()));
