@@ -412,7 +412,8 @@ TEST(SimplifyCseReferenceProperty, ValuesAgreeBeforeAndAfter) {
                 return s.str();
             };
             // Before: the original statements in order; anything undefined (integer division
-            // by zero, INT_MIN / -1, abs(INT_MIN)) makes the whole trial undefined.
+            // by zero, INT_MIN / -1) makes the whole trial undefined. Signed overflow (abs of
+            // INT_MIN too) wraps on both sides, as loom's interpreter and folding do.
             std::vector<RCands> want;
             try {
                 for (int d : tb.declared_order) eb.eval(d);

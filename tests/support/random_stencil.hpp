@@ -1,4 +1,4 @@
-// Random stencil kernels for differential tests, with a small reference evaluator of their own.
+// Random stencil kernels for differential tests, checked with the tests' own reference evaluator.
 //
 //   StencilCase c = generate_stencil(seed);      // seeded: the same seed gives the same case
 //   Kernel k = c.kernel(Target::CPU);             // create_kernel(c.assignments, c.config)
@@ -16,12 +16,18 @@
 // negative ends, a parameter bound, a bound that follows an earlier counter) that stays inside
 // the arrays; and small random shapes (some fixed in the kernel).
 //
-// The reference side is a tiny AST (RefAst) built next to the DSL expression, mirroring the DSL's
-// typing rules (weak literals take their partner's type, float32 meeting float64 widens), and
-// evaluated here in plain C++: float32 operations in float, one rounding per operation as the
-// generated code does, float64 in double. It never calls loom's compiler, interpreter or runtime.
-// tests/passes/test_simplify_property_reference.cpp evaluates loom IR with the same evaluator.
+// The reference side is a tiny AST (RefAst, tests/support/reference_evaluator.hpp) built next to
+// the DSL expression, mirroring the DSL's typing rules (weak literals take their partner's type,
+// float32 meeting float64 widens), and evaluated in plain C++: float32 operations in float, one
+// rounding per operation as the generated code does, float64 in double. It never calls loom's
+// compiler, interpreter or runtime. tests/passes/test_simplify_property_reference.cpp evaluates
+// loom IR with the same evaluator.
+//
+// The case, its buffers and its checks also carry int32 and int64 fields: the expression fuzzer
+// (random_expression.hpp) builds its batched kernels as StencilCases on the same machinery.
 #pragma once
+
+#include "tests/support/reference_evaluator.hpp"
 
 #include <loom/loom.hpp>
 
@@ -45,657 +51,18 @@
 
 namespace loom::stencil_test {
 
-using Index = std::vector<std::int64_t>;
-
-// ==== The reference AST ========================================================================
-
-enum class RType : std::uint8_t { Bool, I32, I64, F32, F64 };
-
-inline bool rt_is_float(RType t) { return t == RType::F32 || t == RType::F64; }
-inline bool rt_is_int(RType t) { return t == RType::I32 || t == RType::I64; }
-inline const char* rt_name(RType t) {
-    switch (t) {
-    case RType::Bool: return "bool";
-    case RType::I32: return "int32";
-    case RType::I64: return "int64";
-    case RType::F32: return "float32";
-    case RType::F64: return "float64";
-    }
-    return "?";
-}
-inline ScalarType to_scalar_type(RType t) {
-    switch (t) {
-    case RType::Bool: return ScalarType::Bool;
-    case RType::I32: return ScalarType::Int32;
-    case RType::I64: return ScalarType::Int64;
-    case RType::F32: return ScalarType::Float32;
-    case RType::F64: return ScalarType::Float64;
-    }
-    return ScalarType::Float64;
-}
-/// The reference type of a loom scalar type; throws for float16/bfloat16.
-inline RType to_rtype(ScalarType t) {
-    switch (t) {
-    case ScalarType::Bool: return RType::Bool;
-    case ScalarType::Int32: return RType::I32;
-    case ScalarType::Int64: return RType::I64;
-    case ScalarType::Float32: return RType::F32;
-    case ScalarType::Float64: return RType::F64;
-    default: throw std::logic_error("the reference evaluator has no float16/bfloat16");
-    }
-}
-/// The wider of two float types (float64 beats float32), as the DSL promotes.
-inline RType wider(RType a, RType b) {
-    return a == RType::F64 || b == RType::F64 ? RType::F64 : a;
-}
-/// Twice the unit roundoff: FLT_EPSILON or DBL_EPSILON.
-inline double rt_epsilon(RType t) { return t == RType::F32 ? FLT_EPSILON : DBL_EPSILON; }
-
-enum class ROp : std::uint8_t {
-    Const, Var, Read, Counter,                  // leaves
-    Neg, Not, Abs, Sqrt, Floor, Ceil, Exp, Tanh, // unary
-    Add, Sub, Mul, Div, Mod, Min, Max,          // arithmetic: one operand type, same result
-    Lt, Le, Gt, Ge, Eq, Ne, And, Or,            // comparisons and logic: bool result
-    Fma, Select, Cast
-};
-
-inline const char* rop_name(ROp op) {
-    static const char* names[] = {"const", "var", "read", "counter", "-", "!", "abs", "sqrt",
-                                  "floor", "ceil", "exp", "tanh", "+", "-", "*", "/", "%",
-                                  "min", "max", "<", "<=", ">", ">=", "==", "!=", "&&", "||",
-                                  "fma", "select", "cast"};
-    return names[static_cast<int>(op)];
-}
-
-struct RNode {
-    ROp op = ROp::Const;
-    RType type = RType::F64;
-    double f = 0.0;       ///< Const of a float type
-    std::int64_t i = 0;   ///< Const of an int or bool type
-    int a = -1, b = -1, c = -1;
-    int slot = -1;        ///< Var: the variable; Read: the field; Counter: the axis
-    std::vector<int> offset; ///< Read: one per spatial axis
-    int component = -1;  ///< Read of a vector field
-};
-
-/// A DAG of reference nodes; operands are indices into `nodes`. The builders check operand types
-/// (one type for arithmetic, bool conditions) so a mirror that forgets a conversion fails loudly.
-class RefAst {
-public:
-    std::vector<RNode> nodes;
-
-    const RNode& operator[](int n) const { return nodes.at(static_cast<std::size_t>(n)); }
-    RType type(int n) const { return (*this)[n].type; }
-
-    int constant(RType t, double v) {
-        RNode n;
-        n.op = ROp::Const;
-        n.type = t;
-        if (t == RType::F32)
-            n.f = static_cast<double>(static_cast<float>(v));
-        else if (t == RType::F64)
-            n.f = v;
-        else if (t == RType::Bool)
-            n.i = v != 0.0;
-        else
-            n.i = static_cast<std::int64_t>(v);
-        return add(n);
-    }
-    int const_int(RType t, std::int64_t v) {
-        RNode n;
-        n.op = ROp::Const;
-        n.type = t;
-        n.i = t == RType::I32 ? static_cast<std::int32_t>(v) : v;
-        if (rt_is_float(t)) throw std::logic_error("const_int of a float type");
-        return add(n);
-    }
-    int var(RType t, int slot) {
-        RNode n;
-        n.op = ROp::Var;
-        n.type = t;
-        n.slot = slot;
-        return add(n);
-    }
-    int read(RType t, int field, std::vector<int> offset, int component) {
-        RNode n;
-        n.op = ROp::Read;
-        n.type = t;
-        n.slot = field;
-        n.offset = std::move(offset);
-        n.component = component;
-        return add(n);
-    }
-    int counter(int axis) {
-        RNode n;
-        n.op = ROp::Counter;
-        n.type = RType::I64;
-        n.slot = axis;
-        return add(n);
-    }
-    int unary(ROp op, int a) {
-        RNode n;
-        n.op = op;
-        n.a = a;
-        n.type = op == ROp::Not ? RType::Bool : type(a);
-        if ((op == ROp::Not) != (type(a) == RType::Bool))
-            throw std::logic_error(std::string("reference: bad operand type for ") + rop_name(op));
-        return add(n);
-    }
-    int binary(ROp op, int a, int b) {
-        if (type(a) != type(b))
-            throw std::logic_error(std::string("reference: operands of ") + rop_name(op) +
-                                   " differ in type: " + rt_name(type(a)) + " and " +
-                                   rt_name(type(b)));
-        RNode n;
-        n.op = op;
-        n.a = a;
-        n.b = b;
-        const bool logic = op == ROp::And || op == ROp::Or;
-        const bool compare = op >= ROp::Lt && op <= ROp::Ne;
-        n.type = logic || compare ? RType::Bool : type(a);
-        if (logic != (type(a) == RType::Bool))
-            throw std::logic_error(std::string("reference: bad operand type for ") + rop_name(op));
-        return add(n);
-    }
-    int fma(int a, int b, int c) {
-        if (type(a) != type(b) || type(a) != type(c) || !rt_is_float(type(a)))
-            throw std::logic_error("reference: fma operands must be one float type");
-        RNode n;
-        n.op = ROp::Fma;
-        n.type = type(a);
-        n.a = a;
-        n.b = b;
-        n.c = c;
-        return add(n);
-    }
-    int select(int cond, int if_true, int if_false) {
-        if (type(cond) != RType::Bool || type(if_true) != type(if_false))
-            throw std::logic_error("reference: select needs a bool and two operands of one type");
-        RNode n;
-        n.op = ROp::Select;
-        n.type = type(if_true);
-        n.a = cond;
-        n.b = if_true;
-        n.c = if_false;
-        return add(n);
-    }
-    int cast(RType t, int a) {
-        if (type(a) == t) return a;
-        RNode n;
-        n.op = ROp::Cast;
-        n.type = t;
-        n.a = a;
-        return add(n);
-    }
-
-    /// Operations in the tree below `n`, shared nodes counted at every use (capped at 2^20).
-    /// Operands always precede their users, so one pass in node order suffices.
-    std::int64_t operations(int n) const {
-        std::vector<std::int64_t> ops(static_cast<std::size_t>(n) + 1, 0);
-        for (int k = 0; k <= n; ++k) {
-            const RNode& x = (*this)[k];
-            std::int64_t c = x.op >= ROp::Neg ? 1 : 0;
-            for (int child : {x.a, x.b, x.c})
-                if (child >= 0) c += ops[static_cast<std::size_t>(child)];
-            ops[static_cast<std::size_t>(k)] = std::min<std::int64_t>(c, 1 << 20);
-        }
-        return ops[static_cast<std::size_t>(n)];
-    }
-
-    /// Infix text of the tree below `n`, for messages; `field_names` name the Read nodes.
-    std::string to_string(int n, const std::vector<std::string>& field_names = {}) const {
-        const RNode& x = (*this)[n];
-        std::ostringstream s;
-        s << std::setprecision(17);
-        switch (x.op) {
-        case ROp::Const:
-            if (rt_is_float(x.type))
-                s << x.f << (x.type == RType::F32 ? "f" : "");
-            else if (x.type == RType::Bool)
-                s << (x.i ? "true" : "false");
-            else
-                s << x.i;
-            return s.str();
-        case ROp::Var: s << "v" << x.slot; return s.str();
-        case ROp::Counter: s << "ctr_" << x.slot; return s.str();
-        case ROp::Read: {
-            if (x.slot >= 0 && x.slot < static_cast<int>(field_names.size()))
-                s << field_names[static_cast<std::size_t>(x.slot)];
-            else
-                s << "field" << x.slot;
-            s << "[";
-            for (std::size_t d = 0; d < x.offset.size(); ++d) s << (d ? ", " : "") << x.offset[d];
-            s << "]";
-            if (x.component >= 0) s << "(" << x.component << ")";
-            return s.str();
-        }
-        default: break;
-        }
-        auto arg = [&](int k) { return to_string(k, field_names); };
-        if (x.op == ROp::Cast) return std::string(rt_name(x.type)) + "(" + arg(x.a) + ")";
-        if (x.op == ROp::Select)
-            return "select(" + arg(x.a) + ", " + arg(x.b) + ", " + arg(x.c) + ")";
-        if (x.op == ROp::Fma) return "fma(" + arg(x.a) + ", " + arg(x.b) + ", " + arg(x.c) + ")";
-        if (x.op == ROp::Neg || x.op == ROp::Not) return rop_name(x.op) + ("(" + arg(x.a) + ")");
-        if (x.b < 0) return std::string(rop_name(x.op)) + "(" + arg(x.a) + ")";
-        if (x.op == ROp::Min || x.op == ROp::Max)
-            return std::string(rop_name(x.op)) + "(" + arg(x.a) + ", " + arg(x.b) + ")";
-        return "(" + arg(x.a) + " " + rop_name(x.op) + " " + arg(x.b) + ")";
-    }
-
-private:
-    int add(RNode n) {
-        for (int child : {n.a, n.b, n.c})
-            if (child >= static_cast<int>(nodes.size()))
-                throw std::logic_error("reference: operand defined after its use");
-        nodes.push_back(std::move(n));
-        return static_cast<int>(nodes.size()) - 1;
-    }
-};
-
-// ==== The reference evaluator ==================================================================
-
-/// A value: ints and bools in `i`, floats in `f` with `err`, a first-order bound on how far
-/// any evaluation with one rounding per operation (or fewer: fused multiply-adds) may be from
-/// the exact value, each operation charged the epsilon of its own type. Two such evaluations
-/// (the reference and the generated code) differ by at most twice that.
-struct RVal {
-    double f = 0.0;
-    std::int64_t i = 0;
-    double err = 0.0;
-};
-
-/// The values an expression may rightly have: one, or a few where a comparison is too close to
-/// call (then the generated code may take either branch of a select).
-struct RCands {
-    int n = 0;
-    RVal v[4];
-    void add(RType t, const RVal& x) {
-        for (int k = 0; k < n; ++k) {
-            bool same = rt_is_float(t) ? (v[k].f == x.f || (std::isnan(v[k].f) && std::isnan(x.f)))
-                                       : v[k].i == x.i;
-            if (same) {
-                v[k].err = std::max(v[k].err, x.err);
-                return;
-            }
-        }
-        if (n < 4) v[n++] = x;
-    }
-};
-
-/// Thrown where C leaves the result undefined (integer division by zero, INT_MIN / -1, float
-/// to int out of range): the caller skips that evaluation.
-struct RefUndefined : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-/// One array a kernel sees: `shape` (spatial axes, then components) with element `strides`,
-/// starting at element `offset` of a flat buffer.
-struct RefArray {
-    Shape shape;
-    Shape strides;
-    std::int64_t offset = 0;
-    const std::vector<double>* buffer = nullptr;
-};
-
-/// Evaluates nodes of a RefAst for one cell at a time. `factor` scales the rounding tolerance:
-/// comparisons of floats closer than factor * (their error bounds) count as ties and yield both
-/// outcomes (0: never). Values are memoized per cell, so shared nodes (temporaries) are computed
-/// once.
-class RefEvaluator {
-public:
-    RefEvaluator(const RefAst& ast, double factor) : ast_(ast), factor_(factor) {}
-
-    std::vector<RefArray> arrays; ///< by field index (Read nodes)
-    std::vector<RVal> vars;       ///< by slot (Var nodes)
-    Index cell;                   ///< the spatial counters (Counter nodes, Read positions)
-
-    /// Forget the memoized values (call after changing cell or vars).
-    void next() {
-        ++stamp_;
-        if (stamp_ == 0) std::fill(seen_.begin(), seen_.end(), 0u), stamp_ = 1;
-    }
-
-    const RCands& eval(int n) {
-        if (seen_.size() < ast_.nodes.size()) {
-            seen_.resize(ast_.nodes.size(), 0u);
-            memo_.resize(ast_.nodes.size());
-        }
-        const std::size_t k = static_cast<std::size_t>(n);
-        if (seen_[k] == stamp_) return memo_[k];
-        RCands r = compute(n);
-        seen_[k] = stamp_;
-        memo_[k] = r;
-        return memo_[k];
-    }
-
-    double tolerance(const RVal& v) const {
-        return factor_ * v.err + std::numeric_limits<double>::min();
-    }
-
-private:
-    static std::int64_t wrap(RType t, std::uint64_t v) {
-        return t == RType::I32 ? static_cast<std::int32_t>(static_cast<std::uint32_t>(v))
-                               : static_cast<std::int64_t>(v);
-    }
-    static std::int64_t int_min(RType t) {
-        return t == RType::I32 ? std::numeric_limits<std::int32_t>::min()
-                               : std::numeric_limits<std::int64_t>::min();
-    }
-    template <typename Op>
-    static double fop(RType t, double a, double b, Op op) {
-        if (t == RType::F32)
-            return static_cast<double>(op(static_cast<float>(a), static_cast<float>(b)));
-        return op(a, b);
-    }
-    template <typename Op>
-    static double fop1(RType t, double a, Op op) {
-        if (t == RType::F32) return static_cast<double>(op(static_cast<float>(a)));
-        return op(a);
-    }
-
-    double read(const RNode& x) const {
-        if (x.slot < 0 || x.slot >= static_cast<int>(arrays.size()))
-            throw std::logic_error("reference: read of an unknown field");
-        const RefArray& a = arrays[static_cast<std::size_t>(x.slot)];
-        std::int64_t at = a.offset;
-        const std::size_t spatial = x.offset.size();
-        for (std::size_t d = 0; d < a.shape.size(); ++d) {
-            std::int64_t i = d < spatial ? cell.at(d) + x.offset[d] : x.component;
-            if (d > spatial) throw std::logic_error("reference: one component axis at most");
-            if (i < 0 || i >= a.shape[d]) {
-                std::ostringstream s;
-                s << "reference: the read " << x.slot << " at cell " << shape_string(cell)
-                  << " leaves the array " << shape_string(a.shape) << " along axis " << d
-                  << " (the generator let a stencil reach out of bounds)";
-                throw std::logic_error(s.str());
-            }
-            at += i * a.strides[d];
-        }
-        return a.buffer->at(static_cast<std::size_t>(at));
-    }
-
-    RVal unary(const RNode& x, const RVal& a) const {
-        RType t = x.type;
-        RVal r;
-        if (x.op == ROp::Not) {
-            r.i = !a.i;
-            return r;
-        }
-        if (rt_is_int(t)) {
-            switch (x.op) {
-            case ROp::Neg: r.i = wrap(t, 0u - static_cast<std::uint64_t>(a.i)); break;
-            case ROp::Abs:
-                if (a.i == int_min(t)) throw RefUndefined("abs of the smallest integer");
-                r.i = a.i < 0 ? -a.i : a.i;
-                break;
-            case ROp::Floor:
-            case ROp::Ceil: r.i = a.i; break;
-            default:
-                throw std::logic_error(std::string("reference: ") + rop_name(x.op) + " on ints");
-            }
-            return r;
-        }
-        const double eps = rt_epsilon(t);
-        switch (x.op) {
-        case ROp::Neg:
-            r.f = -a.f;
-            r.err = a.err;
-            break;
-        case ROp::Abs:
-            r.f = std::fabs(a.f);
-            r.err = a.err;
-            break;
-        case ROp::Sqrt: {
-            r.f = fop1(t, a.f, [](auto v) { return std::sqrt(v); });
-            // err(sqrt x) <= err(x) / (2 sqrt x) + rounding; near zero, sqrt(err(x)).
-            r.err = (a.f > a.err ? a.err / (2.0 * r.f) : std::sqrt(a.err)) + eps * r.f;
-            break;
-        }
-        case ROp::Floor:
-        case ROp::Ceil:
-            r.f = x.op == ROp::Floor ? std::floor(a.f) : std::ceil(a.f);
-            r.err = a.err; // away from the steps, which only the property test reaches
-            break;
-        case ROp::Exp:
-            r.f = fop1(t, a.f, [](auto v) { return std::exp(v); });
-            r.err = std::fabs(r.f) * (std::expm1(a.err) + 2.0 * eps); // libm: within an ulp
-            break;
-        case ROp::Tanh:
-            r.f = fop1(t, a.f, [](auto v) { return std::tanh(v); });
-            r.err = a.err + 2.0 * eps * std::fabs(r.f);
-            break;
-        default: throw std::logic_error(std::string("reference: unary ") + rop_name(x.op));
-        }
-        return r;
-    }
-
-    RVal binary(const RNode& x, RType t, const RVal& a, const RVal& b) const {
-        RVal r;
-        if (x.op == ROp::And || x.op == ROp::Or) {
-            r.i = x.op == ROp::And ? (a.i && b.i) : (a.i || b.i);
-            return r;
-        }
-        if (x.op >= ROp::Lt && x.op <= ROp::Ne) {
-            bool v = false;
-            if (rt_is_float(t)) {
-                switch (x.op) {
-                case ROp::Lt: v = a.f < b.f; break;
-                case ROp::Le: v = a.f <= b.f; break;
-                case ROp::Gt: v = a.f > b.f; break;
-                case ROp::Ge: v = a.f >= b.f; break;
-                case ROp::Eq: v = a.f == b.f; break;
-                default: v = a.f != b.f; break;
-                }
-            } else {
-                switch (x.op) {
-                case ROp::Lt: v = a.i < b.i; break;
-                case ROp::Le: v = a.i <= b.i; break;
-                case ROp::Gt: v = a.i > b.i; break;
-                case ROp::Ge: v = a.i >= b.i; break;
-                case ROp::Eq: v = a.i == b.i; break;
-                default: v = a.i != b.i; break;
-                }
-            }
-            r.i = v;
-            return r;
-        }
-        if (rt_is_int(t)) {
-            const auto ua = static_cast<std::uint64_t>(a.i), ub = static_cast<std::uint64_t>(b.i);
-            switch (x.op) {
-            case ROp::Add: r.i = wrap(t, ua + ub); break;
-            case ROp::Sub: r.i = wrap(t, ua - ub); break;
-            case ROp::Mul: r.i = wrap(t, ua * ub); break;
-            case ROp::Div:
-            case ROp::Mod:
-                if (b.i == 0) throw RefUndefined("integer division by zero");
-                if (b.i == -1 && a.i == int_min(t)) throw RefUndefined("INT_MIN / -1");
-                r.i = x.op == ROp::Div ? a.i / b.i : a.i % b.i; // C: toward zero
-                break;
-            case ROp::Min: r.i = std::min(a.i, b.i); break;
-            case ROp::Max: r.i = std::max(a.i, b.i); break;
-            default: throw std::logic_error(std::string("reference: int ") + rop_name(x.op));
-            }
-            return r;
-        }
-        const double eps = rt_epsilon(t);
-        switch (x.op) {
-        case ROp::Add:
-            r.f = fop(t, a.f, b.f, [](auto p, auto q) { return p + q; });
-            // The rounding of a sum: at most eps |a + b| <= eps (|a| + |b|). A fused
-            // multiply-add skips the rounding of its product, so it stays within the bound.
-            r.err = a.err + b.err + eps * (std::fabs(a.f) + std::fabs(b.f));
-            break;
-        case ROp::Sub:
-            r.f = fop(t, a.f, b.f, [](auto p, auto q) { return p - q; });
-            r.err = a.err + b.err + eps * (std::fabs(a.f) + std::fabs(b.f));
-            break;
-        case ROp::Mul:
-            r.f = fop(t, a.f, b.f, [](auto p, auto q) { return p * q; });
-            r.err = std::fabs(a.f) * b.err + std::fabs(b.f) * a.err + a.err * b.err +
-                    eps * std::fabs(r.f);
-            break;
-        case ROp::Div: {
-            r.f = fop(t, a.f, b.f, [](auto p, auto q) { return p / q; });
-            const double margin = std::fabs(b.f) - b.err;
-            r.err = margin > 0 ? (a.err + std::fabs(r.f) * b.err) / margin + eps * std::fabs(r.f)
-                               : std::numeric_limits<double>::infinity();
-            break;
-        }
-        case ROp::Mod:
-            r.f = fop(t, a.f, b.f, [](auto p, auto q) { return std::fmod(p, q); });
-            r.err = a.err + b.err;
-            break;
-        case ROp::Min: // fmin/fmax, as loom defines them (CUDA's): a NaN yields the other
-            r.f = std::fmin(a.f, b.f);
-            r.err = std::max(a.err, b.err);
-            break;
-        case ROp::Max:
-            r.f = std::fmax(a.f, b.f);
-            r.err = std::max(a.err, b.err);
-            break;
-        default: throw std::logic_error(std::string("reference: float ") + rop_name(x.op));
-        }
-        return r;
-    }
-
-    RVal cast(RType to, RType from, const RVal& a) const {
-        RVal r;
-        if (to == RType::Bool) {
-            r.i = rt_is_float(from) ? a.f != 0.0 : a.i != 0;
-            return r;
-        }
-        if (rt_is_float(to)) {
-            if (rt_is_float(from)) {
-                r.f = to == RType::F32 ? static_cast<double>(static_cast<float>(a.f)) : a.f;
-                r.err = a.err + (to == RType::F32 && from == RType::F64
-                                     ? rt_epsilon(to) * std::fabs(r.f)
-                                     : 0.0);
-            } else {
-                r.f = to == RType::F32 ? static_cast<double>(static_cast<float>(a.i))
-                                       : static_cast<double>(a.i);
-                r.err = rt_epsilon(to) * std::fabs(r.f);
-            }
-            return r;
-        }
-        if (rt_is_float(from)) {
-            const double lim = to == RType::I32 ? 2147483648.0 : 9223372036854775808.0;
-            if (!(std::fabs(a.f) < lim)) throw RefUndefined("float to int out of range");
-            r.i = static_cast<std::int64_t>(a.f); // truncates toward zero
-            if (to == RType::I32) r.i = static_cast<std::int32_t>(r.i);
-            return r;
-        }
-        r.i = wrap(to, static_cast<std::uint64_t>(a.i));
-        return r;
-    }
-
-    /// Whether a float comparison of a and b is within rounding of a tie.
-    bool tie(RType t, const RVal& a, const RVal& b) const {
-        if (!rt_is_float(t) || factor_ <= 0.0) return false;
-        if (!std::isfinite(a.f) || !std::isfinite(b.f)) return false;
-        return std::fabs(a.f - b.f) <= tolerance(a) + tolerance(b);
-    }
-
-    RCands compute(int n) {
-        const RNode& x = ast_[n];
-        RCands out;
-        switch (x.op) {
-        case ROp::Const: {
-            RVal v;
-            v.f = x.f;
-            v.i = x.i;
-            out.add(x.type, v);
-            return out;
-        }
-        case ROp::Var: {
-            out.add(x.type, vars.at(static_cast<std::size_t>(x.slot)));
-            return out;
-        }
-        case ROp::Counter: {
-            RVal v;
-            v.i = cell.at(static_cast<std::size_t>(x.slot));
-            out.add(x.type, v);
-            return out;
-        }
-        case ROp::Read: {
-            RVal v;
-            v.f = read(x);
-            out.add(x.type, v);
-            return out;
-        }
-        default: break;
-        }
-        if (x.op == ROp::Select) {
-            // Both branches are computed (loom's documented semantics of select), so undefined
-            // behaviour in either makes the select undefined; the condition picks the value.
-            const RCands c = eval(x.a), t = eval(x.b), f = eval(x.c);
-            bool take[2] = {false, false};
-            for (int k = 0; k < c.n; ++k) take[c.v[k].i ? 1 : 0] = true;
-            if (take[1])
-                for (int k = 0; k < t.n; ++k) out.add(x.type, t.v[k]);
-            if (take[0])
-                for (int k = 0; k < f.n; ++k) out.add(x.type, f.v[k]);
-            return out;
-        }
-        if (x.op == ROp::Fma) {
-            const RCands a = eval(x.a), b = eval(x.b), c = eval(x.c);
-            for (int i = 0; i < a.n; ++i)
-                for (int j = 0; j < b.n; ++j)
-                    for (int k = 0; k < c.n; ++k) {
-                        RVal r;
-                        if (x.type == RType::F32)
-                            r.f = static_cast<double>(std::fma(static_cast<float>(a.v[i].f),
-                                                               static_cast<float>(b.v[j].f),
-                                                               static_cast<float>(c.v[k].f)));
-                        else
-                            r.f = std::fma(a.v[i].f, b.v[j].f, c.v[k].f);
-                        const RVal &p = a.v[i], &q = b.v[j], &s = c.v[k];
-                        r.err = std::fabs(p.f) * q.err + std::fabs(q.f) * p.err + p.err * q.err +
-                                s.err + rt_epsilon(x.type) * std::fabs(r.f);
-                        out.add(x.type, r);
-                    }
-            return out;
-        }
-        if (x.op == ROp::Cast) {
-            const RCands a = eval(x.a);
-            for (int k = 0; k < a.n; ++k) out.add(x.type, cast(x.type, ast_.type(x.a), a.v[k]));
-            return out;
-        }
-        if (x.b < 0) {
-            const RCands a = eval(x.a);
-            for (int k = 0; k < a.n; ++k) out.add(x.type, unary(x, a.v[k]));
-            return out;
-        }
-        const RType t = ast_.type(x.a);
-        const RCands a = eval(x.a), b = eval(x.b);
-        const bool compare = x.op >= ROp::Lt && x.op <= ROp::Ne;
-        for (int i = 0; i < a.n; ++i)
-            for (int j = 0; j < b.n; ++j) {
-                RVal r = binary(x, t, a.v[i], b.v[j]);
-                out.add(x.type, r);
-                if (compare && tie(t, a.v[i], b.v[j])) {
-                    r.i = !r.i;
-                    out.add(x.type, r);
-                }
-            }
-        return out;
-    }
-
-    const RefAst& ast_;
-    double factor_;
-    std::vector<unsigned> seen_;
-    std::vector<RCands> memo_;
-    unsigned stamp_ = 1;
-};
-
 // ==== Poison, cells, buffers ===================================================================
 
-/// A quiet NaN with a payload no computation produces; compared bit for bit.
+/// Floats: a quiet NaN with a payload no computation produces; integers: a value the generators
+/// never compute by chance (compared bit for bit).
 template <typename T>
 T poison() {
-    static_assert(std::is_floating_point_v<T>, "the random stencils use float types only");
     T value;
-    if constexpr (std::is_same_v<T, float>) {
+    if constexpr (std::is_same_v<T, std::int32_t>) {
+        value = 0x7A5A5A5B;
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+        value = 0x7A5A5A5A5A5A5A5Bll;
+    } else if constexpr (std::is_same_v<T, float>) {
         std::uint32_t bits = 0x7FC5A5A5u;
         std::memcpy(&value, &bits, sizeof value);
     } else {
@@ -726,6 +93,19 @@ void for_each_index(const Shape& shape, Fn&& fn) {
     }
 }
 
+/// Calls fn(T{}) with the C++ element type of a field type (float, double, int32_t, int64_t).
+template <typename Fn>
+void with_element_type(RType t, Fn&& fn) {
+    switch (t) {
+    case RType::F32: fn(float{}); return;
+    case RType::F64: fn(double{}); return;
+    case RType::I32: fn(std::int32_t{}); return;
+    case RType::I64: fn(std::int64_t{}); return;
+    case RType::Bool: break;
+    }
+    throw std::logic_error("the random cases have no bool fields");
+}
+
 // ==== The generated case =======================================================================
 
 /// One field of a case and the buffer the test gives it: the kernel sees `shape` (spatial axes,
@@ -743,8 +123,11 @@ struct CaseField {
     Shape shape, strides;
     std::int64_t offset = 0, buffer_size = 0;
     /// Inputs: the whole buffer (random, never zero; the padding too). Outputs: empty, the test
-    /// fills the buffer with poison<T>().
+    /// fills the buffer with poison<T>(). Integer fields hold theirs in `ints`.
     std::vector<double> values;
+    std::vector<std::int64_t> ints;
+    /// A buffer (read only at absolute positions): its own spatial shape, not the case's.
+    Shape own_shape;
 
     const std::string& name() const { return field.name(); }
     /// The buffer position of array index `i`.
@@ -757,18 +140,33 @@ struct CaseField {
     template <typename T>
     std::vector<T> buffer_as() const {
         if (written) return std::vector<T>(static_cast<std::size_t>(buffer_size), poison<T>());
-        std::vector<T> out(values.size());
-        for (std::size_t k = 0; k < values.size(); ++k) out[k] = static_cast<T>(values[k]);
-        return out;
+        if constexpr (std::is_integral_v<T>) {
+            std::vector<T> out(ints.size());
+            for (std::size_t k = 0; k < ints.size(); ++k) out[k] = static_cast<T>(ints[k]);
+            return out;
+        } else {
+            std::vector<T> out(values.size());
+            for (std::size_t k = 0; k < values.size(); ++k) out[k] = static_cast<T>(values[k]);
+            return out;
+        }
     }
 };
 
 struct CaseParam {
     std::string name;
     RType type = RType::F64;
-    double value = 0.0; ///< exactly representable in `type`
+    double value = 0.0;          ///< floats: exactly representable in `type`
+    std::int64_t int_value = 0;  ///< integers (exact beyond 2^53)
     Expr expr;
-    bool used = true; ///< a drawn value parameter may go unused
+    bool used = true;   ///< a drawn value parameter may go unused
+    bool bound = false; ///< a slice bound (always an argument)
+    /// The value as the reference sees it.
+    RVal rval() const {
+        RVal v;
+        v.f = value;
+        v.i = int_value;
+        return v;
+    }
 };
 
 /// One end of a slice range, resolved per cell by the reference.
@@ -796,6 +194,12 @@ struct CaseOutput {
     std::int64_t operations = 0;
 };
 
+/// A named subexpression (DSL temporary) whose value is reference node `node`.
+struct CaseTemp {
+    std::string name;
+    int node = -1;
+};
+
 struct GeneratorOptions {
     /// Slices whose start follows an earlier counter (the triangle). The CPU target runs them as
     /// they are; CUDA needs a manual grid, so the GPU tests turn them off.
@@ -807,11 +211,13 @@ struct Expected {
     struct Buffer {
         int field = -1;
         std::vector<char> written;   ///< per buffer element
-        std::vector<RCands> values;  ///< per buffer element, where written
+        std::vector<char> undefined; ///< per buffer element: the reference threw RefUndefined
+        std::vector<RCands> values;  ///< per buffer element, where written and defined
     };
     std::vector<Buffer> buffers;
     double factor = 0.0;             ///< the tolerance factor (see RefEvaluator)
     std::int64_t cells_written = 0;
+    std::int64_t cells_undefined = 0;
     const Buffer& of(int field) const {
         for (const Buffer& b : buffers)
             if (b.field == field) return b;
@@ -834,6 +240,7 @@ public:
     std::vector<CaseParam> params;
     std::vector<CaseAxis> axes;
     std::vector<CaseOutput> outputs;
+    std::vector<CaseTemp> temps; ///< the expression fuzzer's (random stencils keep theirs inline)
     AssignmentCollection assignments;
     KernelConfig config; ///< target CUDA; kernel() sets the target
     RefAst ast;
@@ -866,6 +273,17 @@ public:
         return true;
     }
 
+    /// Gives `ev` (an evaluator of this case's ast) the case's arrays and parameter values.
+    void bind(RefEvaluator& ev) const {
+        ev.arrays.resize(fields.size());
+        for (std::size_t f = 0; f < fields.size(); ++f) {
+            const CaseField& cf = fields[f];
+            ev.arrays[f] = RefArray{cf.shape, cf.strides, cf.offset, &cf.values, &cf.ints};
+        }
+        ev.vars.clear();
+        for (const CaseParam& p : params) ev.vars.push_back(p.rval());
+    }
+
     /// The reference result of every output buffer element.
     Expected expected() const {
         Expected e;
@@ -874,23 +292,17 @@ public:
         // the factor 2 leaves room for libm's last bit.
         e.factor = 2.0;
         RefEvaluator ev(ast, e.factor);
-        ev.arrays.resize(fields.size());
+        bind(ev);
         for (std::size_t f = 0; f < fields.size(); ++f) {
             const CaseField& cf = fields[f];
-            ev.arrays[f] = RefArray{cf.shape, cf.strides, cf.offset, &cf.values};
             if (cf.written) {
                 Expected::Buffer b;
                 b.field = static_cast<int>(f);
                 b.written.assign(static_cast<std::size_t>(cf.buffer_size), 0);
+                b.undefined.assign(static_cast<std::size_t>(cf.buffer_size), 0);
                 b.values.resize(static_cast<std::size_t>(cf.buffer_size));
                 e.buffers.push_back(std::move(b));
             }
-        }
-        for (const CaseParam& p : params) {
-            RVal v;
-            v.f = p.value;
-            v.i = static_cast<std::int64_t>(p.value);
-            ev.vars.push_back(v);
         }
         for_each_index(shape, [&](const Index& cell) {
             if (!iterated(cell)) return;
@@ -902,16 +314,49 @@ public:
                 if (cf.components > 0) at.push_back(o.component);
                 const auto pos = static_cast<std::size_t>(cf.position(at));
                 Expected::Buffer& b = e.of(o.field);
-                RCands c = ev.eval(o.node);
-                // The store converts to the field's type (float32 -> float64 is exact).
-                if (cf.type == RType::F32 && ast.type(o.node) != RType::F32)
-                    throw std::logic_error("reference: a float64 value stored into float32");
+                // The generators store a value of the field's type: they mirror the store's
+                // implicit conversion with a cast node.
+                if (ast.type(o.node) != cf.type)
+                    throw std::logic_error(std::string("reference: a ") +
+                                           rt_name(ast.type(o.node)) + " value stored into " +
+                                           rt_name(cf.type));
                 b.written[pos] = 1;
-                b.values[pos] = c;
                 ++e.cells_written;
+                try {
+                    b.values[pos] = ev.eval(o.node);
+                } catch (const RefUndefined&) {
+                    b.undefined[pos] = 1; // no guard covered it: the checks skip it
+                    ++e.cells_undefined;
+                }
             }
         });
         return e;
+    }
+
+    /// Sources no expression reads and a value parameter no expression uses are not kernel
+    /// arguments (loom rejects arguments a kernel does not have): marks the fields the outputs
+    /// write and what they and the extra `roots` (temporaries) reach as used, besides slice
+    /// bounds.
+    void mark_used(const std::vector<int>& roots = {}) {
+        for (CaseField& f : fields) f.used = false;
+        for (CaseParam& p : params) p.used = p.bound;
+        std::vector<char> seen(ast.nodes.size(), 0);
+        std::vector<int> todo = roots;
+        for (const CaseOutput& o : outputs) {
+            todo.push_back(o.node);
+            fields[static_cast<std::size_t>(o.field)].used = true;
+        }
+        while (!todo.empty()) {
+            const int n = todo.back();
+            todo.pop_back();
+            if (seen[static_cast<std::size_t>(n)]) continue;
+            seen[static_cast<std::size_t>(n)] = 1;
+            const RNode& x = ast[n];
+            if (x.op == ROp::Read || x.op == ROp::ReadAt)
+                fields[static_cast<std::size_t>(x.slot)].used = true;
+            if (x.op == ROp::Var) params[static_cast<std::size_t>(x.slot)].used = true;
+            for (int k : ast.operands(n)) todo.push_back(k);
+        }
     }
 
     /// Everything needed to reproduce and read a failure.
@@ -926,10 +371,14 @@ public:
               << "  array " << shape_string(f.shape) << " strides " << shape_string(f.strides)
               << " at " << f.offset << " of " << f.buffer_size << (f.padded ? " (padded)" : "");
         }
-        for (std::size_t p = 0; p < params.size(); ++p)
-            s << "\n  parameter " << params[p].name << " (" << rt_name(params[p].type)
-              << ") = " << std::setprecision(17) << params[p].value << "  [v" << p << "]"
-              << (params[p].used ? "" : "  [unused]");
+        for (std::size_t p = 0; p < params.size(); ++p) {
+            s << "\n  parameter " << params[p].name << " (" << rt_name(params[p].type) << ") = ";
+            if (rt_is_int(params[p].type))
+                s << params[p].int_value;
+            else
+                s << std::setprecision(17) << params[p].value;
+            s << "  [v" << p << "]" << (params[p].used ? "" : "  [unused]");
+        }
         s << "\n  iteration space: ";
         if (sliced)
             s << "slice " << config.iteration_slice->describe();
@@ -964,8 +413,7 @@ private:
         case CaseBound::Kind::End: return n;
         case CaseBound::Kind::Index: return b.value >= 0 ? b.value : n + b.value;
         case CaseBound::Kind::Param:
-            return static_cast<std::int64_t>(params[static_cast<std::size_t>(b.param)].value) +
-                   b.value;
+            return params[static_cast<std::size_t>(b.param)].int_value + b.value;
         case CaseBound::Kind::Counter: return i[static_cast<std::size_t>(b.axis)] + b.value;
         }
         return 0;
@@ -975,22 +423,32 @@ private:
 // ==== Checking =================================================================================
 
 /// Whether `got` (a T) is one of the reference candidates, within factor * its error bound.
+/// Integers exactly, floats within factor * err; a wild candidate takes anything but the poison.
 template <typename T>
 bool matches(const RCands& want, T got, double factor) {
+    if (is_poison(got)) return false;
+    if constexpr (std::is_integral_v<T>)
+        return matches_value(RType::I64, want, 0.0, static_cast<std::int64_t>(got), factor);
+    else
+        return matches_value(RType::F64, want, static_cast<double>(got), 0, factor);
+}
+
+/// The candidates of a reference value, for messages: "3 or 4", "1.5 (tolerance 2e-16)".
+inline std::string candidates_text(RType t, const RCands& want, double factor) {
+    std::ostringstream s;
+    s << std::setprecision(17);
     for (int k = 0; k < want.n; ++k) {
         const RVal& w = want.v[k];
-        if (std::isnan(w.f)) {
-            if (std::isnan(got) && !is_poison(got)) return true;
-            continue;
-        }
-        if (!std::isfinite(static_cast<double>(got))) {
-            if (static_cast<double>(got) == w.f) return true;
-            continue;
-        }
-        const double tol = factor * w.err + std::numeric_limits<double>::min();
-        if (std::fabs(static_cast<double>(got) - w.f) <= tol) return true;
+        s << (k ? " or " : "");
+        if (w.wild)
+            s << "anything (rounding decides)";
+        else if (!rt_is_float(t))
+            s << w.i;
+        else
+            s << w.f << " (tolerance " << factor * w.err << ")";
+        if (w.overflow) s << " [signed overflow on the way]";
     }
-    return false;
+    return s.str();
 }
 
 template <typename T>
@@ -1032,15 +490,10 @@ template <typename T>
             if (is_poison(v)) {
                 ++missing;
                 problem = "still holds the poison, but the kernel must write it";
-            } else if (!matches(b.values[p], v, e.factor)) {
+            } else if (!b.undefined[p] && !matches(b.values[p], v, e.factor)) {
                 ++wrong;
-                std::ostringstream s;
-                s << std::setprecision(17) << "got " << value_text(v) << ", expected";
-                for (int k = 0; k < b.values[p].n; ++k)
-                    s << (k ? " or " : " ") << b.values[p].v[k].f << " (difference "
-                      << std::fabs(static_cast<double>(v) - b.values[p].v[k].f) << ", tolerance "
-                      << e.factor * b.values[p].v[k].err << ")";
-                problem = s.str();
+                problem = "got " + value_text(v) + ", expected " +
+                          candidates_text(f.type, b.values[p], e.factor);
             }
         } else if (!is_poison(v)) {
             ++stray;
@@ -1081,6 +534,10 @@ template <typename T>
             ok = is_poison(a[p]) && is_poison(b[p]);
         } else if (!want.written[p]) {
             ok = false;
+        } else if (want.undefined[p]) {
+            ok = true;
+        } else if constexpr (std::is_integral_v<T>) {
+            ok = a[p] == b[p];
         } else {
             const RCands& w = want.values[p];
             double err = 0.0;
@@ -1109,12 +566,15 @@ template <typename T>
 
 namespace detail {
 
+/// The random-stencil generator. Its steps are protected so that the expression fuzzer's
+/// generator (random_expression.cpp) can reuse the shapes, layouts, iteration spaces and buffers.
 class Generator {
 public:
     Generator(std::uint64_t seed, const GeneratorOptions& options)
         : rng_(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull), options_(options) {
         c_.seed = seed;
     }
+    virtual ~Generator() = default;
 
     StencilCase run() {
         choose_shape();
@@ -1128,27 +588,18 @@ public:
         if (index_choice == 1) c_.config.index_type = ScalarType::Int32;
         if (index_choice == 2) c_.config.index_type = ScalarType::Int64;
         for (CaseOutput& o : c_.outputs) o.operations = c_.ast.operations(o.node);
-        mark_used();
+        std::vector<int> roots;
+        for (const Term& t : temps_) roots.push_back(t.node);
+        c_.mark_used(roots);
         return std::move(c_);
     }
 
-private:
+protected:
     struct Term {
         Expr e;
         int node = -1;
         RType t = RType::F64;
     };
-
-    /// Sources no expression reads and a value parameter no expression uses are not kernel
-    /// arguments: loom rejects arguments a kernel does not have.
-    void mark_used() {
-        for (CaseField& f : c_.fields) f.used = f.written;
-        for (CaseParam& p : c_.params) p.used = p.type == RType::I64; // slice bounds
-        for (const RNode& n : c_.ast.nodes) {
-            if (n.op == ROp::Read) c_.fields[static_cast<std::size_t>(n.slot)].used = true;
-            if (n.op == ROp::Var) c_.params[static_cast<std::size_t>(n.slot)].used = true;
-        }
-    }
 
     // ---- randomness ----
     int uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
@@ -1450,11 +901,13 @@ private:
                 : last + 1 - uniform(0, static_cast<int>(std::min<std::int64_t>(last - s, 3)));
         // Start: a literal (maybe from the end), a parameter or an earlier counter.
         const int r = uniform(0, 99);
-        if (r < 8 && c_.params.size() < 3) {
+        if (r < 8 && static_cast<int>(c_.params.size()) < max_params_) {
             CaseParam p;
             p.name = "lo" + std::to_string(d);
             p.type = RType::I64;
             p.value = static_cast<double>(s);
+            p.int_value = s;
+            p.bound = true;
             p.expr = param(p.name, ScalarType::Int64);
             c_.params.push_back(p);
             ax.start.kind = CaseBound::Kind::Param;
@@ -1514,12 +967,13 @@ private:
 
     void lay_out_buffers() {
         for (CaseField& f : c_.fields) {
-            f.shape = c_.shape;
+            f.shape = f.own_shape.empty() ? c_.shape : f.own_shape;
+            const int dims = static_cast<int>(f.shape.size());
             if (f.components > 0) f.shape.push_back(f.components);
             const int A = static_cast<int>(f.shape.size());
             // Fixed-shape fields have their strides baked in: compact only. Others may be a
             // sub-box of a larger buffer (strides of the larger box, an offset).
-            f.padded = !c_.fixed_shape && coin(0.2);
+            f.padded = !f.field.info().is_fixed() && coin(0.2);
             Shape box = f.shape, at(static_cast<std::size_t>(A), 0);
             if (f.padded)
                 for (int a = 0; a < A; ++a) {
@@ -1529,7 +983,7 @@ private:
                 }
             f.strides.assign(static_cast<std::size_t>(A), 0);
             std::int64_t stride = 1;
-            const std::vector<int> order = memory_order(f.layout, c_.dims, A - c_.dims);
+            const std::vector<int> order = memory_order(f.layout, dims, A - dims);
             for (auto it = order.rbegin(); it != order.rend(); ++it) {
                 f.strides[static_cast<std::size_t>(*it)] = stride;
                 stride *= box[static_cast<std::size_t>(*it)];
@@ -1539,15 +993,18 @@ private:
             for (int a = 0; a < A; ++a)
                 f.offset +=
                     at[static_cast<std::size_t>(a)] * f.strides[static_cast<std::size_t>(a)];
-            if (!f.written) {
-                // Random values, never zero, exactly representable in the field's type.
-                f.values.resize(static_cast<std::size_t>(f.buffer_size));
-                for (double& v : f.values) {
-                    const double x = (coin(0.5) ? 1.0 : -1.0) *
-                                     (f.type == RType::F32 ? real(0.25, 1.0) : real(0.5, 2.0));
-                    v = f.type == RType::F32 ? static_cast<double>(static_cast<float>(x)) : x;
-                }
-            }
+            if (!f.written) fill_values(f);
+        }
+    }
+
+    /// Random input values for the whole buffer (the padding too).
+    virtual void fill_values(CaseField& f) {
+        // Never zero, exactly representable in the field's type.
+        f.values.resize(static_cast<std::size_t>(f.buffer_size));
+        for (double& v : f.values) {
+            const double x = (coin(0.5) ? 1.0 : -1.0) *
+                             (f.type == RType::F32 ? real(0.25, 1.0) : real(0.5, 2.0));
+            v = f.type == RType::F32 ? static_cast<double>(static_cast<float>(x)) : x;
         }
     }
 
@@ -1559,6 +1016,7 @@ private:
     std::vector<int> sources_, out_fields_;
     std::vector<Term> temps_;
     int value_param_ = -1;
+    int max_params_ = 3; ///< slice-bound parameters are drawn while there are fewer parameters
 };
 
 } // namespace detail
@@ -1575,7 +1033,7 @@ inline void add_scalar_args(const StencilCase& c, Args& a) {
         if (rt_is_float(p.type))
             a.named.emplace_back(p.name, Arg(p.value));
         else
-            a.named.emplace_back(p.name, Arg(static_cast<std::int64_t>(p.value)));
+            a.named.emplace_back(p.name, Arg(p.int_value));
     }
 }
 
@@ -1586,14 +1044,29 @@ inline void add_scalar_args(const StencilCase& c, Args& a) {
 struct HostBuffers {
     std::vector<std::vector<float>> f32;
     std::vector<std::vector<double>> f64;
+    std::vector<std::vector<std::int32_t>> i32;
+    std::vector<std::vector<std::int64_t>> i64;
 
-    explicit HostBuffers(const StencilCase& c) : f32(c.fields.size()), f64(c.fields.size()) {
-        for (std::size_t f = 0; f < c.fields.size(); ++f) {
-            if (c.fields[f].type == RType::F32)
-                f32[f] = c.fields[f].buffer_as<float>();
-            else
-                f64[f] = c.fields[f].buffer_as<double>();
-        }
+    explicit HostBuffers(const StencilCase& c)
+        : f32(c.fields.size()), f64(c.fields.size()), i32(c.fields.size()), i64(c.fields.size()) {
+        for (std::size_t f = 0; f < c.fields.size(); ++f)
+            with_element_type(c.fields[f].type, [&](auto zero) {
+                using T = decltype(zero);
+                of<T>(f) = c.fields[f].buffer_as<T>();
+            });
+    }
+
+    /// The buffer of field `f` as T (one of float, double, int32_t, int64_t).
+    template <typename T>
+    std::vector<T>& of(std::size_t f) {
+        if constexpr (std::is_same_v<T, float>) return f32[f];
+        else if constexpr (std::is_same_v<T, double>) return f64[f];
+        else if constexpr (std::is_same_v<T, std::int32_t>) return i32[f];
+        else return i64[f];
+    }
+    template <typename T>
+    const std::vector<T>& of(std::size_t f) const {
+        return const_cast<HostBuffers*>(this)->of<T>(f);
     }
 
     Args args(const StencilCase& c) {
@@ -1602,15 +1075,12 @@ struct HostBuffers {
             const CaseField& cf = c.fields[f];
             if (!cf.used) continue;
             ArrayRef ref;
-            if (cf.type == RType::F32) {
-                float* p = f32[f].data() + cf.offset;
-                ref = cf.written ? HostView<float>(p, cf.shape, cf.strides).ref()
-                                 : HostView<const float>(p, cf.shape, cf.strides).ref();
-            } else {
-                double* p = f64[f].data() + cf.offset;
-                ref = cf.written ? HostView<double>(p, cf.shape, cf.strides).ref()
-                                 : HostView<const double>(p, cf.shape, cf.strides).ref();
-            }
+            with_element_type(cf.type, [&](auto zero) {
+                using T = decltype(zero);
+                T* p = of<T>(f).data() + cf.offset;
+                ref = cf.written ? HostView<T>(p, cf.shape, cf.strides).ref()
+                                 : HostView<const T>(p, cf.shape, cf.strides).ref();
+            });
             a.named.emplace_back(cf.name(), Arg(ref));
         }
         add_scalar_args(c, a);
@@ -1621,10 +1091,11 @@ struct HostBuffers {
     ::testing::AssertionResult check(const StencilCase& c, const Expected& e) const {
         for (std::size_t f = 0; f < c.fields.size(); ++f) {
             if (!c.fields[f].written) continue;
-            const int field = static_cast<int>(f);
-            ::testing::AssertionResult r = c.fields[f].type == RType::F32
-                                               ? check_buffer(c, e, field, f32[f])
-                                               : check_buffer(c, e, field, f64[f]);
+            ::testing::AssertionResult r = ::testing::AssertionSuccess();
+            with_element_type(c.fields[f].type, [&](auto zero) {
+                using T = decltype(zero);
+                r = check_buffer(c, e, static_cast<int>(f), of<T>(f));
+            });
             if (!r) return r;
         }
         return ::testing::AssertionSuccess();

@@ -1,13 +1,15 @@
 // Differential tests of the CPU target: random stencils (tests/support/random_stencil.hpp), each
 // compiled for Target::CPU, run on host buffers (inputs random and never zero, outputs poisoned)
-// and compared cell by cell with the test's own reference evaluator. Seeded and reproducible:
-// a failure prints the seed, the case and the generated C++.
+// and compared cell by cell with the test's own reference evaluator; each is also compiled for
+// Target::CUDA by NVRTC for sm_90, which must accept it without a warning. Seeded and
+// reproducible: a failure prints the seed, the case and the generated C++.
 //
 //   LOOM_STENCIL_SEED=<n>   base seed (default 20261121); case k uses seed base + k
 //   LOOM_STENCIL_COUNT=<n>  cases per run (default 200), spread over the shards below
 //
 // Each case is one host-compiler run (c++ -O3), so the 200 cases are split into shards that
 // ctest can run in parallel (`ctest -j`), and each shard compiles its cases on two threads.
+#include "tests/support/fuzz_check.hpp"
 #include "tests/support/random_stencil.hpp"
 
 #include <loom/loom.hpp>
@@ -53,6 +55,7 @@ Outcome run_case(std::uint64_t seed) {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         o.buffers = std::make_unique<HostBuffers>(o.c);
         k(o.buffers->args(o.c));
+        compile_with_nvrtc(o.c); // (none for a 4D slice that follows a counter: CUDA refuses it)
     } catch (const std::exception& e) {
         o.error = e.what();
     }
