@@ -300,7 +300,7 @@ public:
             for (int x : nodes) {
                 for (int y : replacements(x)) {
                     std::map<int, int> memo;
-                    const int candidate = replace(best, x, y, memo);
+                    const int candidate = work_.ast.replaced(best, {{x, y}}, memo);
                     if (tree_nodes(work_.ast, candidate).size() >= size) continue;
                     if (calls_ >= path_.shrink_budget) break;
                     ++calls_;
@@ -328,6 +328,11 @@ public:
         }
         const Expected want = m.expected();
         if (want.cells_undefined > 0) return false; // a guard was lost
+        // Generated code may do anything after a signed overflow, to other cells too.
+        if (path_.skip_overflow)
+            for (const Expected::Buffer& b : want.buffers)
+                for (std::size_t p = 0; p < b.values.size(); ++p)
+                    if (b.written[p] && !b.undefined[p] && b.values[p].overflow()) return false;
         FuzzTally ignored;
         const Outcome o = run_once(m, path_, want, ignored);
         if (!original_.threw.empty()) return o.threw == original_.threw;
@@ -367,23 +372,6 @@ private:
         } catch (const std::exception&) {
             return -1;
         }
-    }
-
-    int replace(int n, int x, int y, std::map<int, int>& memo) {
-        if (n == x) return y;
-        if (auto it = memo.find(n); it != memo.end()) return it->second;
-        const RNode& node = work_.ast[n];
-        int ops[3] = {node.a, node.b, node.c};
-        bool changed = false;
-        for (int& k : ops) {
-            if (k < 0) continue;
-            const int r = replace(k, x, y, memo);
-            changed |= r != k;
-            k = r;
-        }
-        const int out = changed ? work_.ast.with_operands(n, ops[0], ops[1], ops[2]) : n;
-        memo[n] = out;
-        return out;
     }
 
     StencilCase work_;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iomanip>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -99,6 +100,7 @@ public:
         }
         choose_iteration_space();
         lay_out_buffers();
+        if (opt_.avoid_overflow) remove_overflows();
         c_.config.name = "random_expressions";
         const int index_choice = uniform(0, 2);
         if (index_choice == 1) c_.config.index_type = ScalarType::Int32;
@@ -168,8 +170,8 @@ private:
         if (components > 0) o.index_shape = {components};
         Field f = coin(0.3) ? loom::make_field(name, to_scalar_type(t), own, o)
                             : loom::make_field(name, to_scalar_type(t), dims, o);
-        CaseField cf{f, t, components, f.info().layout, false, false, true, {}, {}, 0, 0, {}};
-        cf.own_shape = own;
+        CaseField cf{f,  t,  components, f.info().layout, false, false, true, {}, {}, 0, 0,
+                     {}, {}, own};
         c_.fields.push_back(std::move(cf));
         return static_cast<int>(c_.fields.size()) - 1;
     }
@@ -221,6 +223,71 @@ private:
             c_.temps.push_back({"t" + std::to_string(k), node});
             temps_of_[index_of(t)].push_back(node);
         }
+    }
+
+    // ---- signed overflow, on this case's data ----
+    /// The integer operations that overflow at some iterated cell while their operands do not.
+    std::set<int> overflowing_operations() {
+        std::set<int> out;
+        RefEvaluator ev(c_.ast, 2.0);
+        c_.bind(ev);
+        std::vector<int> nodes;
+        std::set<int> seen;
+        for (const CaseOutput& o : c_.outputs)
+            for (int n : tree_nodes(c_.ast, o.node))
+                if (seen.insert(n).second) nodes.push_back(n);
+        for_each_index(c_.shape, [&](const Index& cell) {
+            if (!c_.iterated(cell)) return;
+            ev.cell = cell;
+            ev.next();
+            for (int n : nodes) {
+                const RNode& x = c_.ast[n];
+                const bool arith = x.op == ROp::Add || x.op == ROp::Sub || x.op == ROp::Mul ||
+                                   x.op == ROp::Neg || x.op == ROp::Abs;
+                if (!arith || !rt_is_int(x.type) || out.count(n)) continue;
+                try {
+                    bool inherited = false;
+                    for (int k : c_.ast.operands(n)) inherited |= ev.eval(k).overflow();
+                    if (!inherited && ev.eval(n).overflow()) out.insert(n);
+                } catch (const RefUndefined&) {
+                }
+            }
+        });
+        return out;
+    }
+
+    /// The same operation without overflow for any operands: int32 computed in int64 and
+    /// narrowed (the wrapped value, defined); int64 on operands divided first, by 2 (by 2^32
+    /// for a product).
+    int without_overflow(int n) {
+        const RNode x = c_.ast[n];
+        std::vector<int> ops;
+        for (int k : c_.ast.operands(n)) ops.push_back(c_.ast.standalone(k));
+        auto apply = [&](const std::vector<int>& a) {
+            return a.size() == 1 ? c_.ast.unary(x.op, a[0]) : c_.ast.binary(x.op, a[0], a[1]);
+        };
+        if (x.type == RType::I32) {
+            std::vector<int> wide;
+            for (int k : ops) wide.push_back(c_.ast.cast(RType::I64, k));
+            return c_.ast.cast(RType::I32, apply(wide));
+        }
+        const std::int64_t by = x.op == ROp::Mul ? std::int64_t{1} << 32 : 2;
+        std::vector<int> smaller;
+        for (int k : ops) smaller.push_back(c_.ast.binary(ROp::Div, k, weak_int(RType::I64, by)));
+        return apply(smaller);
+    }
+
+    void remove_overflows() {
+        for (int round = 0; round < 8; ++round) {
+            const std::set<int> bad = overflowing_operations();
+            if (bad.empty()) return;
+            std::map<int, int> with;
+            for (int n : bad) with[n] = without_overflow(n);
+            std::map<int, int> memo;
+            for (CaseOutput& o : c_.outputs) o.node = c_.ast.replaced(o.node, with, memo);
+            for (CaseTemp& t : c_.temps) t.node = c_.ast.replaced(t.node, with, memo);
+        }
+        throw std::logic_error("the generator could not remove every signed overflow");
     }
 
     // ---- values ----

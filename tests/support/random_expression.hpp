@@ -29,8 +29,8 @@
 // on such a clamped index until the generator kept its indices overflow-free).
 // Left unguarded on purpose, the reference knowing what to expect: float division by zero, roots
 // and logarithms of negatives, overflow to infinity, NaN (see reference_evaluator.hpp), and
-// signed integer overflow elsewhere (flagged; generated code may compute anything there, loom's
-// interpreter wraps).
+// signed integer overflow elsewhere (flagged; loom's interpreter wraps), which for generated
+// code ExpressionOptions::avoid_overflow removes once the data is drawn.
 #pragma once
 
 #include "tests/support/random_stencil.hpp"
@@ -50,6 +50,12 @@ struct ExpressionOptions {
     /// Slices whose start follows an earlier counter (CUDA needs a manual grid for them).
     bool counter_bounds = true;
     int max_cells = 40; ///< about the most cells a kernel iterates
+    /// Rewrite every signed operation that overflows on this case's data so that none does (an
+    /// int32 one computed in int64 and narrowed, an int64 one on halved operands). For generated
+    /// code, where C leaves overflow undefined: g++ let `2147483647 * (int32) y` in one
+    /// expression remove the clamp of another's gather index, which then read the wrong element.
+    /// loom's interpreter wraps, so the passes' fuzzer keeps the overflows.
+    bool avoid_overflow = false;
 };
 
 /// The batched expression kernel of `seed`: the same seed and options give the same case.

@@ -644,7 +644,7 @@ protected:
 
     int add_field(const std::string& name, RType t, int components, bool written) {
         CaseField f{make_field(name, t, components, written), t, components, Layout::C,
-                    written, false, true, {}, {}, 0, 0, {}};
+                    written, false, true, {}, {}, 0, 0, {}, {}, {}};
         f.layout = f.field.info().layout;
         c_.fields.push_back(std::move(f));
         return static_cast<int>(c_.fields.size()) - 1;

@@ -216,6 +216,23 @@ int RefAst::standalone(int n) {
     return n;
 }
 
+int RefAst::replaced(int root, const std::map<int, int>& with, std::map<int, int>& memo) {
+    if (auto it = with.find(root); it != with.end()) return it->second;
+    if (auto it = memo.find(root); it != memo.end()) return it->second;
+    const RNode& x = (*this)[root];
+    int ops[3] = {x.a, x.b, x.c};
+    bool changed = false;
+    for (int& k : ops) {
+        if (k < 0) continue;
+        const int r = replaced(k, with, memo);
+        changed |= r != k;
+        k = r;
+    }
+    const int out = changed ? with_operands(root, ops[0], ops[1], ops[2]) : root;
+    memo[root] = out;
+    return out;
+}
+
 int RefAst::with_operands(int n, int a, int b, int c) {
     RNode x = (*this)[n];
     const int in[3] = {x.a, x.b, x.c};

@@ -31,6 +31,7 @@
 #include <cfloat>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -164,6 +165,10 @@ public:
     /// `n`, or a copy that keeps its type wherever it is used: a weak constant made typed, an
     /// implicit conversion made explicit (both depend on a partner a new place may lack).
     int standalone(int n);
+    /// The tree below `root` with the nodes in `with` replaced (key by value): new nodes for
+    /// every ancestor of a replaced node, the old ones where nothing below changed. `memo`
+    /// carries the rebuilt nodes across calls (several roots sharing subtrees).
+    int replaced(int root, const std::map<int, int>& with, std::map<int, int>& memo);
     /// A copy of node `n` with other operands (the shrinker's rebuild step).
     int with_operands(int n, int a, int b, int c);
     int add(RNode n);

@@ -130,17 +130,37 @@ TEST(FuzzHarness, ADefaultRunDrawsEveryOperatorTypeAndShape) {
     std::printf("[ coverage ] 40 kernels:%s\n", summary.c_str());
 }
 
+/// Output values of a case whose computation overflowed a signed integer.
+std::int64_t overflowed_values(const StencilCase& c, const Expected& e) {
+    std::int64_t n = 0;
+    for (const Expected::Buffer& b : e.buffers)
+        for (std::size_t p = 0; p < b.values.size(); ++p)
+            n += b.written[p] && !b.undefined[p] && b.values[p].overflow();
+    (void)c;
+    return n;
+}
+
 TEST(FuzzHarness, TheGuardsLeaveNothingUndefined) {
     // Every integer division, float-to-int conversion and gather is guarded; the reference
-    // would throw RefUndefined (and count it) for any that is not.
-    std::int64_t values = 0;
+    // would throw RefUndefined (and count it) for any that is not. With avoid_overflow, no
+    // signed operation overflows on the case's data either (without it, some do).
+    std::int64_t values = 0, overflowed = 0, overflowed_avoided = 0;
+    ExpressionOptions avoiding = hundred();
+    avoiding.avoid_overflow = true;
     for (std::uint64_t k = 0; k < 60; ++k) {
         const StencilCase c = generate_expression_case(7000 + k, hundred());
         const Expected e = c.expected();
         EXPECT_EQ(e.cells_undefined, 0) << "seed " << c.seed;
         values += e.cells_written;
+        overflowed += overflowed_values(c, e);
+        const StencilCase d = generate_expression_case(7000 + k, avoiding);
+        const Expected f = d.expected();
+        EXPECT_EQ(f.cells_undefined, 0) << "seed " << d.seed;
+        overflowed_avoided += overflowed_values(d, f);
     }
     EXPECT_GT(values, 60 * 100 * 5);
+    EXPECT_GT(overflowed, 100);
+    EXPECT_EQ(overflowed_avoided, 0);
 }
 
 /// A 1D case to build known expressions in (fields a_i32, a_f32, ..., parameters p_i64, ...).
