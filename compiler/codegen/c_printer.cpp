@@ -26,7 +26,7 @@ const std::set<std::string>& reserved_names() {
         "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned",
         "void", "volatile", "while", "class", "namespace", "template", "this", "new", "delete",
         "true", "false", "nullptr", "operator", "using", "typename", "threadIdx", "blockIdx",
-        "blockDim", "gridDim", "warpSize", "min", "max", "abs", "llabs", "sqrt", "sqrtf", "rsqrt",
+        "blockDim", "gridDim", "warpSize", "min", "max", "abs", "labs", "llabs", "sqrt", "sqrtf", "rsqrt",
         "rsqrtf", "exp", "expf", "log", "logf", "pow", "powf", "sin", "sinf", "cos", "cosf",
         "tan", "tanf", "tanh", "tanhf", "erf", "erff", "fabs", "fabsf", "floor", "floorf", "ceil",
         "ceilf", "fma", "fmaf", "fmin", "fminf", "fmax", "fmaxf", "fmod", "fmodf", "restrict",
@@ -225,6 +225,8 @@ std::string CFamilyPrinter::literal(const ConstNode* c) {
 
 std::string CFamilyPrinter::int64_suffix() { return "LL"; }
 
+std::string CFamilyPrinter::int64_abs_name() { return "llabs"; }
+
 void CFamilyPrinter::counter(const CounterNode*, std::string&) {
     throw InternalError("a DSL counter reached the code generator; lower_iteration_space must run first");
 }
@@ -303,7 +305,7 @@ void CFamilyPrinter::call(const CallNode* c, std::string& out) {
             return;
         }
         if (c->fn == MathFn::Abs) {
-            emit_call(t == ScalarType::Int64 ? "llabs" : "abs", {&c->args[0]}, out);
+            emit_call(t == ScalarType::Int64 ? int64_abs_name() : "abs", {&c->args[0]}, out);
             return;
         }
     }

@@ -51,6 +51,9 @@ protected:
     /// The suffix that gives an integer literal exactly the type type_name_of(Int64) spells, so
     /// that overloaded calls (min, max, loom_min) resolve exactly: "LL" for `long long`.
     virtual std::string int64_suffix();
+    /// The abs function whose argument and result have exactly the type of an int64 (so that
+    /// overloaded calls around it resolve): "llabs" for `long long`.
+    virtual std::string int64_abs_name();
     /// inf and nan, which C has no literal for.
     virtual std::string special_float(double value, ScalarType t) = 0;
     /// The math function's name for arguments of type t (sqrtf / sqrt, ...).

@@ -49,6 +49,11 @@ protected:
     // int64_t is `long` on LP64 (Linux, where 3LL would be a long long, another type) and
     // `long long` elsewhere; the kernel is compiled for the host loom runs on.
     std::string int64_suffix() override { return std::is_same_v<std::int64_t, long> ? "L" : "LL"; }
+    // Likewise llabs returns a long long, which loom_max(int32_t) and loom_max(int64_t) would
+    // both take as well: labs where int64_t is a long.
+    std::string int64_abs_name() override {
+        return std::is_same_v<std::int64_t, long> ? "labs" : "llabs";
+    }
 
     std::string special_float(double v, ScalarType t) override {
         const bool f32 = t == ScalarType::Float32;

@@ -120,6 +120,27 @@ TEST(IntegerMinMax, CpuMatchesAReferenceLoop) {
     }
 }
 
+TEST(IntegerMinMax, AbsOfAnInt64MeetsMinAndMax) {
+    // abs of an int64 was printed llabs, whose long long is not the CPU's int64_t (long on
+    // LP64): next to the int32 overloads of the prelude, loom_max(llabs(x), y) was ambiguous and
+    // the kernel did not compile (found by the expression fuzzer).
+    auto [i, oi] = fields<2>("i, oi: int32[1D]");
+    auto [l, m, d] = fields<3>("l, m, d: int64[1D]");
+    AssignmentCollection ac = {Assignment(oi.center(), max(abs(i.center()), 2)),
+                               Assignment(d.center(), max(abs(l.center()), abs(m.center())))};
+    KernelConfig c;
+    c.name = "abs_i64";
+    test::expect_compiles_for_sm90(create_kernel(ac, c));
+    KernelFunction f = create_kernel(ac, cpu("abs_i64")).compile();
+    std::vector<std::int32_t> iv = {-4, 0, 1, -7}, oiv(4, 0);
+    std::vector<std::int64_t> lv = {-9000000000, 2, -3, 5}, mv = {1, -8000000000, 4, -2};
+    std::vector<std::int64_t> dv(4, 0);
+    f(args("i", host_view(iv, {4}), "oi", host_view(oiv, {4}), "l", host_view(lv, {4}), "m",
+           host_view(mv, {4}), "d", host_view(dv, {4})));
+    EXPECT_EQ(oiv, (std::vector<std::int32_t>{4, 2, 2, 7}));
+    EXPECT_EQ(dv, (std::vector<std::int64_t>{9000000000, 8000000000, 4, 5}));
+}
+
 TEST(IntegerMinMax, Int64LiteralsHaveTheirExactType) {
     // An int64 constant prints with its type, so that an overloaded call (min, max, the CPU
     // prelude's helpers) resolves exactly; INT64_MIN has no literal and prints as an expression.

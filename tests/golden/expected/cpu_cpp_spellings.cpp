@@ -36,7 +36,7 @@ static void loom_kernel_spellings(
                     (int32_t) (int64_t) ctr_1) + abs((int32_t) (int64_t) ctr_0 - 4);
             // j[0, 0] = max(x, y) + abs(x - y)
             j[j_stride_0 * ctr_0 + ctr_1] = loom_max((int64_t) ctr_0, (int64_t) ctr_1) +
-                    llabs((int64_t) ctr_0 - (int64_t) ctr_1);
+                    labs((int64_t) ctr_0 - (int64_t) ctr_1);
         }
     }
 }
