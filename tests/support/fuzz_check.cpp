@@ -108,7 +108,7 @@ FuzzPath cpu_path() {
     FuzzPath p;
     p.name = "generated C++ (Target::CPU, host compiler)";
     p.run = run_on_cpu;
-    p.shrink_budget = 40;
+    p.shrink_budget = 100; // each run a host compile, well under a second for one expression
     return p;
 }
 
@@ -117,7 +117,7 @@ FuzzPath nvrtc_path() {
     p.name = "generated CUDA compiled by NVRTC for sm_90";
     p.run = [](const StencilCase& c, HostBuffers&) { compile_with_nvrtc(c); };
     p.compare = false;
-    p.shrink_budget = 40;
+    p.shrink_budget = 100;
     return p;
 }
 
@@ -295,8 +295,13 @@ public:
         int best = root;
         for (bool improved = true; improved && calls_ < path_.shrink_budget;) {
             improved = false;
-            const std::vector<int> nodes = tree_nodes(work_.ast, best);
+            std::vector<int> nodes = tree_nodes(work_.ast, best);
             const std::size_t size = nodes.size();
+            // The largest subtrees first: one success there saves the most runs.
+            std::map<int, std::size_t> below;
+            for (int x : nodes) below[x] = tree_nodes(work_.ast, x).size();
+            std::stable_sort(nodes.begin(), nodes.end(),
+                             [&](int a, int b) { return below[a] > below[b]; });
             for (int x : nodes) {
                 for (int y : replacements(x)) {
                     std::map<int, int> memo;
