@@ -280,7 +280,11 @@ Expr cast(ScalarType type, const Expr& value) {
     if (value.type() == ScalarType::Bool && type != ScalarType::Bool)
         throw UserError(fmt::format("cannot cast the boolean `{}` to {}; use select(cond, 1, 0)",
                                     to_string(value), type_name(type)));
-    if (auto c = value.as<ConstNode>(); c && type != value.type()) {
+    // A typed integer constant cast to another integer type wraps, as C++ and the same cast of
+    // a value computed at run time do: the cast says so. Only plain numbers, and conversions the
+    // target would not keep, are checked.
+    const bool wraps = is_int(type) && is_int(value.type()) && !is_weak_constant(value);
+    if (auto c = value.as<ConstNode>(); c && type != value.type() && !wraps) {
         // A constant that the conversion would not keep: 1e300 to float32 becomes inf, 3e9 to
         // int32 is undefined. (inf and NaN themselves convert to float32.)
         if (std::string misfit = constant_misfit(*c, type); !misfit.empty())
