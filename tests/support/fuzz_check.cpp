@@ -328,8 +328,8 @@ public:
         StencilCase m;
         try {
             m = single_expression_case(work_, output_, node);
-        } catch (const std::logic_error&) {
-            return false; // the DSL would type it otherwise: not a candidate
+        } catch (const std::exception&) {
+            return false; // the DSL types it otherwise, or refuses it: not a candidate
         }
         const Expected want = m.expected();
         if (want.cells_undefined > 0) return false; // a guard was lost

@@ -529,6 +529,17 @@ private:
         return c_.ast.select(cond, x, y);
     }
 
+    /// cast<t>(x), x an integer or a float that fits t. The DSL refuses to convert a constant
+    /// that does not fit (3e9 to int32): such a constant is given as the int32 it wraps to.
+    int conversion_of(RType t, int x) {
+        const RNode& n = c_.ast[x];
+        if (t == RType::I32 && n.op == ROp::Const && rt_is_int(n.type) &&
+            (n.i < std::numeric_limits<std::int32_t>::min() ||
+             n.i > std::numeric_limits<std::int32_t>::max()))
+            return c_.ast.const_int(t, n.i);
+        return c_.ast.cast(t, x);
+    }
+
     /// An explicit conversion to t from another type (guarded from float to integer).
     int conversion(RType t, int depth) {
         RType u;
@@ -536,7 +547,7 @@ private:
         while (u == t);
         const int x = gen(u, depth - 1);
         if (rt_is_float(u) && rt_is_int(t)) return guarded_float_to_int(t, x);
-        return c_.ast.cast(t, x);
+        return conversion_of(t, x);
     }
 
     /// An argument of a math function of type t: an integer argument of a float64 function is
@@ -669,7 +680,7 @@ private:
             do u = random_numeric();
             while (u == t);
             if (rt_is_float(u)) return guarded_float_to_int(t, gen(u, depth - 1));
-            return c_.ast.cast(t, overflow_free(u, depth - 1)); // int64 -> int32 keeps the low bits
+            return conversion_of(t, overflow_free(u, depth - 1)); // int64 -> int32: the low bits
         }
         return guarded_division(coin(0.7) ? ROp::Div : ROp::Mod, overflow_free(t, depth - 1),
                                 overflow_free(t, depth - 1));
@@ -695,7 +706,7 @@ private:
         while (u == t);
         const int x = read_input(u);
         if (rt_is_float(u) && rt_is_int(t)) return guarded_float_to_int(t, x);
-        return c_.ast.cast(t, x);
+        return conversion_of(t, x);
     }
 
     ExpressionOptions opt_;
