@@ -350,7 +350,7 @@ private:
     /// partner the new place may lack).
     std::vector<int> replacements(int x) {
         std::vector<int> out;
-        const RNode& n = work_.ast[x];
+        const RNode n = work_.ast[x]; // a copy: adding nodes below moves the node vector
         if (!(n.op == ROp::Cast || n.op == ROp::ReadAt))
             for (int k : work_.ast.operands(x))
                 if (work_.ast.type(k) == n.type) out.push_back(work_.ast.standalone(k));
