@@ -13,6 +13,7 @@
 #include "compiler/passes/gpu_mapping.hpp"
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/passes/launch_grid.hpp"
+#include "compiler/passes/lower_reductions.hpp"
 #include "compiler/passes/shared_staging.hpp"
 #include "compiler/passes/simplify.hpp"
 #include "compiler/passes/verify.hpp"
@@ -90,8 +91,13 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
 
     // 4. Iteration space: one loop per axis; field accesses become loads and stores.
     log.start();
-    Stmt nest = lower_iteration_space(cse, analysis, config, k.params);
-    log.record("lower_iteration_space", cse, nest);
+    Stmt spatial = lower_iteration_space(cse, analysis, config, k.params);
+    log.record("lower_iteration_space", cse, spatial);
+
+    // 4b. Reductions: each becomes an accumulator and a loop, before the statement that uses it.
+    log.start();
+    Stmt nest = lower_reductions(spatial);
+    log.record("lower_reductions", spatial, nest);
     // A slice's bounds may be parameters, or literals past arrays whose size only the launch
     // knows: the launch checks them (KernelSpec::slice_bounds), so keep them.
     if (config.iteration_slice) k.slice_bounds = read_slice_bounds(nest);

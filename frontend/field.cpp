@@ -31,8 +31,32 @@ std::string Access::spelling() const {
 }
 
 Expr Access::node(std::vector<int> components) const {
-    if (indices_.empty()) return FieldAccessNode::make(field_, offsets_, std::move(components));
-    return FieldAccessNode::make_absolute(field_, indices_, std::move(components));
+    Expr e = indices_.empty() ? FieldAccessNode::make(field_, offsets_, std::move(components))
+                              : FieldAccessNode::make_absolute(field_, indices_, std::move(components));
+    if (component_vars_.empty()) return e;
+    return FieldAccessNode::make_indexed(e.as<FieldAccessNode>(), component_vars_);
+}
+
+Access Access::operator()(const IndexVar& k) const {
+    const FieldInfo& f = *field_;
+    const std::string shown = fmt::format("{}({})", spelling(), k.name());
+    if (!components_.empty())
+        throw UserError(fmt::format("{}: the components of field {} were already chosen; pick "
+                                    "them once", shown, f.name));
+    if (f.index_dims() != 1)
+        throw UserError(fmt::format(
+            "{}: field {} has {} index dimension(s) (index shape ({})); an IndexVar picks the "
+            "element of a field with exactly one index axis, such as \"x(768): float32[1D]\"",
+            shown, f.name, f.index_dims(), fmt::join(f.index_shape, ", ")));
+    if (k.extent() > f.index_shape[0])
+        throw UserError(fmt::format("{}: {} runs over [0, {}), but the index axis of field {} has "
+                                    "{} elements; use an IndexVar of extent at most {}",
+                                    shown, k.name(), k.extent(), f.name, f.index_shape[0],
+                                    f.index_shape[0]));
+    Access a = *this;
+    a.components_ = {0};
+    a.component_vars_ = {k.expr()};
+    return a;
 }
 
 Access Access::with_components(std::vector<int> comps) const {

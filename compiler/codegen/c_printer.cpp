@@ -100,6 +100,18 @@ CFamilyPrinter::CFamilyPrinter(LoweredKernel& kernel) : kernel_(kernel) {
                                   : static_cast<const void*>(p.var.get());
             p.name = name_of(key, hint);
         }
+        // The user's IndexVars (k in sum(k, ...)) keep their names over loom's own loops.
+        if (user) {
+            struct IndexVars : IRVisitor {
+                std::vector<const VarNode*> found;
+                void visit_For(const ForNode* f) override {
+                    if (auto v = f->var.as<VarNode>(); v->role == VarRole::Index) found.push_back(v);
+                    IRVisitor::visit_For(f);
+                }
+            } index_vars;
+            index_vars.visit(kernel.body);
+            for (const VarNode* v : index_vars.found) name_of(v, v->name);
+        }
     }
 }
 
@@ -333,7 +345,10 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
     case StmtKind::Declare: {
         auto d = s.as<DeclareNode>();
         std::string value = print(d->value); // before naming the variable: it may not read itself
-        return fmt::format("{}{}const {} {} = {};\n", pad, declaration_prefix(d->var.as<VarNode>()),
+        auto v = d->var.as<VarNode>();
+        // An accumulator is updated in its loop; every other local is computed once.
+        const char* qualifier = v->role == VarRole::Accumulator ? "" : "const ";
+        return fmt::format("{}{}{}{} {} = {};\n", pad, declaration_prefix(v), qualifier,
                            type_name_of(d->var.type()), print(d->var), value);
     }
     case StmtKind::Store: {
@@ -359,8 +374,13 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
                            step, print_stmt(f->body, indent + 1),
                            loop_body_end(f, pad + "    "), pad);
     }
-    case StmtKind::Assign:
-        throw InternalError("an Assign statement reached the code generator; lower_iteration_space must run first");
+    case StmtKind::Assign: {
+        // Only an accumulator's update is left after lowering (verify_lowered checks it).
+        auto a = s.as<AssignNode>();
+        if (auto b = a->rhs.as<BinaryNode>(); b && b->op == BinaryOp::Add && b->a.same_as(a->lhs))
+            return fmt::format("{}{} += {};\n", pad, print(a->lhs), print(b->b));
+        return fmt::format("{}{} = {};\n", pad, print(a->lhs), print(a->rhs));
+    }
     }
     return "";
 }

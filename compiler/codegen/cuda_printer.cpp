@@ -129,6 +129,9 @@ protected:
 
     // Constant trip counts (the cells of one thread) unroll, so their loads overlap.
     std::string loop_pragma(const ForNode* f) override {
+        // A loop over an IndexVar (a reduction, or the elements of an index axis) may run
+        // hundreds of times: NVCC chooses how far to unroll it.
+        if (f->var.as<VarNode>()->role == VarRole::Index) return "";
         return is_const(f->start) && is_const(f->stop) ? "#pragma unroll" : "";
     }
 

@@ -43,6 +43,7 @@ bool equal_payload(const Expr& a, const Expr& b) {
     case ExprKind::Unary: return a.as<UnaryNode>()->op == b.as<UnaryNode>()->op;
     case ExprKind::Binary: return a.as<BinaryNode>()->op == b.as<BinaryNode>()->op;
     case ExprKind::Call: return a.as<CallNode>()->fn == b.as<CallNode>()->fn;
+    case ExprKind::Reduce: return a.as<ReduceNode>()->op == b.as<ReduceNode>()->op;
     case ExprKind::Select:
     case ExprKind::Cast: return true;
     }
@@ -73,6 +74,7 @@ std::size_t hash_payload(const Expr& e) {
     case ExprKind::Unary: return mix(h, std::size_t(e.as<UnaryNode>()->op));
     case ExprKind::Binary: return mix(h, std::size_t(e.as<BinaryNode>()->op));
     case ExprKind::Call: return mix(h, std::size_t(e.as<CallNode>()->fn));
+    case ExprKind::Reduce: return mix(h, std::size_t(e.as<ReduceNode>()->op));
     default: return h;
     }
 }

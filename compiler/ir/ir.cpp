@@ -92,6 +92,15 @@ std::string_view fn_name(MathFn fn) {
     return "?";
 }
 
+std::string_view reduce_op_name(ReduceOp op) {
+    switch (op) {
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::Max: return "max";
+    case ReduceOp::Min: return "min";
+    }
+    return "?";
+}
+
 std::string_view for_kind_name(ForKind k) {
     switch (k) {
     case ForKind::Serial:
@@ -198,6 +207,13 @@ Expr VarNode::make(ScalarType t, std::string name, VarRole role, FieldPtr field,
     return Expr(std::make_shared<VarNode>(t, std::move(name), role, std::move(field), axis, weak));
 }
 
+Expr VarNode::make_index(std::string name, std::int64_t extent) {
+    require(!name.empty(), "Var", "empty name");
+    require(extent >= 1 && extent <= INT32_MAX, "Var", "index extent outside [1, 2^31 - 1]");
+    return Expr(std::make_shared<VarNode>(ScalarType::Int32, std::move(name), VarRole::Index,
+                                          nullptr, -1, false, extent));
+}
+
 Expr CounterNode::make(int axis) {
     if (axis < 0 || axis > 3)
         fail("Counter", fmt::format("axis {} out of range", axis));
@@ -224,6 +240,33 @@ Expr FieldAccessNode::make_absolute(FieldPtr field, std::vector<Expr> indices,
     std::vector<int> zeros(std::size_t(field->spatial_dims), 0);
     return Expr(std::make_shared<FieldAccessNode>(std::move(field), std::move(zeros),
                                                   std::move(components), std::move(indices)));
+}
+
+Expr FieldAccessNode::make_indexed(const FieldAccessNode* access, std::vector<Expr> vars) {
+    require(access != nullptr, "FieldAccess", "no access");
+    require(int(vars.size()) == access->field->index_dims(), "FieldAccess", "index variable count");
+    for (const Expr& v : vars) {
+        auto var = v.as<VarNode>();
+        require(var && var->role == VarRole::Index, "FieldAccess",
+                "a component index is not an Index variable");
+    }
+    std::vector<int> zeros(vars.size(), 0);
+    return Expr(std::make_shared<FieldAccessNode>(access->field, access->offsets, std::move(zeros),
+                                                  access->indices, std::move(vars)));
+}
+
+Expr ReduceNode::make(ReduceOp op, Expr var, Expr start, Expr stop, Expr body) {
+    auto v = var.as<VarNode>();
+    require(v && (v->role == VarRole::Index || v->role == VarRole::LoopIndex), "Reduce",
+            "the variable is not an index variable");
+    require_defined(start, "Reduce");
+    require_defined(stop, "Reduce");
+    require_defined(body, "Reduce");
+    require(start.type() == var.type() && stop.type() == var.type(), "Reduce",
+            "range bounds are not of the variable's type");
+    require(body.type() != ScalarType::Bool, "Reduce", "the body is bool");
+    return Expr(std::make_shared<ReduceNode>(op, std::move(var), std::move(start), std::move(stop),
+                                             std::move(body)));
 }
 
 Expr BlockThreadNode::make(ScalarType type, bool count) {

@@ -10,6 +10,7 @@
 #include <loom/field_info.hpp>
 #include <loom/types.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -56,6 +57,9 @@ enum class VarRole : std::uint8_t {
     Stride,      ///< the element stride of `field` along array axis `axis` (a kernel argument)
     Counter,     ///< the loop counter of spatial axis `axis`
     LoopIndex,   ///< the counter of a loop inside one cell (a layer's row or column)
+    Index,       ///< a DSL index variable (loom::IndexVar) over [0, extent): the variable of a
+                 ///< reduction, or of an assignment that writes every element of an index axis
+    Accumulator, ///< a reduction's running value: declared mutable, updated in its loop
 };
 
 /// Where an array lives. Local: per thread (per cell), registers when every index is a constant
@@ -116,16 +120,20 @@ struct ConstNode : ExprNode {
 /// create_kernel replaces it by a typed variable before lowering (frontend/resolve_types.cpp).
 struct VarNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::Var;
-    VarNode(ScalarType t, std::string n, VarRole r, FieldPtr f, int a, bool w = false)
+    VarNode(ScalarType t, std::string n, VarRole r, FieldPtr f, int a, bool w = false,
+            std::int64_t e = 0)
         : ExprNode(static_kind, t), name(std::move(n)), role(r), field(std::move(f)), axis(a),
-          weak(w) {}
+          weak(w), extent(e) {}
     const std::string name;
     const VarRole role;
     const FieldPtr field; ///< for Stride
     const int axis;       ///< for Size, Stride and Counter; -1 otherwise
     const bool weak;      ///< untyped until create_kernel resolves it (Parameter, Temporary)
+    const std::int64_t extent; ///< for Index: the variable runs over [0, extent); 0 otherwise
     static Expr make(ScalarType t, std::string name, VarRole role, FieldPtr field = nullptr,
                      int axis = -1, bool weak = false);
+    /// An Index variable (int32) over [0, extent), extent >= 1.
+    static Expr make_index(std::string name, std::int64_t extent);
 };
 
 /// The DSL's spatial counter of `axis` (x is axis 0). Replaced by a loop counter during lowering.
@@ -139,16 +147,25 @@ struct CounterNode : ExprNode {
 /// A read or write of a field, before lowering to address arithmetic: at a relative offset from
 /// the current cell, or (absolute) at integer coordinates computed by expressions, `W.at({i, j})`.
 /// An absolute access has all-zero `offsets`; only reads may be absolute.
+/// Components are literals, or (`component_indices`) chosen by Index variables: `x(k)` reads
+/// element k of x's index axis, inside a reduction over k or an assignment that writes y(k).
 struct FieldAccessNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::FieldAccess;
-    FieldAccessNode(FieldPtr f, std::vector<int> o, std::vector<int> c, std::vector<Expr> i)
-        : ExprNode(static_kind, f->type, depth_above(i)), field(std::move(f)), offsets(std::move(o)),
-          components(std::move(c)), indices(std::move(i)) {}
+    FieldAccessNode(FieldPtr f, std::vector<int> o, std::vector<int> c, std::vector<Expr> i,
+                    std::vector<Expr> ci = {})
+        : ExprNode(static_kind, f->type, std::max(depth_above(i), depth_above(ci))),
+          field(std::move(f)), offsets(std::move(o)), components(std::move(c)),
+          indices(std::move(i)), component_indices(std::move(ci)) {}
     const FieldPtr field;
     const std::vector<int> offsets;    ///< one per spatial axis
-    const std::vector<int> components; ///< one per index axis
+    const std::vector<int> components; ///< one per index axis (zeros where component_indices)
     const std::vector<Expr> indices;   ///< absolute coordinates, one per spatial axis; or empty
+    /// One Index variable per index axis, or empty (the literal `components` apply).
+    const std::vector<Expr> component_indices;
     bool absolute() const { return !indices.empty(); }
+    bool indexed_components() const { return !component_indices.empty(); }
+    /// This access with its components chosen by the Index variables `vars` (one per index axis).
+    static Expr make_indexed(const FieldAccessNode* access, std::vector<Expr> vars);
     static Expr make(FieldPtr field, std::vector<int> offsets, std::vector<int> components);
     /// An absolute access: `indices` are integer expressions, one per spatial axis.
     static Expr make_absolute(FieldPtr field, std::vector<Expr> indices, std::vector<int> components);
@@ -229,6 +246,24 @@ struct CallNode : ExprNode {
     const MathFn fn;
     const std::vector<Expr> args;
     static Expr make(MathFn fn, std::vector<Expr> args);
+};
+
+/// What a reduction combines its terms with.
+enum class ReduceOp : std::uint8_t { Sum, Max, Min };
+std::string_view reduce_op_name(ReduceOp op); // "sum", "max", "min"
+
+/// `op` over var in [start, stop) of `body`: sum(k, x(k)). The body may read `var`, which is bound
+/// here and nowhere else. Lowered by lower_reductions to an accumulator and a loop.
+struct ReduceNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::Reduce;
+    ReduceNode(ReduceOp o, Expr v, Expr a, Expr s, Expr b)
+        : ExprNode(static_kind, b.type(), depth_above(a, s, b)), op(o), var(std::move(v)),
+          start(std::move(a)), stop(std::move(s)), body(std::move(b)) {}
+    const ReduceOp op;
+    const Expr var;          ///< an Index variable
+    const Expr start, stop;  ///< integers, of var's type
+    const Expr body;
+    static Expr make(ReduceOp op, Expr var, Expr start, Expr stop, Expr body);
 };
 
 /// Conversion with C semantics (float to int truncates toward zero).

@@ -85,6 +85,7 @@ void ExprPrinter::emit(const Expr& e, int min_precedence, std::string& out) {
     }
     case ExprKind::Call: call(e.as<CallNode>(), out); break;
     case ExprKind::Cast: cast(e.as<CastNode>(), out); break;
+    case ExprKind::Reduce: reduce(e.as<ReduceNode>(), out); break;
     }
     if (parenthesized) out += ')';
 }
@@ -133,7 +134,24 @@ void ExprPrinter::field_access(const FieldAccessNode* a, std::string& out) {
         emit_call(".at", a->indices, out);
     else
         out += fmt::format("[{}]", fmt::join(a->offsets, ", "));
-    if (!a->components.empty()) out += fmt::format("({})", fmt::join(a->components, ", "));
+    if (a->indexed_components())
+        emit_call("", a->component_indices, out);
+    else if (!a->components.empty())
+        out += fmt::format("({})", fmt::join(a->components, ", "));
+}
+
+void ExprPrinter::reduce(const ReduceNode* r, std::string& out) {
+    // sum(k in [0, 768): x(k))
+    out += reduce_op_name(r->op);
+    out += '(';
+    emit(r->var, 0, out);
+    out += " in [";
+    emit(r->start, 0, out);
+    out += ", ";
+    emit(r->stop, 0, out);
+    out += "): ";
+    emit(r->body, 0, out);
+    out += ')';
 }
 
 void ExprPrinter::thread_index(const ThreadIndexNode* t, std::string& out) {

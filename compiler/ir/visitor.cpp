@@ -27,6 +27,7 @@ void IRVisitor::visit_Var(const VarNode*) {}
 void IRVisitor::visit_Counter(const CounterNode*) {}
 void IRVisitor::visit_FieldAccess(const FieldAccessNode* n) {
     for (auto& i : n->indices) visit(i);
+    for (auto& i : n->component_indices) visit(i);
 }
 void IRVisitor::visit_ThreadIndex(const ThreadIndexNode*) {}
 void IRVisitor::visit_BlockThread(const BlockThreadNode*) {}
@@ -46,6 +47,12 @@ void IRVisitor::visit_Call(const CallNode* n) {
     for (auto& a : n->args) visit(a);
 }
 void IRVisitor::visit_Cast(const CastNode* n) { visit(n->value); }
+void IRVisitor::visit_Reduce(const ReduceNode* n) {
+    visit(n->var);
+    visit(n->start);
+    visit(n->stop);
+    visit(n->body);
+}
 void IRVisitor::visit_Assign(const AssignNode* n) {
     visit(n->lhs);
     visit(n->rhs);
@@ -108,14 +115,21 @@ Expr IRMutator::visit_Const(const ConstNode*, const Expr& self) { return self; }
 Expr IRMutator::visit_Var(const VarNode*, const Expr& self) { return self; }
 Expr IRMutator::visit_Counter(const CounterNode*, const Expr& self) { return self; }
 Expr IRMutator::visit_FieldAccess(const FieldAccessNode* n, const Expr& self) {
-    if (!n->absolute()) return self;
-    std::vector<Expr> indices;
+    if (!n->absolute() && !n->indexed_components()) return self;
+    std::vector<Expr> indices, vars;
     bool changed = false;
     for (auto& i : n->indices) {
         indices.push_back(mutate(i));
         changed |= !indices.back().same_as(i);
     }
-    return changed ? FieldAccessNode::make_absolute(n->field, std::move(indices), n->components) : self;
+    for (auto& v : n->component_indices) {
+        vars.push_back(mutate(v));
+        changed |= !vars.back().same_as(v);
+    }
+    if (!changed) return self;
+    Expr e = n->absolute() ? FieldAccessNode::make_absolute(n->field, std::move(indices), n->components)
+                           : FieldAccessNode::make(n->field, n->offsets, n->components);
+    return vars.empty() ? e : FieldAccessNode::make_indexed(e.as<FieldAccessNode>(), std::move(vars));
 }
 Expr IRMutator::visit_ThreadIndex(const ThreadIndexNode*, const Expr& self) { return self; }
 Expr IRMutator::visit_BlockThread(const BlockThreadNode*, const Expr& self) { return self; }
@@ -153,6 +167,12 @@ Expr IRMutator::visit_Call(const CallNode* n, const Expr& self) {
 Expr IRMutator::visit_Cast(const CastNode* n, const Expr& self) {
     Expr v = mutate(n->value);
     return v.same_as(n->value) ? self : CastNode::make(n->type, v);
+}
+Expr IRMutator::visit_Reduce(const ReduceNode* n, const Expr& self) {
+    Expr v = mutate(n->var), a = mutate(n->start), s = mutate(n->stop), b = mutate(n->body);
+    if (v.same_as(n->var) && a.same_as(n->start) && s.same_as(n->stop) && b.same_as(n->body))
+        return self;
+    return ReduceNode::make(n->op, v, a, s, b);
 }
 
 Stmt IRMutator::visit_Assign(const AssignNode* n, const Stmt& self) {
@@ -203,7 +223,16 @@ std::vector<Expr> children(const Expr& e) {
     switch (e.kind()) {
     case ExprKind::Load: return {e.as<LoadNode>()->index};
     case ExprKind::ArrayLoad: return {e.as<ArrayLoadNode>()->index};
-    case ExprKind::FieldAccess: return e.as<FieldAccessNode>()->indices;
+    case ExprKind::FieldAccess: {
+        auto n = e.as<FieldAccessNode>();
+        std::vector<Expr> out = n->indices;
+        out.insert(out.end(), n->component_indices.begin(), n->component_indices.end());
+        return out;
+    }
+    case ExprKind::Reduce: {
+        auto n = e.as<ReduceNode>();
+        return {n->var, n->start, n->stop, n->body};
+    }
     case ExprKind::Unary: return {e.as<UnaryNode>()->a};
     case ExprKind::Binary: return {e.as<BinaryNode>()->a, e.as<BinaryNode>()->b};
     case ExprKind::Select: {

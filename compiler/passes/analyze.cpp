@@ -43,6 +43,7 @@ public:
         if (in_.empty())
             fail("has no assignments; pass at least one Assignment that writes a field");
         check_no_scatter();
+        check_index_variables();
         collect();
         classify_buffers();
         check_fields();
@@ -160,7 +161,8 @@ private:
                 if (fa->absolute()) // a gather: no offset, so no reach and no stencil race
                     gathers_.push_back({fa->field, stmt});
                 else
-                    reads_.push_back({fa->field, fa->offsets, fa->components, stmt});
+                    reads_.push_back({fa->field, fa->offsets, fa->components, stmt,
+                                      fa->indexed_components()});
             } else if (auto v = e.as<VarNode>()) {
                 if (v->role == VarRole::Parameter) note_param(e);
                 if (v->role == VarRole::Temporary) check_temp_read(e, stmt);
@@ -210,7 +212,7 @@ private:
             if (auto fa = s.lhs.as<FieldAccessNode>()) note_field(fa->field);
             note_reads(s.rhs, i);
             if (auto fa = s.lhs.as<FieldAccessNode>()) {
-                writes_.push_back({fa->field, fa->offsets, fa->components, i});
+                writes_.push_back({fa->field, fa->offsets, fa->components, i, fa->indexed_components()});
                 if (std::find(a_.written.begin(), a_.written.end(), fa->field) == a_.written.end())
                     a_.written.push_back(fa->field);
             } else if (auto v = s.lhs.as<VarNode>()) {
@@ -230,6 +232,48 @@ private:
             fail("writes no field, so it would have no effect; assign at least one field access "
                  "such as f.center()");
         a_.primary = a_.written.front();
+    }
+
+    // ---- index variables (IndexVar) ----
+    /// Every IndexVar is used inside what binds it: a reduction over it, or an assignment whose
+    /// left side indexes with it (which writes every element). A bound variable is not bound again.
+    void check_index_variables() const {
+        for (std::size_t i = 0; i < in_.size(); ++i) {
+            std::vector<const VarNode*> bound;
+            if (auto fa = in_[i].lhs.as<FieldAccessNode>())
+                for (const Expr& v : fa->component_indices) bound.push_back(v.as<VarNode>());
+            if (auto fa = in_[i].lhs.as<FieldAccessNode>())
+                for (const Expr& x : fa->indices) check_bound(x, bound, i);
+            check_bound(in_[i].rhs, bound, i);
+        }
+    }
+
+    void check_bound(const Expr& e, std::vector<const VarNode*>& bound, std::size_t stmt) const {
+        if (auto v = e.as<VarNode>(); v && v->role == VarRole::Index) {
+            if (std::find(bound.begin(), bound.end(), v) != bound.end()) return;
+            const bool temp = in_[stmt].lhs.is<VarNode>();
+            fail(fmt::format(
+                "uses the index variable {} outside anything that binds it, in assignment {} (`{}`); "
+                "use it inside a reduction over it, sum({}, ...) (or max, min, mean){}",
+                v->name, stmt + 1, in_[stmt].text, v->name,
+                temp ? ": a temporary holds one value per cell, not one per element"
+                     : fmt::format(", or index the left side with it, y({}) = ..., to write every "
+                                   "element", v->name)));
+        }
+        if (auto r = e.as<ReduceNode>()) {
+            auto v = r->var.as<VarNode>();
+            if (std::find(bound.begin(), bound.end(), v) != bound.end())
+                fail(fmt::format("reduces over the index variable {} inside something that binds {} "
+                                 "already, in assignment {} (`{}`); use a second IndexVar for the "
+                                 "inner reduction", v->name, v->name, stmt + 1, in_[stmt].text));
+            check_bound(r->start, bound, stmt);
+            check_bound(r->stop, bound, stmt);
+            bound.push_back(v);
+            check_bound(r->body, bound, stmt);
+            bound.pop_back();
+            return;
+        }
+        for (const Expr& c : children(e)) check_bound(c, bound, stmt);
     }
 
     // ---- buffers and gathers (absolute reads) ----
@@ -333,6 +377,15 @@ private:
                 const Write& a = writes_[j];
                 const Write& b = writes_[i];
                 if (a.field != b.field) continue;
+                if (a.indexed || b.indexed) {
+                    const Write& x = a.indexed ? a : b;
+                    fail(fmt::format("writes field {} in assignment {} (`{}`) with an IndexVar, "
+                                     "which writes every element of its index axis, and again in "
+                                     "assignment {} (`{}`); each field element may be written once "
+                                     "per cell, so write the field in one assignment",
+                                     a.field->name, x.stmt + 1, in_[x.stmt].text,
+                                     (&x == &a ? b : a).stmt + 1, in_[(&x == &a ? b : a).stmt].text));
+                }
                 if (a.offsets == b.offsets && a.components == b.components)
                     fail(fmt::format("writes {}{}{} twice (assignments {} and {}); each field "
                                      "element may be written once per cell, so combine the two "
@@ -351,7 +404,8 @@ private:
             for (auto& r : reads_)
                 // Another cell's copy of an element this kernel writes: a different component
                 // of a neighbour is never written, so reading it is safe.
-                if (r.field == w.field && r.offsets != w.offsets && r.components == w.components)
+                if (r.field == w.field && r.offsets != w.offsets &&
+                    (r.components == w.components || r.indexed || w.indexed))
                     bad.insert(r.offsets);
             if (!bad.empty()) {
                 std::vector<std::string> o;
@@ -673,7 +727,15 @@ private:
             // Layers (arrays) are computed once, before the first assignment that reads them.
             place_producers(subexpressions(rhs), out);
             out.push_back(CommentNode::make(s.text));
-            out.push_back(AssignNode::make(s.lhs, DropProducers().mutate(rhs)));
+            Stmt assign = AssignNode::make(s.lhs, DropProducers().mutate(rhs));
+            // y(k) = ...: one loop over k writes every element (innermost: the last IndexVar).
+            if (auto fa = s.lhs.as<FieldAccessNode>())
+                for (auto v = fa->component_indices.rbegin(); v != fa->component_indices.rend(); ++v)
+                    assign = ForNode::make(*v, ConstNode::make_int(ScalarType::Int32, 0),
+                                           ConstNode::make_int(ScalarType::Int32,
+                                                               v->as<VarNode>()->extent),
+                                           ConstNode::make_int(ScalarType::Int32, 1), assign, -1);
+            out.push_back(assign);
         }
         return BlockNode::make(std::move(out));
     }
@@ -682,11 +744,13 @@ private:
         FieldPtr field;
         std::vector<int> offsets, components;
         std::size_t stmt;
+        bool indexed = false; ///< components chosen by IndexVars: any element may be read
     };
     struct Write {
         FieldPtr field;
         std::vector<int> offsets, components;
         std::size_t stmt;
+        bool indexed = false; ///< components chosen by IndexVars: every element is written
     };
     /// A read at absolute positions (Field::at).
     struct Gather {

@@ -19,9 +19,11 @@ namespace loom::ir {
 
 namespace {
 
+/// A Reduce is a leaf too: its body reads a variable it binds, so nothing inside it may move
+/// out (lower_reductions computes it, after this pass).
 bool is_leaf(ExprKind k) {
     return k == ExprKind::Const || k == ExprKind::Var || k == ExprKind::Counter ||
-           k == ExprKind::FieldAccess || k == ExprKind::ThreadIndex;
+           k == ExprKind::FieldAccess || k == ExprKind::ThreadIndex || k == ExprKind::Reduce;
 }
 
 /// The operands of an interior node in evaluation order, without allocating (at most three:
@@ -298,7 +300,8 @@ private:
             // A gather reads wherever its index points. Computed early, out of a select that
             // guards the index, it could read out of bounds: like a division, it stays put.
             auto a = e.as<FieldAccessNode>();
-            info_.back().traps = a && a->absolute();
+            // A reduction is a loop: it stays where it is, and so does what contains it.
+            info_.back().traps = (a && a->absolute()) || e.is<ReduceNode>();
         }
         int base = it->second;
         int version = 0;
@@ -371,6 +374,17 @@ private:
                 ++var_version_[d->var.as<VarNode>()];
             }
             for (const ArrayInfo* a : written_arrays_[i]) ++array_version_[a];
+            // A loop that writes every element of a field's index axis (y(k) = ...).
+            if (auto f = stmts_[i].as<ForNode>()) {
+                struct Writes : IRVisitor {
+                    std::vector<const FieldInfo*> out;
+                    void visit_Assign(const AssignNode* n) override {
+                        if (auto fa = n->lhs.as<FieldAccessNode>()) out.push_back(fa->field.get());
+                    }
+                } w;
+                w.visit(f->body);
+                for (const FieldInfo* field : w.out) ++field_version_[field];
+            }
         }
     }
 

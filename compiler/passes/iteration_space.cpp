@@ -98,7 +98,8 @@ private:
     }
 
     /// Linear element index of a field access: sum over array axes of stride * coordinate.
-    Expr address(const FieldPtr& f, const std::vector<int>& offsets, const std::vector<int>& comps) {
+    Expr address(const FieldPtr& f, const std::vector<int>& offsets, const std::vector<int>& comps,
+                 const std::vector<Expr>& comp_vars) {
         const std::vector<Expr>& st = strides_.at(f.get());
         Expr index;
         std::int64_t constant = 0;
@@ -116,6 +117,7 @@ private:
                                           : sub(counters_[d], idx(-offsets[d]));
             term(mul(st[d], coord));
         }
+        component_terms(f, comp_vars, term);
         for (std::size_t c = 0; c < comps.size(); ++c) {
             const Expr& s = st[f->spatial_dims + c];
             if (comps[c] == 0) continue;
@@ -127,6 +129,17 @@ private:
         if (constant > 0) term(idx(constant));
         if (constant < 0) index = sub(index, idx(-constant));
         return simplify(index);
+    }
+
+    /// The address terms of components chosen by IndexVars: stride * k per index axis.
+    template <typename Term>
+    void component_terms(const FieldPtr& f, const std::vector<Expr>& vars, Term& term) {
+        const std::vector<Expr>& st = strides_.at(f.get());
+        for (std::size_t c = 0; c < vars.size(); ++c) {
+            const Expr& s = st[f->spatial_dims + c];
+            Expr k = to_index(mutate(vars[c]));
+            term(is_const_value(s, 1) ? k : mul(s, k));
+        }
     }
 
     /// Linear element index of an absolute access (a gather): sum over spatial axes of
@@ -141,6 +154,7 @@ private:
             Expr coord = to_index(mutate(n->indices[d]));
             term(is_const_value(st[d], 1) ? coord : mul(st[d], coord));
         }
+        component_terms(f, n->component_indices, term);
         for (std::size_t c = 0; c < n->components.size(); ++c) {
             const Expr& s = st[f->spatial_dims + c];
             if (n->components[c] == 0) continue;
@@ -155,7 +169,8 @@ private:
 
     Expr visit_FieldAccess(const FieldAccessNode* n, const Expr&) override {
         if (n->absolute()) return LoadNode::make(n->field, absolute_address(n));
-        return LoadNode::make(n->field, address(n->field, n->offsets, n->components));
+        return LoadNode::make(n->field, address(n->field, n->offsets, n->components,
+                                                n->component_indices));
     }
     Expr visit_Counter(const CounterNode* n, const Expr&) override {
         const Expr& c = counters_.at(n->axis);
@@ -164,7 +179,8 @@ private:
     Stmt visit_Assign(const AssignNode* n, const Stmt&) override {
         Expr rhs = mutate(n->rhs);
         if (auto fa = n->lhs.as<FieldAccessNode>())
-            return StoreNode::make(fa->field, address(fa->field, fa->offsets, fa->components), rhs);
+            return StoreNode::make(fa->field, address(fa->field, fa->offsets, fa->components,
+                                                       fa->component_indices), rhs);
         return DeclareNode::make(n->lhs, rhs);
     }
 

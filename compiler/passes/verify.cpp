@@ -21,9 +21,14 @@ public:
     }
 
 protected:
-    void visit_Assign(const AssignNode*) override {
-        fail("an Assign statement", "lower_iteration_space");
+    void visit_Assign(const AssignNode* n) override {
+        // An accumulator's update (lower_reductions) is the one assignment the printers accept.
+        auto v = n->lhs.as<VarNode>();
+        if (!v || v->role != VarRole::Accumulator) fail("an Assign statement", "lower_iteration_space");
+        visit(n->lhs);
+        visit(n->rhs);
     }
+    void visit_Reduce(const ReduceNode*) override { fail("a reduction", "lower_reductions"); }
     void visit_FieldAccess(const FieldAccessNode* n) override {
         fail(fmt::format("a field access to {}", n->field->name), "lower_iteration_space");
     }
@@ -62,6 +67,8 @@ protected:
         visit(n->step);
         declare(n->var);
         visit(n->body);
+        // An IndexVar's loops are siblings (two reductions over k): its scope is the loop.
+        if (n->var.as<VarNode>()->role == VarRole::Index) defined_.erase(n->var.get());
     }
 
 private:

@@ -8,6 +8,7 @@
 
 #include <loom/expr.hpp>
 #include <loom/field_info.hpp>
+#include <loom/index_var.hpp>
 #include <loom/vec.hpp>
 
 #include <array>
@@ -30,6 +31,9 @@ public:
     Access operator()(int c0) const { return with_components({c0}); }
     Access operator()(int c0, int c1) const { return with_components({c0, c1}); }
     Access operator()(int c0, int c1, int c2) const { return with_components({c0, c1, c2}); }
+    /// Element k of the index axis of a field with one index axis: x(k), x[{1}](k). Read inside
+    /// a reduction over k, or written by an assignment that writes every element (y(k) = ...).
+    Access operator()(const IndexVar& k) const;
     /// All components at this offset, in index order.
     Vec vec() const;
 
@@ -48,6 +52,7 @@ private:
     FieldPtr field_;
     std::vector<int> offsets_, components_;
     std::vector<Expr> indices_; ///< absolute coordinates (Field::at); empty for relative accesses
+    std::vector<Expr> component_vars_; ///< IndexVars choosing the components, or empty
 };
 
 struct FieldOptions {
@@ -74,6 +79,8 @@ public:
     /// Components at the center: f(1), g(1, 2). For a scalar field, f(0) is the center.
     Access operator()(int c0) const;
     Access operator()(int c0, int c1) const { return center()(c0, c1); }
+    /// Element k of the index axis at the center (see Access::operator()(const IndexVar&)).
+    Access operator()(const IndexVar& k) const { return center()(k); }
     /// All components at the center.
     Vec vec() const { return center().vec(); }
     /// A read at absolute integer coordinates, one per spatial axis: lut.at({cast<int>(v)}),

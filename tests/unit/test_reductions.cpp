@@ -1,0 +1,209 @@
+// Reductions over IndexVars (sum, max, min, mean) and assignments that write every element of an
+// index axis, on the CPU target against hand-written double-precision loops; the CUDA source of
+// each is compiled by NVRTC. Inputs are fresh random values, outputs start poisoned.
+#include "tests/support/cpu_config.hpp"
+#include "tests/support/expect_error.hpp"
+#include "tests/support/nvrtc_check.hpp"
+
+#include <loom/loom.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace loom {
+namespace {
+
+using test::cpu;
+
+std::vector<float> random_floats(std::size_t n, std::uint64_t seed, double lo = -2, double hi = 2) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> d(lo, hi);
+    std::vector<float> v(n);
+    for (float& x : v) x = static_cast<float>(d(rng));
+    return v;
+}
+
+/// LayerNorm of each row of x (rows x width, row-major) with weight w, bias b: the kernel as a
+/// user writes it, for either target.
+Kernel layer_norm(int width, Target target, const std::string& name) {
+    Field x = make_field("x", ScalarType::Float32, 1, {{width}});
+    Field y = make_field("y", ScalarType::Float32, 1, {{width}});
+    Field w = make_field("w", ScalarType::Float32, std::vector<std::int64_t>{width});
+    Field b = make_field("b", ScalarType::Float32, std::vector<std::int64_t>{width});
+    IndexVar k("k", width);
+    AssignmentCollection c;
+    Expr m = c.subexpression("mean", mean(k, x(k)));
+    Expr var = c.subexpression("variance", mean(k, (x(k) - m) * (x(k) - m)));
+    Expr rstd = c.subexpression("rstd", rsqrt(var + param<float>("eps")));
+    c.add({y(k), (x(k) - m) * rstd * w.at({k}) + b.at({k})});
+    KernelConfig cfg;
+    cfg.target = target;
+    cfg.name = name;
+    return create_kernel(c, cfg);
+}
+
+void check_layer_norm(int rows, int width, std::uint64_t seed) {
+    KernelFunction f = layer_norm(width, Target::CPU, "layer_norm_" + std::to_string(width)).compile();
+    const std::size_t n = std::size_t(rows) * width;
+    std::vector<float> xv = random_floats(n, seed), wv = random_floats(width, seed + 1),
+                       bv = random_floats(width, seed + 2);
+    const float eps = 1e-5f;
+    auto x = HostArray<float>::from_host(xv, {rows, width});
+    auto y = HostArray<float>::from_host(std::vector<float>(n, std::nanf("")), {rows, width});
+    auto w = HostArray<float>::from_host(wv, {width});
+    auto b = HostArray<float>::from_host(bv, {width});
+    f(args("x", x, "y", y, "w", w, "b", b, "eps", eps));
+    std::vector<float> got = y.to_host();
+    for (int r = 0; r < rows; ++r) {
+        double s = 0, q = 0;
+        for (int k = 0; k < width; ++k) s += xv[r * width + k];
+        const double mu = s / width;
+        for (int k = 0; k < width; ++k) q += (xv[r * width + k] - mu) * (xv[r * width + k] - mu);
+        const double rstd = 1 / std::sqrt(q / width + eps);
+        for (int k = 0; k < width; ++k) {
+            const double want = (xv[r * width + k] - mu) * rstd * wv[k] + bv[k];
+            ASSERT_NEAR(got[std::size_t(r) * width + k], want, 2e-5 * (1 + std::abs(want)))
+                << "row " << r << ", element " << k << " of " << width;
+        }
+    }
+}
+
+TEST(Reductions, LayerNormMatchesAReferenceOnTheCpu) {
+    check_layer_norm(37, 768, 11);
+    check_layer_norm(5, 1, 12);   // one element: the variance is 0
+    check_layer_norm(9, 100, 13); // not a power of two
+}
+
+TEST(Reductions, LayerNormIsAShortKernelWithLoopsNotUnrolledSums) {
+    Kernel k = layer_norm(768, Target::CUDA, "layer_norm");
+    const std::string src = k.source();
+    const auto lines = std::count(src.begin(), src.end(), '\n');
+    EXPECT_LE(lines, 150) << src;
+    // Two reductions and the elementwise loop, each one loop over k, none unrolled by pragma.
+    std::size_t loops = 0;
+    for (std::size_t at = src.find("for (int k = 0; k < 768; ++k)"); at != std::string::npos;
+         at = src.find("for (int k = 0; k < 768; ++k)", at + 1))
+        ++loops;
+    EXPECT_EQ(loops, 3u) << src;
+    EXPECT_EQ(src.find("#pragma unroll"), std::string::npos) << src;
+    EXPECT_NE(src.find("float sum_k = 0.0f;"), std::string::npos) << src;
+    test::expect_compiles_for_sm90(k);
+}
+
+TEST(Reductions, MaxMinAndSumOfIntegersAndNestedReductions) {
+    const int rows = 23, width = 17;
+    Field x = make_field("x", ScalarType::Int32, 1, {{width}});
+    Field u = make_field("u", ScalarType::Float64, 1, {{width}});
+    auto [hi, lo, total] = fields<3>("hi, lo, total: int32[1D]");
+    Field spread = field("spread: float64[1D]");
+    IndexVar k("k", width), j("j", width);
+    // spread: the largest |u(j) - u(k)| over all pairs, a reduction inside a reduction's body.
+    KernelFunction f = create_kernel({{hi.center(), max(k, x(k))},
+                                      {lo.center(), min(k, x(k))},
+                                      {total.center(), sum(k, x(k) * 2)},
+                                      {spread.center(), max(j, max(k, abs(u(j) - u(k))))}},
+                                     cpu("integer_reductions"))
+                           .compile();
+    std::mt19937_64 rng(21);
+    std::vector<std::int32_t> xv(std::size_t(rows) * width);
+    for (auto& v : xv) v = std::int32_t(rng() % 2001) - 1000;
+    std::vector<double> uv(xv.size());
+    for (auto& v : uv) v = std::uniform_real_distribution<double>(-3, 3)(rng);
+    const std::int32_t poison = -77777;
+    auto h = HostArray<std::int32_t>::from_host(std::vector<std::int32_t>(rows, poison), {rows});
+    auto l = HostArray<std::int32_t>::from_host(std::vector<std::int32_t>(rows, poison), {rows});
+    auto t = HostArray<std::int32_t>::from_host(std::vector<std::int32_t>(rows, poison), {rows});
+    auto s = HostArray<double>::from_host(std::vector<double>(rows, -1.0), {rows});
+    f(args("x", HostArray<std::int32_t>::from_host(xv, {rows, width}), "u",
+           HostArray<double>::from_host(uv, {rows, width}), "hi", h, "lo", l, "total", t,
+           "spread", s));
+    for (int r = 0; r < rows; ++r) {
+        std::int32_t mx = INT32_MIN, mn = INT32_MAX, sm = 0;
+        double sp = -INFINITY;
+        for (int a = 0; a < width; ++a) {
+            const std::int32_t v = xv[std::size_t(r) * width + a];
+            mx = std::max(mx, v), mn = std::min(mn, v), sm += 2 * v;
+            for (int c = 0; c < width; ++c)
+                sp = std::max(sp, std::abs(uv[std::size_t(r) * width + a] -
+                                           uv[std::size_t(r) * width + c]));
+        }
+        EXPECT_EQ(h.to_host()[r], mx) << "row " << r;
+        EXPECT_EQ(l.to_host()[r], mn) << "row " << r;
+        EXPECT_EQ(t.to_host()[r], sm) << "row " << r;
+        EXPECT_EQ(s.to_host()[r], sp) << "row " << r;
+    }
+}
+
+TEST(Reductions, AnIndexedAssignmentWritesEveryElementAndReadsNeighbours) {
+    // y(k) = x[-1](k) + x[1](k) - mean over the cell's own row: a stencil over rows with a
+    // reduction per cell, so offsets, ghost layers and index variables meet.
+    const int rows = 19, width = 13;
+    Field x = make_field("x", ScalarType::Float64, 1, {{width}});
+    Field y = make_field("y", ScalarType::Float64, 1, {{width}});
+    IndexVar k("k", width), j("j", width);
+    const Assignment update{y(k), x[{-1}](k) + x[{1}](k) - mean(j, x(j))};
+    Kernel kernel = create_kernel({update}, cpu("neighbour_rows"));
+    KernelFunction f = kernel.compile();
+    std::mt19937_64 rng(31);
+    std::vector<double> xv(std::size_t(rows) * width);
+    for (auto& v : xv) v = std::uniform_real_distribution<double>(-1, 1)(rng);
+    auto y_arr = HostArray<double>::from_host(std::vector<double>(xv.size(), 1e300), {rows, width});
+    f(args("x", HostArray<double>::from_host(xv, {rows, width}), "y", y_arr));
+    std::vector<double> got = y_arr.to_host();
+    for (int r = 0; r < rows; ++r)
+        for (int e = 0; e < width; ++e) {
+            const std::size_t at = std::size_t(r) * width + e;
+            if (r == 0 || r == rows - 1) {
+                EXPECT_EQ(got[at], 1e300) << "a ghost row was written: " << r;
+                continue;
+            }
+            double m = 0;
+            for (int c = 0; c < width; ++c) m += xv[std::size_t(r) * width + c];
+            m /= width;
+            EXPECT_NEAR(got[at], xv[at - width] + xv[at + width] - m, 1e-12) << r << ", " << e;
+        }
+    KernelConfig cuda;
+    cuda.name = "neighbour_rows";
+    test::expect_compiles_for_sm90(create_kernel({update}, cuda));
+}
+
+TEST(Reductions, ErrorsNameTheIndexVariableAndTheFix) {
+    Field x = make_field("x", ScalarType::Float32, 1, {{8}});
+    Field y = make_field("y", ScalarType::Float32, 1, {{8}});
+    Field m = make_field("m", ScalarType::Float32, 1, {{2, 4}});
+    auto [s] = fields<1>("s: float32[1D]");
+    auto [n] = fields<1>("n: int32[1D]");
+    IndexVar k("k", 8), big("big", 9);
+    LOOM_EXPECT_ERROR(create_kernel({{s.center(), x(k)}}, cpu("free_k")), UserError,
+                      {"index variable k outside anything that binds it", "assignment 1",
+                       "sum(k, ...)", "y(k) = ..."});
+    AssignmentCollection temp_use;
+    temp_use.subexpression("t", x(k) * 2);
+    temp_use.add({s.center(), constant(ScalarType::Float32, 1.0)});
+    LOOM_EXPECT_ERROR(create_kernel(temp_use, cpu("temp_k")), UserError,
+                      {"index variable k", "a temporary holds one value per cell"});
+    LOOM_EXPECT_ERROR(create_kernel({{y(k), sum(k, x(k))}}, cpu("rebound")), UserError,
+                      {"reduces over the index variable k inside something that binds k already",
+                       "second IndexVar"});
+    LOOM_EXPECT_ERROR(x(big), UserError, {"x[{0}](big)", "big runs over [0, 9)", "8 elements"});
+    LOOM_EXPECT_ERROR(m(k), UserError, {"field m has 2 index dimension(s)", "exactly one index axis"});
+    LOOM_EXPECT_ERROR(mean(k, n.center() + 0 * k), UserError,
+                      {"mean(k, ...)", "int32", "would truncate", "cast<float>"});
+    LOOM_EXPECT_ERROR(sum(k, x(k) > 0.0), UserError, {"sum(k, ...)", "condition (bool)"});
+    LOOM_EXPECT_ERROR(sum(k, Expr(1.5)), UserError, {"sum(k, ...)", "has no type"});
+    LOOM_EXPECT_ERROR(IndexVar("2k", 4), UserError, {"'2k' is not an identifier"});
+    LOOM_EXPECT_ERROR(IndexVar("k", 0), UserError, {"extent 0", "1 <= extent"});
+    LOOM_EXPECT_ERROR(create_kernel({{y(k), x(k)}, {y(3), x(3)}}, cpu("twice")), UserError,
+                      {"writes field y in assignment 1", "every element of its index axis",
+                       "again in assignment 2"});
+}
+
+} // namespace
+} // namespace loom
