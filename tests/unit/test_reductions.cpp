@@ -3,6 +3,7 @@
 // each is compiled by NVRTC. Inputs are fresh random values, outputs start poisoned.
 #include "tests/support/cpu_config.hpp"
 #include "tests/support/expect_error.hpp"
+#include "tests/support/layer_norm.hpp"
 #include "tests/support/nvrtc_check.hpp"
 
 #include <loom/loom.hpp>
@@ -22,57 +23,22 @@ namespace {
 
 using test::cpu;
 
-std::vector<float> random_floats(std::size_t n, std::uint64_t seed, double lo = -2, double hi = 2) {
-    std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<double> d(lo, hi);
-    std::vector<float> v(n);
-    for (float& x : v) x = static_cast<float>(d(rng));
-    return v;
-}
-
-/// LayerNorm of each row of x (rows x width, row-major) with weight w, bias b: the kernel as a
-/// user writes it, for either target.
-Kernel layer_norm(int width, Target target, const std::string& name) {
-    Field x = make_field("x", ScalarType::Float32, 1, {{width}});
-    Field y = make_field("y", ScalarType::Float32, 1, {{width}});
-    Field w = make_field("w", ScalarType::Float32, std::vector<std::int64_t>{width});
-    Field b = make_field("b", ScalarType::Float32, std::vector<std::int64_t>{width});
-    IndexVar k("k", width);
-    AssignmentCollection c;
-    Expr m = c.subexpression("mean", mean(k, x(k)));
-    Expr var = c.subexpression("variance", mean(k, (x(k) - m) * (x(k) - m)));
-    Expr rstd = c.subexpression("rstd", rsqrt(var + param<float>("eps")));
-    c.add({y(k), (x(k) - m) * rstd * w.at({k}) + b.at({k})});
-    KernelConfig cfg;
-    cfg.target = target;
-    cfg.name = name;
-    return create_kernel(c, cfg);
-}
-
 void check_layer_norm(int rows, int width, std::uint64_t seed) {
-    KernelFunction f = layer_norm(width, Target::CPU, "layer_norm_" + std::to_string(width)).compile();
+    KernelFunction f =
+        test::layer_norm_kernel(width, Target::CPU, "layer_norm_" + std::to_string(width)).compile();
     const std::size_t n = std::size_t(rows) * width;
-    std::vector<float> xv = random_floats(n, seed), wv = random_floats(width, seed + 1),
-                       bv = random_floats(width, seed + 2);
+    std::vector<float> xv = test::uniform_floats(n, seed), wv = test::uniform_floats(width, seed + 1),
+                       bv = test::uniform_floats(width, seed + 2);
     const float eps = 1e-5f;
-    auto x = HostArray<float>::from_host(xv, {rows, width});
     auto y = HostArray<float>::from_host(std::vector<float>(n, std::nanf("")), {rows, width});
-    auto w = HostArray<float>::from_host(wv, {width});
-    auto b = HostArray<float>::from_host(bv, {width});
-    f(args("x", x, "y", y, "w", w, "b", b, "eps", eps));
+    f(args("x", HostArray<float>::from_host(xv, {rows, width}), "y", y, "w",
+           HostArray<float>::from_host(wv, {width}), "b", HostArray<float>::from_host(bv, {width}),
+           "eps", eps));
     std::vector<float> got = y.to_host();
-    for (int r = 0; r < rows; ++r) {
-        double s = 0, q = 0;
-        for (int k = 0; k < width; ++k) s += xv[r * width + k];
-        const double mu = s / width;
-        for (int k = 0; k < width; ++k) q += (xv[r * width + k] - mu) * (xv[r * width + k] - mu);
-        const double rstd = 1 / std::sqrt(q / width + eps);
-        for (int k = 0; k < width; ++k) {
-            const double want = (xv[r * width + k] - mu) * rstd * wv[k] + bv[k];
-            ASSERT_NEAR(got[std::size_t(r) * width + k], want, 2e-5 * (1 + std::abs(want)))
-                << "row " << r << ", element " << k << " of " << width;
-        }
-    }
+    std::vector<double> want = test::layer_norm_reference(xv, wv, bv, rows, width, eps);
+    for (std::size_t i = 0; i < n; ++i)
+        ASSERT_NEAR(got[i], want[i], 2e-5 * (1 + std::abs(want[i])))
+            << "row " << i / width << ", element " << i % width << " of " << width;
 }
 
 TEST(Reductions, LayerNormMatchesAReferenceOnTheCpu) {
@@ -82,7 +48,7 @@ TEST(Reductions, LayerNormMatchesAReferenceOnTheCpu) {
 }
 
 TEST(Reductions, LayerNormIsAShortKernelWithLoopsNotUnrolledSums) {
-    Kernel k = layer_norm(768, Target::CUDA, "layer_norm");
+    Kernel k = test::layer_norm_kernel(768, Target::CUDA, "layer_norm");
     const std::string src = k.source();
     const auto lines = std::count(src.begin(), src.end(), '\n');
     EXPECT_LE(lines, 150) << src;
