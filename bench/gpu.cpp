@@ -202,9 +202,10 @@ Kernel make_stencil(const std::string& name, const std::string& type, int dims,
     }
     KernelConfig cfg;
     cfg.name = name;
-    cfg.cells_per_thread = cells_per_thread;
     cfg.index_type = index_type;
-    return create_kernel({Assignment(dst.center(), sum)}, cfg);
+    Schedule schedule;
+    schedule.cells_per_thread = cells_per_thread;
+    return create_kernel({Assignment(dst.center(), sum)}, cfg, schedule);
 }
 
 // The CPU result of a stencil over the C-ordered host copy `h` of shape n, in double from the

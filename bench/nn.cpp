@@ -89,7 +89,7 @@ struct Options {
     std::vector<int> widths = {4, 16, 32, 64};
     bool quick = false;
     bool constant = false; // constant weights in the fused kernel instead of runtime ones
-    int max_registers = 0; // KernelConfig::max_registers of the fused kernel (0: the compiler's)
+    int max_registers = 0; // Schedule::max_registers of the fused kernel (0: the compiler's)
 };
 
 double seconds_since(Clock::time_point t0) {
@@ -193,8 +193,9 @@ Fused make_fused(int width, const Network& net, bool constant, int max_registers
     chain.assign(ac, y.vec(), x.vec(), "mlp");
     KernelConfig cfg;
     cfg.name = "mlp" + w;
-    cfg.max_registers = max_registers;
-    Kernel kernel = create_kernel(ac, cfg);
+    Schedule schedule;
+    schedule.max_registers = max_registers;
+    Kernel kernel = create_kernel(ac, cfg, schedule);
     const double codegen_s = seconds_since(t0);
     t0 = Clock::now();
     KernelFunction fn = kernel.compile();
@@ -222,9 +223,10 @@ Fused make_fused(int width, const Network& net, bool constant, int max_registers
 // broadcast (L1-resident). One read and one write of each value of h, like a framework's fused
 // bias + ReLU. Threads: x along the W features, y along the elements, a block of (W, 256 / W)
 // so that each warp covers consecutive floats; 2 elements per thread along y (loom's
-// cells_per_thread), raised where needed to keep the grid's y extent within 65535. On an H200
-// (2026-11-21, N = 2^20) 2 cells beat 1, 4 and 8 at widths 4 and 16 (0.64 and 0.74 of a DtoD
-// copy against at most 0.65 and 0.73) and tied at 32; width 64 needs 8 for the grid limit.
+// Schedule::cells_per_thread), raised where needed to keep the grid's y extent within 65535.
+// On an H200 (2026-11-21, N = 2^20) 2 cells beat 1, 4 and 8 at widths 4 and 16 (0.64 and 0.74
+// of a DtoD copy against at most 0.65 and 0.73) and tied at 32; width 64 needs 8 for the grid
+// limit.
 struct BiasKernel {
     KernelFunction fn;
     int cells = 0;
@@ -240,8 +242,9 @@ BiasKernel make_bias_kernel(int width, std::int64_t n, nn::Activation act) {
     ac.add(Assignment(h.center(), act(Expr(h.center()) + b.center())));
     KernelConfig cfg;
     cfg.name = "bias_" + act.identifier();
-    cfg.cells_per_thread = cells;
-    KernelFunction fn = create_kernel(ac, cfg).compile();
+    Schedule schedule;
+    schedule.cells_per_thread = cells;
+    KernelFunction fn = create_kernel(ac, cfg, schedule).compile();
     if (width <= 256)
         fn.block_size = LaunchSize(width, by, 1);
     return {std::move(fn), cells};

@@ -8,6 +8,7 @@
 #include "compiler/ir/visitor.hpp"
 #include "compiler/pass_log.hpp"
 #include "compiler/passes/analyze.hpp"
+#include "compiler/passes/choose_schedule.hpp"
 #include "compiler/passes/cpu_mapping.hpp"
 #include "compiler/passes/cse.hpp"
 #include "compiler/passes/gpu_mapping.hpp"
@@ -60,17 +61,21 @@ void check_division_by_zero(const Stmt& body, const std::string& kernel) {
 }
 } // namespace
 
-LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const KernelConfig& requested) {
+LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const KernelConfig& requested,
+                    const Schedule& schedule) {
     KernelConfig config = requested;
     if (!config.index_type) config.index_type = ScalarType::Int64;
     LoweredKernel k;
     k.name = config.name;
     k.config = config;
+    k.requested_schedule = schedule;
+    k.schedule = schedule;
     PassLog log(config.name);
 
-    // 1. Analysis: reject races, double writes, bad types, too few ghost layers, bad slices.
+    // 1. Analysis: reject races, double writes, bad types, bad schedules, too few ghost layers,
+    // bad slices.
     log.start();
-    KernelAnalysis analysis = analyze_kernel(assignments, config);
+    KernelAnalysis analysis = analyze_kernel(assignments, config, schedule);
     k.fields = analysis.fields;
     k.buffers = analysis.buffers;
     k.shifted_reads = analysis.shifted_reads;
@@ -104,29 +109,36 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
 
     // 5-6. Target mapping. CUDA: the loops become thread indices and the launch grid is read
     // off the loop bounds. CPU: the loops stay, in memory order, the outermost parallel and the
-    // innermost vectorized; there is no grid.
+    // innermost vectorized; there is no grid, and no schedule to choose.
     Stmt mapped;
     if (config.target == Target::CUDA) {
-        // 5. GPU mapping: the fastest memory axis to threadIdx.x, one bounds guard.
+        // 5a. The schedule: what the request leaves open is chosen here, and only here.
         log.start();
-        bool manual = config.manual_launch_grid || analysis.bounds_depend_on_counters;
-        KernelConfig mapping_config = config;
-        // A cell with layers is long already: one per thread keeps the code and registers small.
-        if (config.cells_per_thread == 0 && contains_layers(cse)) mapping_config.cells_per_thread = 1;
-        ThreadMapping mapping = plan_thread_mapping(*analysis.primary, mapping_config, manual);
+        ScheduleFacts facts;
+        facts.axis_of_dim = thread_axes(*analysis.primary);
+        facts.manual_grid = schedule.manual_launch_grid || analysis.bounds_depend_on_counters;
+        facts.has_layers = contains_layers(cse);
+        k.schedule = choose_schedule(schedule, facts);
+        k.max_registers = k.schedule.max_registers;
+        log.note("choose_schedule", k.schedule.describe(schedule));
+
+        // 5b. GPU mapping: the fastest memory axis to threadIdx.x, one bounds guard.
+        log.start();
+        ThreadMapping mapping = plan_thread_mapping(*analysis.primary, k.schedule);
         Stmt threads = map_to_gpu(nest, mapping);
         log.record("map_to_gpu", nest, threads);
 
-        // 5b. Shared-memory staging: buffers every thread reads (weights) are copied once per block.
+        // 5c. Shared-memory staging: buffers every thread reads (weights), once per block.
         log.start();
-        SharedStaging staging =
-            stage_buffers_in_shared(threads, analysis.buffers, config.shared_memory_budget);
+        SharedStaging staging = stage_buffers_in_shared(threads, analysis.buffers,
+                                                        *k.schedule.shared_memory_budget);
         mapped = staging.body;
         log.record("stage_buffers_in_shared", threads, mapped);
 
         // 6. Launch grid, read off the loop bounds: ceil(extent / block), or manual.
         log.start();
-        k.launch = infer_launch_grid(nest, mapping, config);
+        k.launch = infer_launch_grid(nest, mapping, k.schedule, *config.index_type);
+        fit_chosen_block(k.schedule, schedule, k.launch);
         k.launch.shared_bytes = staging.dynamic ? staging.shared_bytes : 0;
         k.launch.static_shared_bytes = staging.dynamic ? 0 : staging.shared_bytes;
         log.note("infer_launch_grid", k.launch.describe());

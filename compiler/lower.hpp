@@ -8,6 +8,7 @@
 #include <loom/config.hpp>
 #include <loom/kernel_param.hpp>
 #include <loom/launch.hpp>
+#include <loom/schedule.hpp>
 
 #include <string>
 #include <vector>
@@ -24,6 +25,13 @@ struct SourceAssignment {
 struct LoweredKernel {
     std::string name;
     KernelConfig config;
+    /// The schedule as create_kernel was given it (lowered again for the int64 variant), and as
+    /// used: CUDA fills in what the request left open (choose_schedule.hpp); the CPU target uses
+    /// none of it and keeps the request.
+    Schedule requested_schedule;
+    Schedule schedule;
+    /// __maxnreg__ for the printer (CUDA), from the schedule; 0: the compiler's choice.
+    int max_registers = 0;
     std::vector<FieldPtr> fields;    ///< in order of first appearance
     std::vector<FieldPtr> buffers;   ///< fields read only at absolute positions (also in fields)
     std::vector<FieldPtr> shifted_reads; ///< fields read away from the cell (KernelAnalysis)
@@ -39,7 +47,9 @@ struct LoweredKernel {
     std::string source;              ///< the printed CUDA, or C++ for the CPU target
 };
 
-/// Runs the whole pipeline. Throws UserError for bad input, InternalError for a loom bug.
-LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const KernelConfig& config);
+/// Runs the whole pipeline. Throws UserError for bad input, InternalError for a loom bug. Only
+/// the passes read the schedule; the printers read what they need from the LoweredKernel.
+LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const KernelConfig& config,
+                    const Schedule& schedule);
 
 } // namespace loom::ir

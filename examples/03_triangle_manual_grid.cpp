@@ -11,15 +11,16 @@ int main() {
     auto f = field("f: float64[2D]");
     KernelConfig cfg{.name = "triangle", .iteration_slice = Slice{all(), from(x)}};
 
-    // Without manual_launch_grid, loom refuses and says what to do.
+    // Without a manual launch grid, loom refuses and says what to do.
     try {
         create_kernel(Assignment(f(0), 1), cfg);
     } catch (const UserError& e) {
         std::cout << "As expected: " << e.what() << "\n\n";
     }
 
-    cfg.manual_launch_grid = true;
-    Kernel kernel = create_kernel(Assignment(f(0), 1), cfg);
+    // How the GPU runs it is the schedule's business: create_kernel's third argument.
+    Schedule manual{.manual_launch_grid = true};
+    Kernel kernel = create_kernel(Assignment(f(0), 1), cfg, manual);
     std::cout << kernel.source() << "\n";
     std::cout << "launch: " << kernel.launch().describe() << "\n";
     return 0;

@@ -37,6 +37,8 @@ const std::string& Kernel::name() const { return k_->name; }
 const std::vector<KernelParam>& Kernel::parameters() const { return k_->params; }
 const LaunchDescription& Kernel::launch() const { return k_->launch; }
 const KernelConfig& Kernel::config() const { return k_->config; }
+const Schedule& Kernel::schedule() const { return k_->schedule; }
+const Schedule& Kernel::requested_schedule() const { return k_->requested_schedule; }
 const std::vector<FieldPtr>& Kernel::fields() const { return k_->fields; }
 const Stmt& Kernel::ir() const { return k_->body; }
 
@@ -102,6 +104,7 @@ std::string Kernel::inspect() const {
         }
         out += fmt::format("  default block ({}), grid = ceil(threads / block)\n", fmt::join(L.default_block, ", "));
     }
+    if (L.has_grid) out += "Schedule: " + k_->schedule.describe(k_->requested_schedule) + "\n";
     out += "Source:\n" + k_->source;
     return out;
 }
@@ -247,7 +250,8 @@ KernelSpec Kernel::spec() const {
         // The same kernel with 64-bit index math, for arrays that int32 cannot address.
         KernelConfig wide = k_->config;
         wide.index_type = ScalarType::Int64;
-        auto lowered = std::make_shared<const LoweredKernel>(lower(*assignments_, wide));
+        auto lowered = std::make_shared<const LoweredKernel>(
+            lower(*assignments_, wide, k_->requested_schedule));
         s.wide = std::make_shared<const KernelSpec>(spec_of(lowered));
     }
     return s;
@@ -280,7 +284,8 @@ bool needs_int64_index(const std::vector<SourceAssignment>& flat, const KernelCo
 }
 } // namespace
 
-Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config) {
+Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config,
+                     const Schedule& schedule) {
     check_identifier(config.name, "kernel");
     std::vector<std::pair<Expr, Expr>> parts;
     for (const Assignment& a : assignments.all())
@@ -298,7 +303,7 @@ Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig
         cfg.index_type = wide ? ScalarType::Int64 : ScalarType::Int32;
         automatic = !wide;
     }
-    LoweredKernel lowered = lower(flat, cfg);
+    LoweredKernel lowered = lower(flat, cfg, schedule);
     return Kernel(std::move(lowered), std::move(flat), automatic);
 }
 

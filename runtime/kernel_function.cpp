@@ -404,7 +404,8 @@ std::shared_ptr<KernelFunction::Module> load_cuda(const KernelSpec& spec, int de
     const DeviceProperties& dev = ctx.properties();
     if (shared > std::size_t(dev.max_shared_memory_per_block_optin))
         throw UserError(fmt::format("kernel '{}' needs {} bytes of shared memory per block, but {} "
-                                    "allows at most {}; lower KernelConfig::shared_memory_budget so fewer buffers are staged",
+                                    "allows at most {}; lower Schedule::shared_memory_budget so "
+                                    "fewer buffers are staged",
                                     spec.name, shared, dev.name, dev.max_shared_memory_per_block_optin));
     if (shared > std::size_t(dev.max_shared_memory_per_block))
         check(driver().cuFuncSetAttribute(m->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

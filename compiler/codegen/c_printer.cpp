@@ -139,8 +139,8 @@ std::string CFamilyPrinter::header(std::string_view target_label) const {
         "// launch:  {}\n\n",
         version_string, kernel_.name, target_label,
         type_name(c.index_type.value_or(ScalarType::Int64)), c.fast_math ? "on" : "off",
-        c.max_registers > 0 && c.target == Target::CUDA
-            ? fmt::format(", at most {} registers per thread", c.max_registers)
+        kernel_.max_registers > 0
+            ? fmt::format(", at most {} registers per thread", kernel_.max_registers)
             : std::string(),
         space,
         fmt::join(fields, "; "), kernel_.launch.describe());

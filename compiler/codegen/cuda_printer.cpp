@@ -107,7 +107,7 @@ protected:
     }
 
     std::string function_attributes() override {
-        const int r = kernel_.config.max_registers;
+        const int r = kernel_.max_registers;
         return r > 0 ? fmt::format("__maxnreg__({}) ", r) : "";
     }
 

@@ -2,6 +2,7 @@
 
 #include "compiler/ir/printer.hpp"
 #include "compiler/ir/visitor.hpp"
+#include "compiler/passes/check_schedule.hpp"
 
 #include <loom/errors.hpp>
 
@@ -36,7 +37,9 @@ std::string a_or_an(ScalarType t) { return is_int(t) ? "an" : "a"; }
 
 class Analyzer {
 public:
-    Analyzer(const std::vector<SourceAssignment>& in, const KernelConfig& cfg) : in_(in), cfg_(cfg) {}
+    Analyzer(const std::vector<SourceAssignment>& in, const KernelConfig& cfg,
+             const Schedule& schedule)
+        : in_(in), cfg_(cfg), schedule_(schedule) {}
 
     KernelAnalysis run() {
         check_config();
@@ -47,6 +50,7 @@ public:
         collect();
         classify_buffers();
         check_fields();
+        check_cells_axis(schedule_, *a_.primary, cfg_.name);
         check_writes();
         check_gathers();
         compute_reach();
@@ -73,32 +77,13 @@ private:
             *cfg_.index_type != ScalarType::Int64)
             fail(fmt::format("has index_type {}; the index type must be int32 or int64 (or unset "
                              "to let loom choose per call)", type_name(*cfg_.index_type)));
-        if (cfg_.block_size) {
-            auto b = *cfg_.block_size;
-            static const int limit[3] = {1024, 1024, 64};
-            long long n = 1;
-            for (int d = 0; d < 3; ++d) {
-                if (b[d] < 1 || b[d] > limit[d])
-                    fail(fmt::format("has block_size ({}); dimension {} must be between 1 and {}",
-                                     fmt::join(b, ", "), "xyz"[d], limit[d]));
-                n *= b[d];
-            }
-            if (n > 1024)
-                fail(fmt::format("has block_size ({}) = {} threads; a block holds at most 1024 "
-                                 "threads", fmt::join(b, ", "), n));
-        }
-        // GPU-only options (block_size, cells_per_thread, manual_launch_grid) are ignored on the
-        // CPU target, so that one config switches targets by changing `target` alone: the CPU
-        // loops cover the whole iteration space. KernelFunction refuses block_size and
+        // The schedule's GPU-only fields are checked on the CPU target too, and then ignored
+        // there, so that one config and schedule switch targets by changing `target` alone: the
+        // CPU loops cover the whole iteration space. KernelFunction refuses block_size and
         // num_blocks at call time, where setting them would be a request it cannot honour.
         // A CPU kernel may have any name: its code and its exported entry point carry
         // loom-owned names (loom_kernel_<name>, cpp_printer.hpp), never the C library's.
-        if (cfg_.max_registers != 0 && (cfg_.max_registers < 16 || cfg_.max_registers > 255))
-            fail(fmt::format("has max_registers = {}; use 16 to 255 registers per thread, or 0 to "
-                             "let the compiler choose", cfg_.max_registers));
-        if (cfg_.cells_per_thread < 0 || cfg_.cells_per_thread > 64)
-            fail(fmt::format("has cells_per_thread = {}; use 1 to 64, or 0 to let loom choose",
-                             cfg_.cells_per_thread));
+        check_schedule(schedule_, cfg_.name);
         if (cfg_.iteration_slice && cfg_.ghost_layers_set())
             fail("sets both iteration_slice and ghost_layers; a slice gives the iteration space "
                  "exactly, so set only one of them");
@@ -564,11 +549,12 @@ private:
             fail(fmt::format("has the slice {} whose bounds depend on another counter in a {}D "
                              "kernel; counter-dependent bounds are supported up to 3D, because the "
                              "fourth axis runs as a loop inside each thread", s.describe(), D));
-        if (a_.bounds_depend_on_counters && !cfg_.manual_launch_grid)
+        if (a_.bounds_depend_on_counters && !schedule_.manual_launch_grid)
             fail(fmt::format("has the iteration slice {}, whose bounds depend on another counter, "
                              "so the launch grid cannot be inferred. Set manual_launch_grid = true "
-                             "in the KernelConfig, then set block_size and num_blocks on the "
-                             "compiled kernel before calling it", s.describe()));
+                             "in the Schedule (create_kernel's third argument), then set "
+                             "block_size and num_blocks on the compiled kernel before calling it",
+                             s.describe()));
     }
 
     /// Static bounds check of literal slice ends against the stencil's reach.
@@ -760,6 +746,7 @@ private:
 
     const std::vector<SourceAssignment>& in_;
     const KernelConfig& cfg_;
+    const Schedule& schedule_; ///< checked here; read for manual_launch_grid only
     KernelAnalysis a_;
     std::vector<Read> reads_;
     std::vector<Write> writes_;
@@ -772,8 +759,8 @@ private:
 } // namespace
 
 KernelAnalysis analyze_kernel(const std::vector<SourceAssignment>& assignments,
-                              const KernelConfig& config) {
-    return Analyzer(assignments, config).run();
+                              const KernelConfig& config, const Schedule& schedule) {
+    return Analyzer(assignments, config, schedule).run();
 }
 
 } // namespace loom::ir

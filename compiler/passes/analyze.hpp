@@ -6,6 +6,7 @@
 #include "compiler/lower.hpp"
 
 #include <loom/config.hpp>
+#include <loom/schedule.hpp>
 
 #include <utility>
 #include <vector>
@@ -35,8 +36,10 @@ struct KernelAnalysis {
     Stmt body;
 };
 
-/// Checks the assignments and the config; throws UserError with a precise message on bad input.
+/// Checks the assignments, the config and the schedule (check_schedule.hpp); throws UserError
+/// with a precise message on bad input. Of the schedule it reads only manual_launch_grid, which
+/// counter-dependent slice bounds need on the GPU.
 KernelAnalysis analyze_kernel(const std::vector<SourceAssignment>& assignments,
-                              const KernelConfig& config);
+                              const KernelConfig& config, const Schedule& schedule);
 
 } // namespace loom::ir

@@ -9,14 +9,23 @@
 
 namespace loom::ir {
 
-ThreadMapping plan_thread_mapping(const FieldInfo& primary, const KernelConfig& config,
-                                  bool manual_grid) {
-    ThreadMapping m;
+std::array<int, 3> thread_axes(const FieldInfo& primary) {
+    std::array<int, 3> axes{-1, -1, -1};
     std::vector<int> order = primary.spatial_axes_fastest_first();
-    int mapped = std::min<int>(3, static_cast<int>(order.size()));
-    for (int dim = 0; dim < mapped; ++dim) m.axis_of_dim[dim] = order[dim];
-    int k = config.cells_per_thread > 0 ? config.cells_per_thread : 4;
-    if (mapped >= 2 && !manual_grid) m.cells_per_thread[mapped - 1] = k;
+    for (std::size_t dim = 0; dim < 3 && dim < order.size(); ++dim) axes[dim] = order[dim];
+    return axes;
+}
+
+ThreadMapping plan_thread_mapping(const FieldInfo& primary, const Schedule& schedule) {
+    ThreadMapping m;
+    m.axis_of_dim = thread_axes(primary);
+    if (schedule.cells_per_thread <= 1) return m;
+    const auto& a = m.axis_of_dim;
+    auto it = schedule.cells_axis ? std::find(a.begin(), a.end(), *schedule.cells_axis) : a.end();
+    if (it == a.end())
+        throw InternalError("plan_thread_mapping needs a resolved schedule whose cells_axis is a "
+                            "mapped axis; run choose_schedule first");
+    m.cells_per_thread[std::size_t(it - a.begin())] = schedule.cells_per_thread;
     return m;
 }
 

@@ -3,8 +3,8 @@
 
 #include "compiler/ir/ir.hpp"
 
-#include <loom/config.hpp>
 #include <loom/field_info.hpp>
+#include <loom/schedule.hpp>
 
 #include <array>
 
@@ -19,12 +19,14 @@ struct ThreadMapping {
     std::array<int, 3> cells_per_thread{1, 1, 1};
 };
 
-/// The fastest-varying memory axis of `primary` goes to x, the next to y, the next to z. Cells
-/// per thread: config.cells_per_thread along the slowest mapped dimension, or automatically 4 in
-/// 2D and up; always 1 in 1D and for manual grids (where the caller's grid means one cell per
-/// thread, as in pystencils).
-ThreadMapping plan_thread_mapping(const FieldInfo& primary, const KernelConfig& config,
-                                  bool manual_grid);
+/// The spatial axis each block dimension walks: the fastest-varying memory axis of `primary` to
+/// x, the next to y, the next to z; -1 where no axis is left (a fourth axis stays a loop).
+std::array<int, 3> thread_axes(const FieldInfo& primary);
+
+/// thread_axes(primary), and schedule.cells_per_thread cells along the block dimension that
+/// walks schedule.cells_axis. The schedule is a resolved one (choose_schedule.hpp): how many
+/// cells, and along which axis, is decided there.
+ThreadMapping plan_thread_mapping(const FieldInfo& primary, const Schedule& schedule);
 
 /// Replaces the loops of the nest built by lower_iteration_space by thread indices. Each mapped
 /// counter is declared from its thread index (in axis order, so a bound may use an earlier

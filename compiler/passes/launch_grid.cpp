@@ -3,6 +3,8 @@
 #include "compiler/ir/visitor.hpp"
 #include "compiler/passes/simplify.hpp"
 
+#include <loom/errors.hpp>
+
 #include <map>
 
 namespace loom::ir {
@@ -18,7 +20,7 @@ bool uses_counter(const Expr& e) {
 } // namespace
 
 LaunchDescription infer_launch_grid(const Stmt& loop_nest, const ThreadMapping& mapping,
-                                    const KernelConfig& config) {
+                                    const Schedule& schedule, ScalarType index_type) {
     LaunchDescription L;
     const auto& axis_of_dim = mapping.axis_of_dim;
     L.axis_of_dim = axis_of_dim;
@@ -26,15 +28,14 @@ LaunchDescription infer_launch_grid(const Stmt& loop_nest, const ThreadMapping& 
     std::map<int, const ForNode*> loop_of_axis;
     for (Stmt s = loop_nest; auto f = s.as<ForNode>(); s = f->body) loop_of_axis[f->axis] = f;
 
-    int mapped = 0;
-    for (int a : axis_of_dim) mapped += a >= 0;
-    std::array<int, 3> block = mapped == 1 ? std::array<int, 3>{256, 1, 1} : std::array<int, 3>{64, 4, 1};
-    if (config.block_size) block = *config.block_size;
+    if (!schedule.block)
+        throw InternalError("infer_launch_grid needs a resolved schedule (a block); run "
+                            "choose_schedule first");
+    std::array<int, 3> block = *schedule.block;
 
-    bool all_known = true;
     for (int dim = 0; dim < 3; ++dim) {
         if (axis_of_dim[dim] < 0) {
-            L.extents[dim] = ConstNode::make_int(config.index_type.value_or(ScalarType::Int64), 1);
+            L.extents[dim] = ConstNode::make_int(index_type, 1);
             block[dim] = 1;
             continue;
         }
@@ -54,21 +55,14 @@ LaunchDescription infer_launch_grid(const Stmt& loop_nest, const ThreadMapping& 
             span = BinaryNode::make(BinaryOp::Div, BinaryNode::make(BinaryOp::Add, span, k_minus_1), kk);
         }
         L.extents[dim] = simplify(span);
-        all_known &= is_const(L.extents[dim]);
     }
-    if (config.manual_launch_grid && !L.manual) {
+    if (schedule.manual_launch_grid && !L.manual) {
         L.manual = true;
         L.manual_reason = "manual_launch_grid is set";
     }
     L.default_block = block;
-    if (L.manual) {
+    if (L.manual)
         for (auto& e : L.extents) e = Expr();
-    } else if (all_known && !config.block_size) {
-        Dim3 ext{};
-        for (int d = 0; d < 3; ++d) ext[d] = L.extents[d].as<ConstNode>()->int_value;
-        Dim3 b = L.block_for(ext);
-        L.default_block = {int(b[0]), int(b[1]), int(b[2])};
-    }
     return L;
 }
 

@@ -1,7 +1,7 @@
-// Guide, "Launch configuration": the default block and cells per thread from KernelConfig, the
-// block and grid a KernelFunction launches with, and a manual grid for a triangular iteration
-// space. The CUDA launches run where cuda_available(); the CPU target runs the same assignments
-// everywhere, and every result is checked against a plain loop.
+// Guide, "Launch configuration": the block and cells per thread from a Schedule, the schedule
+// loom chose, the block and grid a KernelFunction launches with, and a manual grid for a
+// triangular iteration space. The CUDA launches run where cuda_available(); the CPU target runs
+// the same assignments everywhere, and every result is checked against a plain loop.
 #include <loom/loom.hpp>
 
 #include <cmath>
@@ -25,15 +25,24 @@ int main() {
     Assignment avg(dst.center(), 0.25 * (src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}]));
 
     // [guide:config_block]
-    KernelConfig cfg{.name = "avg", .block_size = std::array<int, 3>{128, 2, 1},
-                     .cells_per_thread = 2};
-    Kernel kernel = create_kernel(avg, cfg);
+    KernelConfig cfg{.name = "avg"};
+    Schedule schedule{.block = std::array<int, 3>{128, 2, 1}, .cells_per_thread = 2};
+    Kernel kernel = create_kernel(avg, cfg, schedule);
     std::cout << kernel.launch().describe() << "\n";
     // block (128, 2, 1) by default; grid = ceil((size_1 - 2, (size_0 - 1) / 2, 1) / block); ...
     // [/guide:config_block]
     const LaunchDescription& launch = kernel.launch();
     expect(launch.default_block == std::array<int, 3>{128, 2, 1}, "default block (128, 2, 1)");
     expect(launch.cells_per_thread[1] == 2 && launch.axis_of_dim[0] == 1, "2 cells along y");
+
+    // [guide:chosen]
+    Kernel chosen = create_kernel(avg, {.name = "avg_chosen"}); // no schedule: loom chooses
+    std::cout << chosen.schedule().describe(chosen.requested_schedule()) << "\n";
+    // block = (64, 4, 1) (chosen), cells_per_thread = 4 (chosen), cells_axis = 0 (chosen), ...
+    // [/guide:chosen]
+    expect(chosen.schedule().block == std::array<int, 3>{64, 4, 1}, "chosen block (64, 4, 1)");
+    expect(chosen.schedule().cells_per_thread == 4 && chosen.schedule().cells_axis == 0,
+           "4 cells along axis 0 chosen");
 
     auto a = HostArray<float>::random({n, n}, /*seed=*/5);
     std::vector<float> expected(static_cast<std::size_t>(n * n), 0.0f);
@@ -50,19 +59,18 @@ int main() {
         return worst;
     };
 
-    // The same config for the CPU: create_kernel ignores the GPU-only fields there.
+    // The same config and schedule for the CPU: create_kernel ignores the schedule there.
     cfg.target = Target::CPU;
     auto b = HostArray<float>::zeros({n, n});
-    create_kernel(avg, cfg).compile()(args("src", a, "dst", b));
+    create_kernel(avg, cfg, schedule).compile()(args("src", a, "dst", b));
     expect(max_difference(b.to_host(), expected) < 1e-6, "CPU result");
 
     // The triangle [:, x:]: axis 1 starts at the counter of axis 0. No grid can be inferred.
     // [guide:manual_grid]
     auto t = field("t: float64[2D]");
-    KernelConfig tri{.name = "upper",
-                     .iteration_slice = Slice{all(), from(x)}, // numpy's [:, x:]
-                     .manual_launch_grid = true};             // the caller sizes the grid
-    Kernel upper = create_kernel(Assignment(t.center(), 1.0), tri);
+    KernelConfig tri{.name = "upper", .iteration_slice = Slice{all(), from(x)}}; // [:, x:]
+    Schedule manual{.manual_launch_grid = true}; // the caller sizes the grid
+    Kernel upper = create_kernel(Assignment(t.center(), 1.0), tri, manual);
     std::cout << upper.launch().describe() << "\n";
     // [/guide:manual_grid]
     expect(upper.launch().manual, "the triangle's grid is manual");

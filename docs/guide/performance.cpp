@@ -29,11 +29,11 @@ int main() {
 
     // [guide:perf_config]
     KernelConfig cfg{.name = "avg",
-                     .index_type = ScalarType::Int32,             // one variant, 32-bit indices
-                     .fast_math = true,                           // --use_fast_math
-                     .block_size = std::array<int, 3>{128, 2, 1}, // x: a multiple of 32
-                     .cells_per_thread = 4};                      // along y, the slowest axis
-    Kernel kernel = create_kernel(avg, cfg);
+                     .index_type = ScalarType::Int32, // one variant, 32-bit indices
+                     .fast_math = true};              // --use_fast_math
+    Schedule schedule{.block = std::array<int, 3>{128, 2, 1}, // x: a multiple of 32
+                      .cells_per_thread = 4};                 // along y, the slowest axis
+    Kernel kernel = create_kernel(avg, cfg, schedule);
     // [/guide:perf_config]
     expect(contains(kernel.source(), "// options: index type int32, fast math on"), "options");
     expect(!kernel.cubin(90).empty(), "NVRTC compiles the tuned kernel");
@@ -47,10 +47,10 @@ int main() {
 
     auto [x, y] = fields<2>("x(4), y(8): float32[1D]");
     // [guide:max_registers]
-    KernelConfig mlp_cfg{.name = "layer",
-                         .shared_memory_budget = 0, // read the weights from global memory
-                         .max_registers = 96};      // __maxnreg__(96): try it, measure it
-    Kernel layer = create_kernel(Assignment(y.vec(), runtime(x.vec())), mlp_cfg);
+    Schedule mlp_schedule{.shared_memory_budget = 0, // read the weights from global memory
+                          .max_registers = 96};      // __maxnreg__(96): try it, measure it
+    Kernel layer = create_kernel(Assignment(y.vec(), runtime(x.vec())), {.name = "layer"},
+                                 mlp_schedule);
     // [/guide:max_registers]
     expect(contains(layer.source(), "__maxnreg__(96)"), "__maxnreg__ printed");
     expect(!contains(layer.source(), "__shared__"), "no staging with a zero budget");

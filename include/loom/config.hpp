@@ -1,10 +1,10 @@
-// What create_kernel is asked to build: the target, the iteration space and code options.
+// What create_kernel is asked to build: the target, the iteration space and code options. How the
+// GPU computes it is a Schedule (loom/schedule.hpp).
 #pragma once
 
 #include <loom/detail/ir_handle.hpp>
 #include <loom/types.hpp>
 
-#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -97,23 +97,9 @@ struct KernelConfig {
     /// no use gives a type. float32 or float64. Plain integers stay int64 whatever this says.
     /// create_kernel applies it (frontend/resolve_types.hpp); lower() never reads it.
     ScalarType default_type = ScalarType::Float64;
-    bool fast_math = false;                        ///< NVRTC --use_fast_math
-    // CUDA only. The CPU target has no threads, blocks or grid: create_kernel ignores these there,
-    // so that one config switches targets by changing `target` alone (KernelFunction refuses
-    // block_size and num_blocks on a CPU kernel at call time).
-    std::optional<std::array<int, 3>> block_size;  ///< default block (x, y, z); inferred if unset
-    /// Consecutive cells each thread computes along the slowest mapped axis; 0 chooses (4 in 2D
-    /// and up, 1 in 1D, for manual grids and for kernels with layers).
-    int cells_per_thread = 0;
-    /// Buffers (fields read only at absolute positions, such as a layer's runtime weights) with
-    /// a fixed shape are copied into shared memory once per block, in order, while they fit in
-    /// this many bytes; the rest are read from global memory. 0 turns staging off.
-    std::size_t shared_memory_budget = 100 * 1024;
-    bool manual_launch_grid = false; ///< the caller sets block_size and num_blocks at launch
-    /// The most registers one thread may use (`__maxnreg__`), or 0 for the compiler's choice.
-    /// Fewer registers let more threads share an SM; too few make the compiler spill to local
-    /// memory. Worth trying on long kernels such as MLPs (docs/performance.md).
-    int max_registers = 0;
+    bool fast_math = false;               ///< NVRTC --use_fast_math; -ffast-math on the CPU
+    // How the GPU computes it (block, cells per thread, shared memory, registers, a manual grid)
+    // is not here but in a Schedule, create_kernel's third argument (loom/schedule.hpp).
     bool ghost_layers_set() const { return !ghost_layers.is_automatic(); }
 };
 

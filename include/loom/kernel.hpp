@@ -8,6 +8,7 @@
 #include <loom/kernel_function.hpp>
 #include <loom/kernel_param.hpp>
 #include <loom/launch.hpp>
+#include <loom/schedule.hpp>
 
 #include <memory>
 #include <string>
@@ -39,6 +40,13 @@ public:
     const std::vector<KernelParam>& parameters() const;
     const LaunchDescription& launch() const;
     const KernelConfig& config() const;
+    /// The schedule used: the one create_kernel was given, with what it left open filled in by
+    /// loom's heuristic (docs/guide.md, "Launch configuration"). For Target::CPU, which has no
+    /// threads, the request as given. `schedule().describe(requested_schedule())` marks what loom
+    /// chose.
+    const Schedule& schedule() const;
+    /// The schedule as create_kernel was given it.
+    const Schedule& requested_schedule() const;
     const std::vector<FieldPtr>& fields() const;
     /// The final IR of the kernel body.
     const Stmt& ir() const;
@@ -64,8 +72,11 @@ private:
     std::shared_ptr<const std::vector<ir::SourceAssignment>> assignments_; ///< automatic index only
 };
 
-/// Generates a kernel from assignments. Throws UserError with a precise message on bad input.
-Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config = {});
+/// Generates a kernel from assignments: `config` says what it computes, `schedule` how the GPU
+/// computes it (what it leaves open, by default all, loom chooses). Throws UserError with a
+/// precise message on bad input.
+Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config = {},
+                     const Schedule& schedule = {});
 
 /// Whether format_source finds clang-format: $LOOM_CLANG_FORMAT (a path, or a name on PATH) when
 /// set, else clang-format, clang-format-19, ..., clang-format-14 on PATH.

@@ -4,13 +4,14 @@
 
 #include <loom/version.hpp>
 
-// The DSL: types, fields, expressions, assignments, slices and the configuration.
+// The DSL: types, fields, expressions, assignments, slices, the configuration and the schedule.
 #include <loom/assignment.hpp>
 #include <loom/config.hpp>
 #include <loom/expr.hpp>
 #include <loom/field.hpp>
 #include <loom/field_info.hpp>
 #include <loom/index_var.hpp>
+#include <loom/schedule.hpp>
 #include <loom/slice.hpp>
 #include <loom/types.hpp>
 #include <loom/vec.hpp>

@@ -12,6 +12,7 @@ std::vector<ErrorRow> expression_rows();  ///< types, literals, integer ops, par
 std::vector<ErrorRow> space_rows();       ///< ghost layers, slices, races
 std::vector<ErrorRow> nn_rows();          ///< loom::nn layers, chains, weights
 std::vector<ErrorRow> config_rows();      ///< KernelConfig and the launch description
+std::vector<ErrorRow> schedule_rows();    ///< Schedule: block, cells, registers, vector width
 std::vector<ErrorRow> array_rows();       ///< HostArray, HostView, DeviceView, DeviceArray
 std::vector<ErrorRow> argument_rows();    ///< calls of compiled CPU kernels
 std::vector<ErrorRow> environment_rows(); ///< LOOM_* variables, the cache, compilers, files

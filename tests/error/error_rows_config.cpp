@@ -1,13 +1,11 @@
-// Error table rows: KernelConfig (targets, names, index and default types, GPU options) and the
-// launch description, all checked without a GPU.
+// Error table rows: KernelConfig (targets, names, index and default types) and the launch
+// description, all checked without a GPU. The Schedule's rows are in error_rows_schedule.cpp.
 #include "tests/error/error_rows.hpp"
 #include "tests/support/cpu_config.hpp"
 
 #include "compiler/ir/evaluate.hpp"
 
 #include <loom/loom.hpp>
-
-#include <array>
 
 namespace loom::test {
 
@@ -19,11 +17,6 @@ Kernel copy_with(const KernelConfig& cfg) {
     auto [f, g] = fields<2>("f, g: float64[2D]");
     return create_kernel(Assignment(f.center(), g.center()), cfg);
 }
-KernelConfig block(int x, int y, int z) {
-    KernelConfig c;
-    c.block_size = std::array<int, 3>{x, y, z};
-    return c;
-}
 KernelConfig with(void (*set)(KernelConfig&)) {
     KernelConfig c;
     set(c);
@@ -34,47 +27,6 @@ KernelConfig with(void (*set)(KernelConfig&)) {
 std::vector<ErrorRow> config_rows() {
     const auto U = Expect::User;
     return {
-        // ---- block size (CUDA; checked at create_kernel, no GPU needed) ----
-        {"block_size_zero",
-         [] { copy_with(block(0, 1, 1)); },
-         U,
-         {"block_size (0, 1, 1)", "dimension x must be between 1 and 1024"}},
-        {"block_size_negative",
-         [] { copy_with(block(32, -4, 1)); },
-         U,
-         {"block_size (32, -4, 1)", "dimension y must be between 1 and 1024"}},
-        {"block_size_z_too_large",
-         [] { copy_with(block(1, 1, 65)); },
-         U,
-         {"block_size (1, 1, 65)", "dimension z must be between 1 and 64"}},
-        {"block_size_too_many_threads",
-         [] { copy_with(block(64, 32, 1)); },
-         U,
-         {"block_size (64, 32, 1) = 2048 threads", "at most 1024 threads"}},
-        {"block_size_checked_for_cpu_too",
-         [] {
-             KernelConfig c = cpu("cpu_block");
-             c.block_size = std::array<int, 3>{0, 0, 0};
-             copy_with(c);
-         },
-         U,
-         {"kernel 'cpu_block' has block_size (0, 0, 0)", "between 1 and 1024"}},
-        {"cells_per_thread_negative",
-         [] { copy_with(with([](KernelConfig& c) { c.cells_per_thread = -1; })); },
-         U,
-         {"cells_per_thread = -1", "use 1 to 64, or 0 to let loom choose"}},
-        {"cells_per_thread_too_many",
-         [] { copy_with(with([](KernelConfig& c) { c.cells_per_thread = 100000; })); },
-         U,
-         {"cells_per_thread = 100000", "use 1 to 64"}},
-        {"max_registers_too_few",
-         [] { copy_with(with([](KernelConfig& c) { c.max_registers = 8; })); },
-         U,
-         {"max_registers = 8", "16 to 255", "0 to let the compiler choose"}},
-        {"max_registers_too_many",
-         [] { copy_with(with([](KernelConfig& c) { c.max_registers = 300; })); },
-         U,
-         {"max_registers = 300", "16 to 255"}},
         // ---- target, name, types ----
         {"target_out_of_range",
          [] { copy_with(with([](KernelConfig& c) { c.target = static_cast<Target>(7); })); },
@@ -140,8 +92,10 @@ std::vector<ErrorRow> config_rows() {
          [] {
              KernelConfig c;
              c.iteration_slice = Slice{all(), from(x)};
-             c.manual_launch_grid = true;
-             copy_with(c).launch().evaluate_extents({});
+             auto [f, g] = fields<2>("f, g: float64[2D]");
+             create_kernel(Assignment(f.center(), g.center()), c, {.manual_launch_grid = true})
+                 .launch()
+                 .evaluate_extents({});
          },
          U,
          {"this kernel has a manual launch grid", "depend on another counter",

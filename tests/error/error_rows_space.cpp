@@ -112,8 +112,7 @@ std::vector<ErrorRow> space_rows() {
              auto [f, g] = fields<2>("f, g: float64[2D]");
              KernelConfig c;
              c.iteration_slice = Slice{all(), from(y)};
-             c.manual_launch_grid = true;
-             create_kernel(Assignment(f.center(), g.center()), c);
+             create_kernel(Assignment(f.center(), g.center()), c, {.manual_launch_grid = true});
          },
          U,
          {"[:, y:]", "bound on axis 1 uses the counter of axis 1",
@@ -123,15 +122,15 @@ std::vector<ErrorRow> space_rows() {
              copy_over(Slice{all(), from(x)});
          },
          U,
-         {"the iteration slice [:, x:]", "depend on another counter", "manual_launch_grid = true",
+         {"the iteration slice [:, x:]", "depend on another counter",
+          "manual_launch_grid = true in the Schedule (create_kernel's third argument)",
           "block_size", "num_blocks"}},
         {"slice_counter_bound_in_4d",
          [] {
              auto [f, g] = fields<2>("f, g: float64[4D]");
              KernelConfig c;
              c.iteration_slice = Slice{all(), from(x), all(), all()};
-             c.manual_launch_grid = true;
-             create_kernel(Assignment(f.center(), g.center()), c);
+             create_kernel(Assignment(f.center(), g.center()), c, {.manual_launch_grid = true});
          },
          U,
          {"the slice [:, x:, :, :]", "depend on another counter in a 4D kernel",

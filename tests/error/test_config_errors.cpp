@@ -1,4 +1,4 @@
-// Bad KernelConfig values and kernels that have nothing to do.
+// Bad KernelConfig and Schedule values and kernels that have nothing to do.
 #include "loom/loom.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tests/support/nvrtc_check.hpp"
@@ -15,32 +15,28 @@ AssignmentCollection copy_kernel() {
 }
 } // namespace
 
-TEST(ConfigErrors, BlockSizeZero) {
-    KernelConfig cfg;
-    cfg.block_size = std::array<int, 3>{0, 1, 1};
-    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), cfg), UserError,
-                      {"block_size (0, 1, 1)", "dimension x must be between 1 and 1024"});
+TEST(ScheduleErrors, BlockZero) {
+    Schedule s{.block = std::array<int, 3>{0, 1, 1}};
+    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), {}, s), UserError,
+                      {"Schedule::block (0, 1, 1)", "dimension x must be between 1 and 1024"});
 }
 
-TEST(ConfigErrors, BlockSizeTooManyThreads) {
-    KernelConfig cfg;
-    cfg.block_size = std::array<int, 3>{64, 32, 1};
-    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), cfg), UserError,
-                      {"block_size (64, 32, 1) = 2048 threads", "at most 1024 threads"});
+TEST(ScheduleErrors, BlockTooManyThreads) {
+    Schedule s{.block = std::array<int, 3>{64, 32, 1}};
+    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), {}, s), UserError,
+                      {"Schedule::block (64, 32, 1) = 2048 threads", "at most 1024 threads"});
 }
 
-TEST(ConfigErrors, BlockSizeZTooLarge) {
-    KernelConfig cfg;
-    cfg.block_size = std::array<int, 3>{1, 1, 65};
-    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), cfg), UserError,
-                      {"block_size (1, 1, 65)", "dimension z must be between 1 and 64"});
+TEST(ScheduleErrors, BlockZTooLarge) {
+    Schedule s{.block = std::array<int, 3>{1, 1, 65}};
+    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), {}, s), UserError,
+                      {"Schedule::block (1, 1, 65)", "dimension z must be between 1 and 64"});
 }
 
-TEST(ConfigErrors, BlockSizeNegative) {
-    KernelConfig cfg;
-    cfg.block_size = std::array<int, 3>{32, -4, 1};
-    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), cfg), UserError,
-                      {"block_size (32, -4, 1)", "dimension y must be between 1 and 1024"});
+TEST(ScheduleErrors, BlockNegative) {
+    Schedule s{.block = std::array<int, 3>{32, -4, 1}};
+    LOOM_EXPECT_ERROR(create_kernel(copy_kernel(), {}, s), UserError,
+                      {"Schedule::block (32, -4, 1)", "dimension y must be between 1 and 1024"});
 }
 
 TEST(ConfigErrors, FloatIndexType) {
@@ -110,15 +106,14 @@ TEST(ConfigErrors, AssignToCounter) {
     LOOM_EXPECT_ERROR(Assignment(x, 1), UserError, {"cannot assign to the expression `x`"});
 }
 
-TEST(ConfigErrors, MaxRegistersOutOfRange) {
+TEST(ScheduleErrors, MaxRegistersOutOfRange) {
     auto [f, g] = fields<2>("f, g: float32[1D]");
-    KernelConfig cfg;
-    cfg.max_registers = 8;
-    LOOM_EXPECT_ERROR(create_kernel({Assignment(f.center(), g.center())}, cfg), UserError,
-                      {"max_registers = 8", "16 to 255", "0 to let the compiler choose"});
-    cfg.max_registers = 300;
-    LOOM_EXPECT_ERROR(create_kernel({Assignment(f.center(), g.center())}, cfg), UserError,
-                      {"max_registers = 300"});
+    Schedule s{.max_registers = 8};
+    LOOM_EXPECT_ERROR(create_kernel({Assignment(f.center(), g.center())}, {}, s), UserError,
+                      {"Schedule::max_registers = 8", "16 to 255", "0 to let the compiler choose"});
+    s.max_registers = 300;
+    LOOM_EXPECT_ERROR(create_kernel({Assignment(f.center(), g.center())}, {}, s), UserError,
+                      {"Schedule::max_registers = 300"});
 }
 
 namespace {

@@ -84,7 +84,7 @@ TEST(GoldenCpu, TwentySevenPoint3DFloat32) { check(golden::twenty_seven_point_3d
 TEST(GoldenCpu, TriangleSliceNeedsNoManualGrid) {
     // The seed's triangle [:, x:]: the inner loop starts at the outer counter.
     golden::GoldenKernel g = golden::triangle_slice();
-    g.config.manual_launch_grid = false;
+    g.schedule.manual_launch_grid = false;
     check(g);
 }
 

@@ -42,8 +42,8 @@ KernelFunction manual() {
         KernelConfig c;
         c.name = "gpu_table_manual";
         c.iteration_slice = Slice{all(), from(x)};
-        c.manual_launch_grid = true;
-        return create_kernel(Assignment(f.center(), 1.0), c).compile();
+        return create_kernel(Assignment(f.center(), 1.0), c, {.manual_launch_grid = true})
+            .compile();
     }();
     return k;
 }
@@ -248,13 +248,14 @@ std::vector<ErrorRow> gpu_rows() {
              auto [x, y] = fields<2>("x(256), y(256): float32[1D]");
              KernelConfig c;
              c.name = "gpu_table_big_layer";
-             c.shared_memory_budget = std::size_t(1) << 20;
              nn::Dense layer = nn::Dense::runtime("big", 256, 256);
-             create_kernel(Assignment(y.vec(), layer(x.vec())), c).compile();
+             create_kernel(Assignment(y.vec(), layer(x.vec())), c,
+                           {.shared_memory_budget = std::size_t(1) << 20})
+                 .compile();
          },
          U,
          {"kernel 'gpu_table_big_layer' needs", "bytes of shared memory per block",
-          "allows at most", "lower KernelConfig::shared_memory_budget"}},
+          "allows at most", "lower Schedule::shared_memory_budget"}},
     };
 }
 

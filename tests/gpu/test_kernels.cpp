@@ -18,6 +18,26 @@ namespace {
 using namespace loom::gpu_test;
 using gpu_test::HostArray; // the test helper, not loom::HostArray
 
+/// Runs a float32 Jacobi kernel (src, dst) over `shape` and checks dst cell by cell against the
+/// CPU loop: the interior computed, the border still poisoned.
+void expect_jacobi(KernelFunction& k, const Shape& shape, std::uint64_t seed) {
+    Input<float> src = random_input<float>(shape, seed);
+    DeviceArray<float> dst = poisoned<float>(shape);
+    k(args("src", src.device, "dst", dst));
+    k.synchronize();
+    EXPECT_TRUE(check_output(dst, jacobi_cells(src.host, interior(shape, 1))));
+}
+
+/// The same for a cube stencil (golden_kernels.hpp) over offsets of |offset| sum <= max_l1.
+template <typename T>
+void expect_cube(KernelFunction& k, int max_l1, const Shape& shape, std::uint64_t seed) {
+    Input<T> src = random_input<T>(shape, seed);
+    DeviceArray<T> dst = poisoned<T>(shape);
+    k(args("src", src.device, "dst", dst));
+    k.synchronize();
+    EXPECT_TRUE(check_output(dst, cube_cells(src.host, max_l1, interior(shape, 1))));
+}
+
 // ---- The golden kernels -----------------------------------------------------------------------
 
 TEST(GpuKernels, SeedScale3DFloat64) {
@@ -36,35 +56,41 @@ TEST(GpuKernels, SeedScale3DFloat64) {
 TEST(GpuKernels, Jacobi2DFloat32) {
     LOOM_REQUIRE_GPU();
     KernelFunction k = jacobi_kernel().compile();
-    const Shape shape{300, 517};
-    Input<float> src = random_input<float>(shape, 1002);
-    DeviceArray<float> dst = poisoned<float>(shape);
-    k(args("src", src.device, "dst", dst));
-    k.synchronize();
-    EXPECT_TRUE(check_output(dst, jacobi_cells(src.host, interior(shape, 1))));
+    expect_jacobi(k, {300, 517}, 1002);
+}
+
+TEST(GpuKernels, CellsPerThreadAlongEveryMappedAxis) {
+    LOOM_REQUIRE_GPU();
+    // Schedule::cells_axis: 3 cells per thread along y (axis 0, the default) or along x (axis 1),
+    // in 2D; along each axis in 3D. Every cell once, none outside the interior.
+    for (int axis : {0, 1}) {
+        SCOPED_TRACE("2D, cells along axis " + std::to_string(axis));
+        golden::GoldenKernel g = golden::jacobi_2d_f32();
+        g.config.name = "jacobi_cells_axis_" + std::to_string(axis);
+        g.schedule = {.cells_per_thread = 3, .cells_axis = axis};
+        KernelFunction k = g.create().compile();
+        expect_jacobi(k, {301, 517}, 1013);
+    }
+    for (int axis : {0, 1, 2}) {
+        SCOPED_TRACE("3D, cells along axis " + std::to_string(axis));
+        golden::GoldenKernel g = golden::seven_point_3d_f64();
+        g.config.name = "seven_point_cells_axis_" + std::to_string(axis);
+        g.schedule = {.cells_per_thread = 3, .cells_axis = axis};
+        KernelFunction k = g.create().compile();
+        expect_cube<double>(k, 1, {40, 52, 70}, 1014);
+    }
 }
 
 TEST(GpuKernels, SevenPoint3DFloat64) {
     LOOM_REQUIRE_GPU();
     KernelFunction k = seven_point_kernel().compile();
-    const Shape shape{40, 52, 70};
-    Input<double> src = random_input<double>(shape, 1003);
-    DeviceArray<double> dst = poisoned<double>(shape);
-    k(args("src", src.device, "dst", dst));
-    k.synchronize();
-    EXPECT_TRUE(check_output(dst, cube_cells(src.host, 1, interior(shape, 1))));
+    expect_cube<double>(k, 1, {40, 52, 70}, 1003);
 }
 
 TEST(GpuKernels, TwentySevenPoint3DFloat32) {
     LOOM_REQUIRE_GPU();
     KernelFunction k = golden::twenty_seven_point_3d_f32().create().compile();
-
-    const Shape shape{36, 44, 68};
-    Input<float> in = random_input<float>(shape, 1004);
-    DeviceArray<float> out = poisoned<float>(shape);
-    k(args("src", in.device, "dst", out));
-    k.synchronize();
-    EXPECT_TRUE(check_output(out, cube_cells(in.host, 3, interior(shape, 1))));
+    expect_cube<float>(k, 3, {36, 44, 68}, 1004);
 }
 
 /// The triangle [:, x:] (axis 1 starts at the counter of axis 0) with a manual grid.

@@ -49,8 +49,8 @@ TEST(GpuSliceBounds, ManualGridTriangle) {
     auto f = field("f: float32[2D]");
     Expr w = param<std::int64_t>("w");
     KernelConfig cfg = sliced("gpu_slice_triangle", Slice{all(), range(x, x + w)});
-    cfg.manual_launch_grid = true;
-    KernelFunction k = create_kernel(Assignment(f.center(), 1.0), cfg).compile();
+    KernelFunction k =
+        create_kernel(Assignment(f.center(), 1.0), cfg, {.manual_launch_grid = true}).compile();
     k.block_size = {8, 8, 1};
     k.num_blocks = {1, 1, 1};
     DeviceArray<float> a = poisoned<float>({8, 8});

@@ -189,28 +189,36 @@ TEST(CpuPipeline, CounterDependentBoundsWorkInFourDimensions) {
     using namespace loom::counters;
     auto f = field("f: float32[4D]");
     Assignment one(f.center(), 1);
-    KernelConfig cfg{.iteration_slice = Slice{all(), all(), all(), from(y)},
-                     .manual_launch_grid = true};
-    LOOM_EXPECT_ERROR(create_kernel(one, cfg), UserError, {"supported up to 3D"});
-    cfg.manual_launch_grid = false;
+    KernelConfig cfg{.iteration_slice = Slice{all(), all(), all(), from(y)}};
+    LOOM_EXPECT_ERROR(create_kernel(one, cfg, {.manual_launch_grid = true}), UserError,
+                      {"supported up to 3D"});
     Kernel k = create_kernel(one, cpu(cfg));
     EXPECT_EQ(axes_and_kinds(k.ir()),
               (Loops{{0, K::Parallel}, {1, K::Serial}, {2, K::Serial}, {3, K::Vectorized}}));
 }
 
-TEST(CpuPipeline, GpuOnlyOptionsAreIgnoredSoOneConfigSwitchesTargets) {
+TEST(CpuPipeline, TheScheduleIsIgnoredSoOneConfigAndScheduleSwitchTargets) {
     // The triangle with a manual grid, as written for the GPU: on the CPU the loops cover it all.
     using namespace loom::counters;
     auto f = field("f: float64[2D]");
-    KernelConfig gpu{.iteration_slice = Slice{all(), from(x)},
-                     .block_size = std::array<int, 3>{128, 1, 1},
-                     .cells_per_thread = 2,
-                     .manual_launch_grid = true};
+    KernelConfig gpu{.iteration_slice = Slice{all(), from(x)}};
+    Schedule schedule{.block = std::array<int, 3>{128, 1, 1},
+                      .cells_per_thread = 2,
+                      .cells_axis = 0,
+                      .shared_memory_budget = 0,
+                      .max_registers = 32,
+                      .manual_launch_grid = true,
+                      .vector_width = 1};
     KernelConfig cpu_cfg = gpu;
     cpu_cfg.target = Target::CPU;
-    Kernel k = create_kernel(Assignment(f.center(), 1), cpu_cfg);
+    Kernel k = create_kernel(Assignment(f.center(), 1), cpu_cfg, schedule);
     EXPECT_FALSE(k.launch().has_grid);
     EXPECT_EQ(k.source().find("blockIdx"), std::string::npos);
+    EXPECT_EQ(k.source().find("registers"), std::string::npos) << "no __maxnreg__ on the CPU";
+    EXPECT_EQ(k.schedule().describe(), schedule.describe()) << "nothing chosen on the CPU";
+    EXPECT_EQ(k.schedule().describe(k.requested_schedule()).find("(chosen)"), std::string::npos);
+    const Kernel cuda = create_kernel(Assignment(f.center(), 1), gpu, schedule);
+    EXPECT_TRUE(cuda.launch().manual) << "the same schedule serves the GPU";
 }
 
 TEST(CpuPipeline, KernelNamedLikeACLibraryFunctionKeepsTheLibraryFunction) {

@@ -6,6 +6,7 @@
 #include "compiler/ir/ir.hpp"
 #include "compiler/pass_log.hpp"
 #include "compiler/passes/analyze.hpp"
+#include "compiler/passes/choose_schedule.hpp"
 #include "compiler/passes/gpu_mapping.hpp"
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/passes/launch_grid.hpp"
@@ -31,6 +32,14 @@ Expr lt(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Lt, a, b); }
 
 using test::lower_nest;
 using Lowered = test::LoweredNest;
+
+/// The schedule lower() would resolve for the nest's kernel (no layers, no counter bounds).
+Schedule resolved(const Lowered& l, const Schedule& requested = {}, bool manual_grid = false) {
+    ScheduleFacts facts;
+    facts.axis_of_dim = thread_axes(*l.analysis.primary);
+    facts.manual_grid = manual_grid;
+    return choose_schedule(requested, facts);
+}
 
 TEST(IterationSpace, ThreePointStencilBecomesLoopNestWithLoadsAndStores) {
     auto [src, dst] = fields<2>("src, dst: float64[2D]");
@@ -123,7 +132,7 @@ TEST(IterationSpace, CountersInExpressionsBecomeLoopVariables) {
 TEST(GpuMapping, FastestAxisGoesToThreadIdxXAndOneGuardCoversAll) {
     auto [src, dst] = fields<2>("src, dst: float64[2D]");
     Lowered l = lower_nest({{dst.center(), src[{1, 0}], ""}});
-    ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {.cells_per_thread = 1}, false);
+    ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {.cells_per_thread = 1});
     EXPECT_EQ(m.axis_of_dim, (std::array<int, 3>{1, 0, -1})) << "C layout: axis 1 is fastest";
     Stmt mapped = map_to_gpu(l.nest, m);
 
@@ -141,7 +150,7 @@ TEST(GpuMapping, FastestAxisGoesToThreadIdxXAndOneGuardCoversAll) {
 TEST(GpuMapping, SeveralCellsPerThreadBecomeAnUnrolledLoopWithOneGuardEach) {
     auto [src, dst] = fields<2>("src, dst: float64[2D]");
     Lowered l = lower_nest({{dst.center(), src[{1, 0}], ""}});
-    ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {}, false);
+    ThreadMapping m = plan_thread_mapping(*l.analysis.primary, resolved(l));
     EXPECT_EQ(m.cells_per_thread, (std::array<int, 3>{1, 4, 1})) << "4 cells along y by default";
     Stmt mapped = map_to_gpu(l.nest, m);
 
@@ -166,7 +175,7 @@ TEST(GpuMapping, SeveralCellsPerThreadBecomeAnUnrolledLoopWithOneGuardEach) {
                            -1))});
     EXPECT_IR_EQ(mapped, expected);
 
-    LaunchDescription L = infer_launch_grid(l.nest, m, {});
+    LaunchDescription L = infer_launch_grid(l.nest, m, resolved(l), ScalarType::Int64);
     // ceil((size_0 - 2) / 4) threads along y, simplified to (size_0 + 1) / 4.
     EXPECT_IR_EQ(L.extents[1], BinaryNode::make(BinaryOp::Div, add(l.param(ParamRole::Size, 0), i64(1)), i64(4)));
 }
@@ -174,7 +183,8 @@ TEST(GpuMapping, SeveralCellsPerThreadBecomeAnUnrolledLoopWithOneGuardEach) {
 TEST(GpuMapping, ManualGridsKeepOneCellPerThread) {
     auto f = field("f: float64[2D]");
     Lowered l = lower_nest({{f.center(), 1, ""}});
-    ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {}, /*manual_grid=*/true);
+    ThreadMapping m =
+        plan_thread_mapping(*l.analysis.primary, resolved(l, {}, /*manual_grid=*/true));
     EXPECT_EQ(m.cells_per_thread, (std::array<int, 3>{1, 1, 1}));
 }
 
@@ -182,7 +192,7 @@ TEST(GpuMapping, FortranLayoutMapsAxisZeroToX) {
     auto a = field("a: float32[3D]", Layout::Fortran);
     auto b = field("b: float32[3D]", Layout::Fortran);
     Lowered l = lower_nest({{b.center(), a.center(), ""}});
-    ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {}, false);
+    ThreadMapping m = plan_thread_mapping(*l.analysis.primary, resolved(l));
     EXPECT_EQ(m.axis_of_dim, (std::array<int, 3>{0, 1, 2}));
     EXPECT_EQ(m.cells_per_thread, (std::array<int, 3>{1, 1, 4})) << "the slowest mapped dimension";
 }
@@ -190,7 +200,7 @@ TEST(GpuMapping, FortranLayoutMapsAxisZeroToX) {
 TEST(GpuMapping, FourthAxisStaysALoopInsideTheGuard) {
     auto [a, b] = fields<2>("a, b: float32[4D]");
     Lowered l = lower_nest({{b.center(), a.center(), ""}});
-    ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {.cells_per_thread = 1}, false);
+    ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {.cells_per_thread = 1});
     EXPECT_EQ(m.axis_of_dim, (std::array<int, 3>{3, 2, 1}));
     Stmt mapped = map_to_gpu(l.nest, m);
     auto block = mapped.as<BlockNode>();
@@ -206,7 +216,7 @@ TEST(LaunchGrid, ExtentsAreExpressionsOverSizes) {
     auto [src, dst] = fields<2>("src, dst: float64[3D]");
     Lowered l = lower_nest({{dst.center(), src[{0, 0, 2}], ""}});
     ThreadMapping m{{2, 1, 0}, {1, 1, 1}};
-    LaunchDescription L = infer_launch_grid(l.nest, m, {});
+    LaunchDescription L = infer_launch_grid(l.nest, m, resolved(l), ScalarType::Int64);
     EXPECT_FALSE(L.manual);
     EXPECT_EQ(L.default_block, (std::array<int, 3>{64, 4, 1}));
     Expr n2 = l.param(ParamRole::Size, 2);
@@ -226,9 +236,11 @@ TEST(LaunchGrid, ExtentsAreExpressionsOverSizes) {
 TEST(LaunchGrid, CounterDependentBoundsAreManual) {
     using namespace loom::counters;
     auto f = field("f: float64[2D]");
-    KernelConfig cfg{.iteration_slice = Slice{all(), from(x)}, .manual_launch_grid = true};
-    Lowered l = lower_nest({{f.center(), 1, ""}}, cfg);
-    LaunchDescription L = infer_launch_grid(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}, cfg);
+    KernelConfig cfg{.iteration_slice = Slice{all(), from(x)}};
+    Schedule manual{.manual_launch_grid = true};
+    Lowered l = lower_nest({{f.center(), 1, ""}}, cfg, manual);
+    LaunchDescription L = infer_launch_grid(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}},
+                                            resolved(l, manual, true), ScalarType::Int64);
     EXPECT_TRUE(L.manual);
     EXPECT_NE(L.manual_reason.find("another counter"), std::string::npos);
     LOOM_EXPECT_ERROR(L.evaluate_extents({}), UserError, {"manual launch grid", "num_blocks"});
@@ -237,17 +249,25 @@ TEST(LaunchGrid, CounterDependentBoundsAreManual) {
 TEST(LaunchGrid, FixedShapesTrimTheDefaultBlockAtGenerationTime) {
     auto [a, b] = fields<2>("a, b: float32[8, 20]");
     Lowered l = lower_nest({{b.center(), a[{0, 1}], ""}});
-    LaunchDescription L = infer_launch_grid(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}, {});
+    Schedule s = resolved(l);
+    LaunchDescription L =
+        infer_launch_grid(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}, s, ScalarType::Int64);
     EXPECT_IR_EQ(L.extents[0], i64(18));
     EXPECT_IR_EQ(L.extents[1], i64(6));
-    EXPECT_EQ(L.default_block, (std::array<int, 3>{32, 4, 1}));
+    EXPECT_EQ(L.default_block, (std::array<int, 3>{64, 4, 1})) << "the chosen block";
+    fit_chosen_block(s, {}, L);
+    EXPECT_EQ(L.default_block, (std::array<int, 3>{32, 4, 1})) << "trimmed to 18 x 6";
+    EXPECT_EQ(s.block, (std::array<int, 3>{32, 4, 1})) << "the resolved schedule says so too";
 }
 
-TEST(LaunchGrid, ConfiguredBlockSizeIsKept) {
-    auto [a, b] = fields<2>("a, b: float32[2D]");
-    KernelConfig cfg{.block_size = std::array<int, 3>{128, 2, 1}};
-    Lowered l = lower_nest({{b.center(), a.center(), ""}}, cfg);
-    LaunchDescription L = infer_launch_grid(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}, cfg);
+TEST(LaunchGrid, AGivenBlockIsKeptEvenForFixedShapes) {
+    auto [a, b] = fields<2>("a, b: float32[8, 20]");
+    Schedule given{.block = std::array<int, 3>{128, 2, 1}};
+    Lowered l = lower_nest({{b.center(), a.center(), ""}}, {}, given);
+    Schedule s = resolved(l, given);
+    LaunchDescription L =
+        infer_launch_grid(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}, s, ScalarType::Int64);
+    fit_chosen_block(s, given, L);
     EXPECT_EQ(L.default_block, (std::array<int, 3>{128, 2, 1}));
 }
 

@@ -70,14 +70,15 @@ namespace {
 std::optional<Kernel> cuda_kernel(const StencilCase& c) {
     KernelConfig config = c.config;
     config.target = Target::CUDA;
+    Schedule schedule = c.schedule;
     bool counter_bound = false;
     for (const CaseAxis& a : c.axes)
         counter_bound |= c.sliced && a.start.kind == CaseBound::Kind::Counter;
     if (counter_bound) {
         if (c.dims > 3) return std::nullopt;
-        config.manual_launch_grid = true;
+        schedule.manual_launch_grid = true;
     }
-    return create_kernel(c.assignments, config);
+    return create_kernel(c.assignments, config, schedule);
 }
 } // namespace
 

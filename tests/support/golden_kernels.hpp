@@ -1,8 +1,8 @@
 // The golden kernels, defined once: tests/golden/test_golden.cpp and test_golden_cpu.cpp diff
 // their generated code against tests/golden/expected/<file>.cu and <file>.cpp, and the run tests
 // (tests/unit/test_cpu_kernels.cpp, tests/gpu/test_kernels.cpp, ...) execute them. Each function
-// builds the assignments and the config of the CUDA golden; callers change the config where they
-// need another target, name or index type.
+// builds the assignments, the config and the schedule of the CUDA golden; callers change them
+// where they need another target, name or index type.
 #pragma once
 
 #include <loom/loom.hpp>
@@ -12,17 +12,18 @@
 
 namespace loom::test::golden {
 
-/// One golden kernel: its golden file (no extension), what it computes, and its config.
+/// One golden kernel: its golden file (no extension), what it computes, its config and schedule.
 struct GoldenKernel {
     std::string file;
     AssignmentCollection assignments;
     KernelConfig config;
+    Schedule schedule = {};
 
-    /// create_kernel with this config, for `target`.
+    /// create_kernel with this config and schedule, for `target`.
     Kernel create(Target target = Target::CUDA) const {
         KernelConfig c = config;
         c.target = target;
-        return create_kernel(assignments, c);
+        return create_kernel(assignments, c, schedule);
     }
 };
 
@@ -76,8 +77,8 @@ inline GoldenKernel triangle_slice() {
     using namespace loom::counters;
     auto f = field("f: float64[2D]");
     return {"triangle_slice", Assignment(f(0), 1),
-            {.name = "triangle", .iteration_slice = Slice{all(), from(x)},
-             .manual_launch_grid = true}};
+            {.name = "triangle", .iteration_slice = Slice{all(), from(x)}},
+            {.manual_launch_grid = true}};
 }
 
 /// Momentum m = rho * u of a 2-vector velocity: rho C, u SoA (fzyx), m AoS (zyxf), float64.

@@ -63,9 +63,10 @@ struct LoweredNest {
     }
 };
 
-inline LoweredNest lower_nest(const std::vector<SourceAssignment>& in, const KernelConfig& cfg = {}) {
+inline LoweredNest lower_nest(const std::vector<SourceAssignment>& in, const KernelConfig& cfg = {},
+                              const Schedule& schedule = {}) {
     LoweredNest l;
-    l.analysis = analyze_kernel(in, cfg);
+    l.analysis = analyze_kernel(in, cfg, schedule);
     l.nest = lower_iteration_space(l.analysis.body, l.analysis, cfg, l.params);
     return l;
 }

@@ -108,7 +108,7 @@ public:
         // CUDA's cells per thread (the CPU ignores it): the default 4 unrolls the body four
         // times, which NVRTC pays for; one is as good a test of the source.
         const int cells = uniform(0, 9);
-        c_.config.cells_per_thread = cells < 3 ? 0 : cells < 8 ? 1 : 2;
+        c_.schedule.cells_per_thread = cells < 3 ? 0 : cells < 8 ? 1 : 2;
         for (CaseOutput& o : c_.outputs) o.operations = c_.ast.operations(o.node);
         c_.mark_used();
         rebuild_assignments(c_);

@@ -1,7 +1,7 @@
 // Random stencil kernels for differential tests, checked with the tests' own reference evaluator.
 //
 //   StencilCase c = generate_stencil(seed);      // seeded: the same seed gives the same case
-//   Kernel k = c.kernel(Target::CPU);             // create_kernel(c.assignments, c.config)
+//   Kernel k = c.kernel(Target::CPU);             // create_kernel(assignments, config, schedule)
 //   ... give every field the buffer c.fields[f] describes (inputs random, outputs poisoned),
 //       run the kernel, read the output buffers back ...
 //   Expected want = c.expected();                 // the reference, every cell of every output
@@ -243,12 +243,13 @@ public:
     std::vector<CaseTemp> temps; ///< the expression fuzzer's (random stencils keep theirs inline)
     AssignmentCollection assignments;
     KernelConfig config; ///< target CUDA; kernel() sets the target
+    Schedule schedule;   ///< the CPU target ignores it
     RefAst ast;
 
     Kernel kernel(Target target) const {
         KernelConfig c = config;
         c.target = target;
-        return create_kernel(assignments, c);
+        return create_kernel(assignments, c, schedule);
     }
 
     /// Whether the kernel computes spatial cell `i` (the reference's reading of the slice or the

@@ -246,12 +246,12 @@ TEST(CpuKernels, TwentySevenPoint3DFloat32) {
 
 TEST(CpuKernels, TriangleSliceNeedsNoManualGrid) {
     // The seed's triangle [:, x:]: axis 1 starts at the counter of axis 0. On the CPU it is a
-    // loop nest, so it needs no manual grid; the golden's config (manual_launch_grid = true, a
-    // GPU-only option) is accepted too and changes nothing: the loops cover the whole triangle.
+    // loop nest, so it needs no manual grid; the golden's schedule (manual_launch_grid = true,
+    // a GPU-only option) is accepted too and changes nothing: the loops cover the whole triangle.
     for (bool manual : {false, true}) {
         SCOPED_TRACE(manual ? "manual_launch_grid = true" : "no manual grid");
         golden::GoldenKernel g = golden::triangle_slice();
-        g.config.manual_launch_grid = manual;
+        g.schedule.manual_launch_grid = manual;
         KernelFunction k = g.create(Target::CPU).compile();
         for (const Shape& shape : {Shape{16, 16}, Shape{30, 13}, Shape{9, 40}}) {
             SCOPED_TRACE(shape_string(shape));

@@ -56,7 +56,7 @@ TEST(FuzzHarness, ADefaultRunDrawsEveryOperatorTypeAndShape) {
         ++seen[std::to_string(c.dims) + "D"];
         ++seen[c.sliced ? "slice" : "ghost layers"];
         if (c.fixed_shape) ++seen["fixed shape"];
-        if (c.config.cells_per_thread == 1) ++seen["one cell per thread"];
+        if (c.schedule.cells_per_thread == 1) ++seen["one cell per thread"];
         for (const CaseField& f : c.fields) {
             if (!f.used) continue;
             ++seen[std::string(f.written ? "output " : "input ") + rt_name(f.type)];

@@ -220,10 +220,7 @@ TEST(NnRuntime, CudaStagesWeightsInSharedMemory) {
     loom::test::expect_compiles_for_sm90(k);
 
     // With staging off, the weights are read from global memory.
-    KernelConfig off;
-    off.name = "unstaged";
-    off.shared_memory_budget = 0;
-    Kernel g = create_kernel(ac, off);
+    Kernel g = create_kernel(ac, {.name = "unstaged"}, {.shared_memory_budget = 0});
     EXPECT_EQ(g.source().find("__shared__"), std::string::npos) << g.source();
     EXPECT_EQ(g.launch().shared_bytes + g.launch().static_shared_bytes, 0u);
     loom::test::expect_compiles_for_sm90(g);
@@ -253,10 +250,7 @@ TEST(NnRuntime, OverFortyEightKilobytesUsesDynamicSharedMemory) {
     loom::test::expect_compiles_for_sm90(k);
 
     // A smaller budget stages what fits, in order: the table does not, the bias and weights do.
-    KernelConfig tight;
-    tight.name = "tight_staging";
-    tight.shared_memory_budget = 1024;
-    Kernel t = create_kernel(ac, tight);
+    Kernel t = create_kernel(ac, {.name = "tight_staging"}, {.shared_memory_budget = 1024});
     EXPECT_NE(t.source().find("table["), std::string::npos) << t.source();
     EXPECT_EQ(t.source().find("table_shared"), std::string::npos) << t.source();
     EXPECT_NE(t.source().find("layer_W_shared[2 * i + j]"), std::string::npos) << t.source();
@@ -271,15 +265,15 @@ TEST(NnRuntime, MaxRegistersBoundsTheKernel) {
     ac.add(Assignment(y.vec(), layer(x.vec())));
     KernelConfig cfg;
     cfg.name = "bounded";
-    cfg.max_registers = 64;
-    Kernel k = create_kernel(ac, cfg);
+    const Schedule bounded{.max_registers = 64};
+    Kernel k = create_kernel(ac, cfg, bounded);
     EXPECT_NE(k.source().find("extern \"C\" __global__ void __maxnreg__(64) bounded("), std::string::npos)
         << k.source();
     EXPECT_NE(k.source().find("at most 64 registers per thread"), std::string::npos);
     loom::test::expect_compiles_for_sm90(k);
-    // The CPU target has no registers to bound: the option is ignored there, like block_size.
+    // The CPU target has no registers to bound: the schedule is ignored there.
     cfg.target = Target::CPU;
-    EXPECT_EQ(create_kernel(ac, cfg).source().find("maxnreg"), std::string::npos);
+    EXPECT_EQ(create_kernel(ac, cfg, bounded).source().find("maxnreg"), std::string::npos);
 }
 
 TEST(NnRuntime, WeightsUploadsAChainsArraysByName) {

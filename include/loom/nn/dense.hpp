@@ -37,7 +37,7 @@ public:
     /// A layer whose weights are kernel arguments: `<name>_W`, a `type`[out, in] array (row i
     /// holds output i's weights), and with `bias` also `<name>_b`, a `type`[out] array. Pass
     /// them by name at call time like any field. On the GPU they are copied into shared memory
-    /// once per block (KernelConfig::shared_memory_budget); the layer runs as loops over a local
+    /// once per block (Schedule::shared_memory_budget); the layer runs as loops over a local
     /// array named `name`. Throws UserError for a bad name or non-positive sizes.
     static Dense runtime(const std::string& name, int out, int in, Activation activation = identity,
                          bool bias = true, ScalarType type = ScalarType::Float32);

@@ -1,0 +1,74 @@
+#include "compiler/passes/check_schedule.hpp"
+
+#include "compiler/passes/gpu_mapping.hpp"
+
+#include <loom/errors.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace loom::ir {
+
+namespace {
+[[noreturn]] void fail(const std::string& kernel, const std::string& what) {
+    throw UserError(fmt::format("kernel '{}' has Schedule::{}", kernel, what));
+}
+} // namespace
+
+void check_schedule(const Schedule& s, const std::string& kernel) {
+    if (s.block) {
+        const std::array<int, 3>& b = *s.block;
+        static const int limit[3] = {1024, 1024, 64};
+        long long n = 1;
+        for (int d = 0; d < 3; ++d) {
+            if (b[d] < 1 || b[d] > limit[d])
+                fail(kernel, fmt::format("block ({}); dimension {} must be between 1 and {} (CUDA "
+                                         "allows x and y up to 1024 and z up to 64 threads); set "
+                                         "it in range, or leave block unset to let loom choose",
+                                         fmt::join(b, ", "), "xyz"[d], limit[d]));
+            n *= b[d];
+        }
+        if (n > 1024)
+            fail(kernel, fmt::format("block ({}) = {} threads; a block holds at most 1024 threads, "
+                                     "so make x * y * z at most 1024, e.g. (64, 4, 1), or leave "
+                                     "block unset to let loom choose",
+                                     fmt::join(b, ", "), n));
+    }
+    if (s.max_registers != 0 && (s.max_registers < 16 || s.max_registers > 255))
+        fail(kernel, fmt::format("max_registers = {}; use 16 to 255 registers per thread, or 0 to "
+                                 "let the compiler choose", s.max_registers));
+    if (s.cells_per_thread < 0 || s.cells_per_thread > 64)
+        fail(kernel, fmt::format("cells_per_thread = {}; use 1 to 64, or 0 to let loom choose",
+                                 s.cells_per_thread));
+    if (s.vector_width < 0)
+        fail(kernel, fmt::format("vector_width = {}; use 1 (scalar loads and stores), or 0 to let "
+                                 "loom choose", s.vector_width));
+    if (s.vector_width > 1)
+        fail(kernel, fmt::format("vector_width = {}, which is not implemented yet: loom generates "
+                                 "scalar loads and stores (width 1) only; set vector_width to 1, "
+                                 "or 0 to let loom choose", s.vector_width));
+}
+
+void check_cells_axis(const Schedule& s, const FieldInfo& primary, const std::string& kernel) {
+    if (!s.cells_axis) return;
+    const int axis = *s.cells_axis;
+    const int dims = primary.spatial_dims;
+    std::vector<int> mapped; // the axes on threads, as gpu_mapping maps them
+    for (int a : thread_axes(primary))
+        if (a >= 0) mapped.push_back(a);
+    if (axis < 0 || axis >= dims)
+        fail(kernel, fmt::format("cells_axis = {}, but the kernel's iteration space has {} spatial "
+                                 "{} (0 to {}); set cells_axis to one of them, or leave it unset "
+                                 "for the slowest axis mapped onto threads (axis {} here)",
+                                 axis, dims, dims == 1 ? "axis" : "axes", dims - 1, mapped.back()));
+    if (std::find(mapped.begin(), mapped.end(), axis) == mapped.end())
+        fail(kernel, fmt::format("cells_axis = {}, the axis that stays a loop inside each thread "
+                                 "of this {}D kernel (three axes map onto threads: {}); set "
+                                 "cells_axis to one of those, or leave it unset for axis {}",
+                                 axis, dims, fmt::join(mapped, ", "), mapped.back()));
+}
+
+} // namespace loom::ir

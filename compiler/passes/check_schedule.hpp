@@ -1,0 +1,22 @@
+// The checks of a Schedule (loom/schedule.hpp) that analyze_kernel runs, on both targets: a
+// schedule that passes for Target::CPU passes for Target::CUDA too, so one schedule serves both.
+#pragma once
+
+#include <loom/field_info.hpp>
+#include <loom/schedule.hpp>
+
+#include <string>
+
+namespace loom::ir {
+
+/// What needs no kernel: block dimensions within CUDA's limits (1024, 1024, 64) and at most 1024
+/// threads, cells_per_thread 0 to 64, max_registers 0 or 16 to 255, vector_width 0 or 1. Throws
+/// UserError starting "kernel '<kernel>' has Schedule::<field> ...".
+void check_schedule(const Schedule& schedule, const std::string& kernel);
+
+/// cells_axis against the kernel: one of its spatial axes, and one mapped onto threads (in 4D
+/// the slowest memory axis of `primary` stays a loop). Throws UserError.
+void check_cells_axis(const Schedule& schedule, const FieldInfo& primary,
+                      const std::string& kernel);
+
+} // namespace loom::ir

@@ -1,0 +1,39 @@
+#include "compiler/passes/choose_schedule.hpp"
+
+#include "compiler/ir/ir.hpp"
+
+namespace loom::ir {
+
+Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) {
+    Schedule s = requested;
+    int mapped = 0;
+    for (int a : facts.axis_of_dim) mapped += a >= 0;
+    if (!s.block)
+        s.block = mapped == 1 ? std::array<int, 3>{256, 1, 1} : std::array<int, 3>{64, 4, 1};
+    if (mapped < 2 || facts.manual_grid)
+        s.cells_per_thread = 1;
+    else if (s.cells_per_thread == 0)
+        s.cells_per_thread = facts.has_layers ? 1 : 4;
+    if (!s.cells_axis && mapped > 0) s.cells_axis = facts.axis_of_dim[std::size_t(mapped - 1)];
+    if (!s.shared_memory_budget) s.shared_memory_budget = std::size_t(100) * 1024;
+    if (s.vector_width == 0) s.vector_width = 1;
+    return s;
+}
+
+void fit_chosen_block(Schedule& resolved, const Schedule& requested, LaunchDescription& launch) {
+    if (requested.block) return;
+    bool known = !launch.manual;
+    Dim3 ext{};
+    for (int d = 0; d < 3 && known; ++d) {
+        auto c = launch.extents[d].as<ConstNode>();
+        known = c != nullptr; // else a run-time size: each launch trims the block itself
+        if (known) ext[d] = c->int_value;
+    }
+    if (known) {
+        Dim3 b = launch.block_for(ext);
+        launch.default_block = {int(b[0]), int(b[1]), int(b[2])};
+    }
+    resolved.block = launch.default_block;
+}
+
+} // namespace loom::ir

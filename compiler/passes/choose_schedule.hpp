@@ -1,0 +1,46 @@
+// The schedule heuristic (CUDA): fills in what a Schedule (loom/schedule.hpp) leaves open. Every
+// rule by which loom decides how a kernel runs on the GPU lives here and in docs/guide.md
+// ("Launch configuration"); the passes after it read the resolved schedule and decide nothing.
+//
+// The rules, field by field (a field the request sets is kept as it is, but cells_per_thread):
+// - cells_per_thread: 1 in 1D and with a manual grid whatever the request says (a manual grid
+//   means one cell per thread, as in pystencils; a lone x axis gains nothing from more); else
+//   the request's; else 1 for kernels with layers (a cell with layers is long already: one per
+//   thread keeps code and registers small); else 4 (several independent loads in flight per
+//   thread, which a memory-bound stencil needs to approach copy bandwidth: one cell per thread
+//   reaches about 0.6 of it).
+// - cells_axis: the slowest memory axis mapped onto threads (the highest block dimension used),
+//   so that at each cell a warp still reads consecutive elements.
+// - block: (256, 1, 1) when one axis is mapped onto threads, (64, 4, 1) for two or more: x a
+//   multiple of the warp. When the launch grid's extents are all known at generation time
+//   (fixed shapes), fit_chosen_block trims it to them as each launch would
+//   (LaunchDescription::block_for).
+// - shared_memory_budget: 100 KiB (each launch checks the staged bytes against the device's
+//   limit per block).
+// - vector_width: 1, scalar loads and stores (the only width implemented).
+// - max_registers and manual_launch_grid: nothing to choose; 0 leaves registers to the compiler.
+#pragma once
+
+#include <loom/launch.hpp>
+#include <loom/schedule.hpp>
+
+#include <array>
+
+namespace loom::ir {
+
+/// What the heuristic looks at, all known once the loop nest is built.
+struct ScheduleFacts {
+    std::array<int, 3> axis_of_dim{-1, -1, -1}; ///< the spatial axis each block dimension walks
+    bool manual_grid = false; ///< manual_launch_grid, or slice bounds that use another counter
+    bool has_layers = false;  ///< the body computes local arrays in loops (neural layers)
+};
+
+/// The request with every open field filled in by the rules above (the block before
+/// fit_chosen_block). The request has passed check_schedule and check_cells_axis.
+Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts);
+
+/// A chosen block (the request left it unset) trimmed to the launch's extents where all of them
+/// are known at generation time, in both `launch.default_block` and `resolved.block`.
+void fit_chosen_block(Schedule& resolved, const Schedule& requested, LaunchDescription& launch);
+
+} // namespace loom::ir

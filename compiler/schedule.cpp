@@ -1,0 +1,46 @@
+#include <loom/schedule.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string>
+#include <vector>
+
+namespace loom {
+
+namespace {
+/// The fields as "name = value", each with "(chosen)" where `requested` (if given) differs.
+std::string describe_fields(const Schedule& s, const Schedule* requested) {
+    std::vector<std::string> parts;
+    auto add = [&](const char* name, const std::string& value, bool differs) {
+        parts.push_back(fmt::format("{} = {}{}", name, value,
+                                    requested && differs ? " (chosen)" : ""));
+    };
+    const Schedule& r = requested ? *requested : s;
+    add("block", s.block ? fmt::format("({})", fmt::join(*s.block, ", ")) : "choose",
+        s.block != r.block);
+    add("cells_per_thread", s.cells_per_thread ? std::to_string(s.cells_per_thread) : "choose",
+        s.cells_per_thread != r.cells_per_thread);
+    add("cells_axis", s.cells_axis ? std::to_string(*s.cells_axis) : "choose",
+        s.cells_axis != r.cells_axis);
+    add("shared_memory_budget",
+        s.shared_memory_budget ? std::to_string(*s.shared_memory_budget) : "choose",
+        s.shared_memory_budget != r.shared_memory_budget);
+    add("max_registers",
+        s.max_registers ? std::to_string(s.max_registers) : "0 (the compiler's choice)",
+        s.max_registers != r.max_registers);
+    add("manual_launch_grid", s.manual_launch_grid ? "true" : "false",
+        s.manual_launch_grid != r.manual_launch_grid);
+    add("vector_width", s.vector_width ? std::to_string(s.vector_width) : "choose",
+        s.vector_width != r.vector_width);
+    return fmt::format("{}", fmt::join(parts, ", "));
+}
+} // namespace
+
+std::string Schedule::describe() const { return describe_fields(*this, nullptr); }
+
+std::string Schedule::describe(const Schedule& requested) const {
+    return describe_fields(*this, &requested);
+}
+
+} // namespace loom

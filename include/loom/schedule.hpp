@@ -1,0 +1,57 @@
+// How a CUDA kernel computes what its KernelConfig says: the block shape, the cells each thread
+// computes and along which axis, shared memory, registers, the launch grid and the vector width.
+// create_kernel takes one as its third argument; whatever it leaves open (the default) loom
+// chooses by the heuristic documented in docs/guide.md ("Launch configuration") and
+// compiler/passes/choose_schedule.hpp. Kernel::schedule() returns the schedule that was used.
+//
+// The CPU target has no threads, blocks or grid: there every field is checked as on the GPU (so
+// that one schedule serves both targets) and then ignored.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace loom {
+
+struct Schedule {
+    /// Threads per block (x, y, z). Unset: (256, 1, 1) when one axis is mapped onto threads,
+    /// (64, 4, 1) for more, trimmed to extents known at generation time. Each dimension within
+    /// CUDA's limits (1024, 1024, 64), at most 1024 threads in all. A block dimension no axis is
+    /// mapped onto launches one thread whatever this says.
+    std::optional<std::array<int, 3>> block;
+    /// Consecutive cells each thread computes along `cells_axis`, 1 to 64; 0 chooses (4 in 2D
+    /// and up, 1 for kernels with layers). 1D kernels and manual grids always compute one cell
+    /// per thread (a manual grid means one thread per cell).
+    int cells_per_thread = 0;
+    /// The spatial axis (0 = the slowest index of the array, as in `ctr(0)`) a thread's cells
+    /// run along. Unset: the slowest memory axis that is mapped onto threads, so that a warp
+    /// still reads consecutive elements at each cell. It must be a mapped axis: not, in 4D, the
+    /// slowest axis, which stays a loop inside each thread.
+    std::optional<int> cells_axis;
+    /// Buffers (fields read only at absolute positions, such as a layer's runtime weights) with
+    /// a fixed shape are copied into shared memory once per block, in order, while they fit in
+    /// this many bytes; the rest are read from global memory. 0 turns staging off. Unset: 100 KiB.
+    std::optional<std::size_t> shared_memory_budget;
+    /// The most registers one thread may use (`__maxnreg__`), 16 to 255, or 0 for the compiler's
+    /// choice. Fewer registers let more threads share an SM; too few make the compiler spill to
+    /// local memory. Worth trying on long kernels such as MLPs (docs/performance.md).
+    int max_registers = 0;
+    /// The caller sets block_size and num_blocks on the KernelFunction before each launch, and
+    /// each thread computes one cell. Needed when slice bounds use another counter.
+    bool manual_launch_grid = false;
+    /// Elements each load and store moves at once. 0 chooses, 1 is scalar loads and stores: the
+    /// only width implemented so far (others are refused).
+    int vector_width = 0;
+
+    /// One line, the fields as C++ names them: "block = (64, 4, 1), cells_per_thread = 4, ...";
+    /// an open field reads "choose".
+    std::string describe() const;
+    /// The same, with "(chosen)" after each field that differs from `requested`: what loom
+    /// decided where the request left a field open (or could not follow it, see
+    /// cells_per_thread). For a resolved schedule, Kernel::schedule().
+    std::string describe(const Schedule& requested) const;
+};
+
+} // namespace loom

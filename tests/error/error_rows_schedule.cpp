@@ -1,0 +1,99 @@
+// Error table rows: the Schedule (block, cells per thread and their axis, registers, vector
+// width), checked at create_kernel on both targets, without a GPU.
+#include "tests/error/error_rows.hpp"
+#include "tests/support/cpu_config.hpp"
+
+#include <loom/loom.hpp>
+
+#include <array>
+
+namespace loom::test {
+
+namespace {
+/// A valid copy kernel of `dims` spatial axes, so that only the schedule can be wrong.
+Kernel copy_with(const Schedule& s, const KernelConfig& cfg = {}, int dims = 2) {
+    const std::string spec = "f, g: float64[" + std::to_string(dims) + "D]";
+    auto [f, g] = fields<2>(spec);
+    return create_kernel(Assignment(f.center(), g.center()), cfg, s);
+}
+Schedule block(int x, int y, int z) { return {.block = std::array<int, 3>{x, y, z}}; }
+} // namespace
+
+std::vector<ErrorRow> schedule_rows() {
+    const auto U = Expect::User;
+    return {
+        // ---- block (CUDA's limits; checked at create_kernel, no GPU needed) ----
+        {"block_zero",
+         [] { copy_with(block(0, 1, 1)); },
+         U,
+         {"Schedule::block (0, 1, 1)", "dimension x must be between 1 and 1024",
+          "leave block unset to let loom choose"}},
+        {"block_negative",
+         [] { copy_with(block(32, -4, 1)); },
+         U,
+         {"Schedule::block (32, -4, 1)", "dimension y must be between 1 and 1024"}},
+        {"block_z_too_large",
+         [] { copy_with(block(1, 1, 65)); },
+         U,
+         {"Schedule::block (1, 1, 65)", "dimension z must be between 1 and 64"}},
+        {"block_too_many_threads",
+         [] { copy_with(block(64, 32, 1)); },
+         U,
+         {"Schedule::block (64, 32, 1) = 2048 threads", "at most 1024 threads",
+          "x * y * z at most 1024"}},
+        {"block_checked_for_cpu_too",
+         [] { copy_with(block(0, 0, 0), cpu("cpu_block")); },
+         U,
+         {"kernel 'cpu_block' has Schedule::block (0, 0, 0)", "between 1 and 1024"}},
+        // ---- cells per thread and their axis ----
+        {"cells_per_thread_negative",
+         [] { copy_with({.cells_per_thread = -1}); },
+         U,
+         {"Schedule::cells_per_thread = -1", "use 1 to 64, or 0 to let loom choose"}},
+        {"cells_per_thread_too_many",
+         [] { copy_with({.cells_per_thread = 100000}); },
+         U,
+         {"Schedule::cells_per_thread = 100000", "use 1 to 64"}},
+        {"cells_axis_beyond_the_axes",
+         [] { copy_with({.cells_axis = 2}, {.name = "axes"}); },
+         U,
+         {"kernel 'axes' has Schedule::cells_axis = 2",
+          "iteration space has 2 spatial axes (0 to 1)", "set cells_axis to one of them",
+          "leave it unset", "(axis 0 here)"}},
+        {"cells_axis_negative",
+         [] { copy_with({.cells_axis = -1}, {}, 1); },
+         U,
+         {"Schedule::cells_axis = -1", "has 1 spatial axis (0 to 0)"}},
+        {"cells_axis_on_the_loop_axis_of_a_4d_kernel",
+         [] { copy_with({.cells_axis = 0}, {.name = "four"}, 4); },
+         U,
+         {"kernel 'four' has Schedule::cells_axis = 0",
+          "stays a loop inside each thread of this 4D kernel",
+          "three axes map onto threads: 3, 2, 1", "leave it unset for axis 1"}},
+        {"cells_axis_checked_for_cpu_too",
+         [] { copy_with({.cells_axis = 5}, cpu("cpu_axis"), 3); },
+         U,
+         {"kernel 'cpu_axis' has Schedule::cells_axis = 5", "has 3 spatial axes (0 to 2)"}},
+        // ---- registers ----
+        {"max_registers_too_few",
+         [] { copy_with({.max_registers = 8}); },
+         U,
+         {"Schedule::max_registers = 8", "16 to 255", "0 to let the compiler choose"}},
+        {"max_registers_too_many",
+         [] { copy_with({.max_registers = 300}); },
+         U,
+         {"Schedule::max_registers = 300", "16 to 255"}},
+        // ---- vector width: only scalar loads and stores so far ----
+        {"vector_width_not_implemented",
+         [] { copy_with({.vector_width = 4}); },
+         U,
+         {"Schedule::vector_width = 4", "not implemented yet", "scalar loads and stores",
+          "set vector_width to 1, or 0 to let loom choose"}},
+        {"vector_width_negative",
+         [] { copy_with({.vector_width = -2}, cpu("cpu_vector")); },
+         U,
+         {"kernel 'cpu_vector' has Schedule::vector_width = -2", "use 1"}},
+    };
+}
+
+} // namespace loom::test

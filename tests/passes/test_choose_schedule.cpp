@@ -1,0 +1,160 @@
+// The schedule heuristic (compiler/passes/choose_schedule.hpp), rule by rule, and the schedule a
+// Kernel reports: resolved, requested, what loom chose, and that the launch follows it.
+#include "compiler/passes/choose_schedule.hpp"
+#include "tests/support/nvrtc_check.hpp"
+
+#include <loom/loom.hpp>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+
+namespace {
+using namespace loom;
+using namespace loom::ir;
+
+using Block = std::array<int, 3>;
+
+ScheduleFacts facts(std::array<int, 3> axis_of_dim, bool manual = false, bool layers = false) {
+    ScheduleFacts f;
+    f.axis_of_dim = axis_of_dim;
+    f.manual_grid = manual;
+    f.has_layers = layers;
+    return f;
+}
+
+// ---- the heuristic, rule by rule -----------------------------------------------------------
+
+TEST(ChooseSchedule, TwoDimensionsGetAWarpWideBlockAndFourCellsAlongTheSlowestMappedAxis) {
+    // C layout: x walks axis 1, y axis 0.
+    Schedule s = choose_schedule({}, facts({1, 0, -1}));
+    EXPECT_EQ(s.block, (Block{64, 4, 1}));
+    EXPECT_EQ(s.cells_per_thread, 4);
+    EXPECT_EQ(s.cells_axis, 0);
+    EXPECT_EQ(s.shared_memory_budget, std::size_t(100) * 1024);
+    EXPECT_EQ(s.vector_width, 1);
+    EXPECT_EQ(s.max_registers, 0) << "nothing to choose: the compiler's";
+    EXPECT_FALSE(s.manual_launch_grid);
+}
+
+TEST(ChooseSchedule, TheCellsAxisIsTheSlowestMappedAxisInAnyLayoutAndRank) {
+    EXPECT_EQ(choose_schedule({}, facts({0, 1, -1})).cells_axis, 1) << "Fortran 2D";
+    EXPECT_EQ(choose_schedule({}, facts({2, 1, 0})).cells_axis, 0) << "C 3D";
+    EXPECT_EQ(choose_schedule({}, facts({3, 2, 1})).cells_axis, 1) << "C 4D: axis 0 is a loop";
+    EXPECT_EQ(choose_schedule({}, facts({2, 1, 0})).block, (Block{64, 4, 1}));
+}
+
+TEST(ChooseSchedule, OneDimensionMeansOneCellPerThreadWhateverTheRequest) {
+    Schedule s = choose_schedule({.cells_per_thread = 4}, facts({0, -1, -1}));
+    EXPECT_EQ(s.block, (Block{256, 1, 1}));
+    EXPECT_EQ(s.cells_per_thread, 1);
+    EXPECT_EQ(s.cells_axis, 0);
+}
+
+TEST(ChooseSchedule, AManualGridMeansOneCellPerThreadWhateverTheRequest) {
+    const Schedule eight{.cells_per_thread = 8};
+    EXPECT_EQ(choose_schedule(eight, facts({1, 0, -1}, /*manual=*/true)).cells_per_thread, 1);
+}
+
+TEST(ChooseSchedule, LayersGetOneCellPerThreadUnlessTheRequestSaysOtherwise) {
+    const ScheduleFacts layers = facts({1, 0, -1}, false, /*layers=*/true);
+    EXPECT_EQ(choose_schedule({}, layers).cells_per_thread, 1);
+    EXPECT_EQ(choose_schedule({.cells_per_thread = 2}, layers).cells_per_thread, 2);
+}
+
+TEST(ChooseSchedule, GivenFieldsAreKept) {
+    const Schedule given{.block = Block{32, 8, 1},
+                         .cells_per_thread = 2,
+                         .cells_axis = 1,
+                         .shared_memory_budget = 0,
+                         .max_registers = 64,
+                         .manual_launch_grid = false,
+                         .vector_width = 1};
+    Schedule s = choose_schedule(given, facts({1, 0, -1}));
+    EXPECT_EQ(s.describe(), given.describe());
+    EXPECT_EQ(s.describe(given).find("(chosen)"), std::string::npos) << s.describe(given);
+}
+
+TEST(ChooseSchedule, DescribeNamesEveryFieldAndMarksWhatWasChosen) {
+    const Schedule requested{.cells_per_thread = 2, .max_registers = 32};
+    EXPECT_EQ(requested.describe(),
+              "block = choose, cells_per_thread = 2, cells_axis = choose, shared_memory_budget = "
+              "choose, max_registers = 32, manual_launch_grid = false, vector_width = choose");
+    Schedule s = choose_schedule(requested, facts({1, 0, -1}));
+    EXPECT_EQ(s.describe(requested),
+              "block = (64, 4, 1) (chosen), cells_per_thread = 2, cells_axis = 0 (chosen), "
+              "shared_memory_budget = 102400 (chosen), max_registers = 32, manual_launch_grid = "
+              "false, vector_width = 1 (chosen)");
+    EXPECT_NE(Schedule{}.describe().find("max_registers = 0 (the compiler's choice)"),
+              std::string::npos);
+}
+
+// ---- Kernel::schedule() -----------------------------------------------------------------------
+
+TEST(KernelSchedule, TheResolvedScheduleIsTheOneTheLaunchUses) {
+    auto [src, dst] = fields<2>("src, dst: float32[2D]");
+    Kernel k = create_kernel(Assignment(dst.center(), src[{1, 0}] + src[{0, -1}]), {.name = "two"});
+    EXPECT_EQ(k.requested_schedule().describe(), Schedule{}.describe());
+    const Schedule& s = k.schedule();
+    EXPECT_EQ(s.block, (Block{64, 4, 1}));
+    EXPECT_EQ(k.launch().default_block, *s.block);
+    EXPECT_EQ(s.cells_per_thread, 4);
+    EXPECT_EQ(s.cells_axis, 0);
+    EXPECT_EQ(k.launch().axis_of_dim[1], 0);
+    EXPECT_EQ(k.launch().cells_per_thread, (Block{1, 4, 1}));
+    EXPECT_NE(k.inspect().find("Schedule: block = (64, 4, 1) (chosen), cells_per_thread = 4 "
+                               "(chosen), cells_axis = 0 (chosen)"),
+              std::string::npos)
+        << k.inspect();
+}
+
+TEST(KernelSchedule, AChosenBlockIsTrimmedToFixedShapesAndSaysSo) {
+    auto [a, b] = fields<2>("a, b: float32[8, 20]");
+    Kernel k = create_kernel(Assignment(b.center(), a[{0, 1}]), {.name = "small"});
+    EXPECT_EQ(k.launch().default_block, (Block{32, 2, 1}));
+    EXPECT_EQ(k.schedule().block, (Block{32, 2, 1}));
+    // A given block is kept as given, fixed shape or not.
+    Kernel g = create_kernel(Assignment(b.center(), a[{0, 1}]), {.name = "small_given"},
+                             {.block = Block{128, 2, 1}});
+    EXPECT_EQ(g.launch().default_block, (Block{128, 2, 1}));
+    EXPECT_EQ(g.schedule().describe(g.requested_schedule()).find("block = (128, 2, 1) (chosen)"),
+              std::string::npos);
+}
+
+TEST(KernelSchedule, CellsCanRunAlongTheFastestAxis) {
+    // cells_axis = 1, the axis x walks in the C layout: x gets the cells, y one cell each.
+    auto [src, dst] = fields<2>("src, dst: float32[2D]");
+    Kernel k = create_kernel(Assignment(dst.center(), src[{1, 0}] + src[{0, -1}]),
+                             {.name = "along_x"}, {.cells_per_thread = 2, .cells_axis = 1});
+    EXPECT_EQ(k.launch().cells_per_thread, (Block{2, 1, 1}));
+    EXPECT_EQ(k.schedule().cells_axis, 1);
+    EXPECT_NE(k.launch().describe().find("2 cells per thread along x"), std::string::npos)
+        << k.launch().describe();
+    const char* along_x = "ctr_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 2 + cell + 1";
+    EXPECT_NE(k.source().find(along_x), std::string::npos)
+        << k.source();
+    loom::test::expect_compiles_for_sm90(k);
+}
+
+TEST(KernelSchedule, TheInt64VariantIsLoweredWithTheSameSchedule) {
+    auto [src, dst] = fields<2>("src, dst: float64[3D]");
+    Kernel k = create_kernel(Assignment(dst.center(), 2.0 * src.center()), {.name = "wide_sched"},
+                             {.block = Block{32, 2, 2}, .cells_per_thread = 3, .cells_axis = 1});
+    KernelSpec spec = k.spec();
+    ASSERT_TRUE(spec.wide);
+    EXPECT_EQ(spec.wide->launch.cells_per_thread, spec.launch.cells_per_thread);
+    EXPECT_EQ(spec.launch.cells_per_thread, (Dim3{1, 3, 1})) << "y walks axis 1 in 3D C layout";
+    EXPECT_EQ(spec.wide->launch.default_block, (Dim3{32, 2, 2}));
+}
+
+TEST(KernelSchedule, MaxRegistersReachTheSourceThroughTheLoweredKernel) {
+    auto [src, dst] = fields<2>("src, dst: float32[1D]");
+    Kernel k = create_kernel(Assignment(dst.center(), src.center()), {.name = "regs"},
+                             {.max_registers = 40});
+    EXPECT_NE(k.source().find("__maxnreg__(40) regs("), std::string::npos) << k.source();
+    EXPECT_NE(k.source().find("at most 40 registers per thread"), std::string::npos);
+    EXPECT_EQ(k.schedule().max_registers, 40);
+}
+
+} // namespace
