@@ -13,6 +13,7 @@
 #include "compiler/passes/gpu_mapping.hpp"
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/passes/launch_grid.hpp"
+#include "compiler/passes/lower_layers.hpp"
 #include "compiler/passes/shared_staging.hpp"
 #include "compiler/passes/simplify.hpp"
 #include "compiler/passes/verify.hpp"
@@ -78,17 +79,23 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     log.record("analyze_kernel", Stmt(), analysis.body);
     check_division_by_zero(analysis.body, config.name);
 
-    // 2. Simplify: fold constants, drop identities.
+    // 2. Layers: each Dense statement becomes loops (unrolled when small, a loop over its
+    // inputs when wide), so the passes below see loops over local arrays.
     log.start();
-    Stmt body = simplify(analysis.body);
-    log.record("simplify", analysis.body, body);
+    Stmt layers = lower_layers(analysis.body);
+    log.record("lower_layers", analysis.body, layers);
 
-    // 3. Common subexpressions, computed once into named temporaries.
+    // 3. Simplify: fold constants, drop identities.
+    log.start();
+    Stmt body = simplify(layers);
+    log.record("simplify", layers, body);
+
+    // 4. Common subexpressions, computed once into named temporaries.
     log.start();
     Stmt cse = eliminate_common_subexpressions(body);
     log.record("eliminate_common_subexpressions", body, cse);
 
-    // 4. Iteration space: one loop per axis; field accesses become loads and stores.
+    // 5. Iteration space: one loop per axis; field accesses become loads and stores.
     log.start();
     Stmt nest = lower_iteration_space(cse, analysis, config, k.params);
     log.record("lower_iteration_space", cse, nest);
@@ -96,12 +103,12 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     // knows: the launch checks them (KernelSpec::slice_bounds), so keep them.
     if (config.iteration_slice) k.slice_bounds = read_slice_bounds(nest);
 
-    // 5-6. Target mapping. CUDA: the loops become thread indices and the launch grid is read
+    // 6-7. Target mapping. CUDA: the loops become thread indices and the launch grid is read
     // off the loop bounds. CPU: the loops stay, in memory order, the outermost parallel and the
     // innermost vectorized; there is no grid.
     Stmt mapped;
     if (config.target == Target::CUDA) {
-        // 5. GPU mapping: the fastest memory axis to threadIdx.x, one bounds guard.
+        // 6. GPU mapping: the fastest memory axis to threadIdx.x, one bounds guard.
         log.start();
         bool manual = config.manual_launch_grid || analysis.bounds_depend_on_counters;
         KernelConfig mapping_config = config;
@@ -111,38 +118,38 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         Stmt threads = map_to_gpu(nest, mapping);
         log.record("map_to_gpu", nest, threads);
 
-        // 5b. Shared-memory staging: buffers every thread reads (weights) are copied once per block.
+        // 6b. Shared-memory staging: buffers every thread reads (weights) are copied once per block.
         log.start();
         SharedStaging staging =
             stage_buffers_in_shared(threads, analysis.buffers, config.shared_memory_budget);
         mapped = staging.body;
         log.record("stage_buffers_in_shared", threads, mapped);
 
-        // 6. Launch grid, read off the loop bounds: ceil(extent / block), or manual.
+        // 7. Launch grid, read off the loop bounds: ceil(extent / block), or manual.
         log.start();
         k.launch = infer_launch_grid(nest, mapping, config);
         k.launch.shared_bytes = staging.dynamic ? staging.shared_bytes : 0;
         k.launch.static_shared_bytes = staging.dynamic ? 0 : staging.shared_bytes;
         log.note("infer_launch_grid", k.launch.describe());
     } else {
-        // 5. CPU mapping: the fastest memory axis innermost, OpenMP on the outermost loop.
+        // 6. CPU mapping: the fastest memory axis innermost, OpenMP on the outermost loop.
         log.start();
         mapped = map_to_cpu(nest, plan_cpu_loop_order(nest, *analysis.primary));
         log.record("map_to_cpu", nest, mapped);
 
-        // 6. No launch grid: the loops cover the iteration space themselves.
+        // 7. No launch grid: the loops cover the iteration space themselves.
         log.start();
         k.launch = LaunchDescription::none("CPU target: loops, no launch grid");
         log.note("launch", k.launch.describe());
     }
 
-    // 7. Verify the invariants the printer relies on.
+    // 8. Verify the invariants the printer relies on.
     log.start();
     verify_lowered(mapped, k.params);
     log.note("verify_lowered", "ok");
     k.body = mapped;
 
-    // 8. Print readable CUDA or C++; names the parameters in k.params.
+    // 9. Print readable CUDA or C++; names the parameters in k.params.
     log.start();
     const bool cuda = config.target == Target::CUDA;
     if (cuda)

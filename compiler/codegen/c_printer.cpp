@@ -361,6 +361,8 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
     }
     case StmtKind::Assign:
         throw InternalError("an Assign statement reached the code generator; lower_iteration_space must run first");
+    case StmtKind::Dense:
+        throw InternalError("a Dense statement reached the code generator; lower_layers must run first");
     }
     return "";
 }
