@@ -119,7 +119,8 @@ struct ArrayInfo {
     /// of its rows and load them as float4 (it does not for windows into dynamic memory).
     bool static_shared = false;
     /// What computes the array, for the arrays the frontend makes (layers); null for the arrays
-    /// of the passes. Never read after analyze_kernel, which turns it into statements.
+    /// of the passes. analyze_kernel turns it into statements, and its body reads copies of
+    /// the arrays without it (verify_lowered checks that none is left).
     std::shared_ptr<const ArrayDefinition> definition;
     std::string describe() const;  ///< "float32 dense0[16] (local)"
 };

@@ -656,19 +656,41 @@ private:
         return first->array;
     }
 
+    /// Loads of a layer array read the array as placed: a copy without its definition, which
+    /// the statements before it compute now.
+    class ReadPlacedArrays : public IRMutator {
+    public:
+        explicit ReadPlacedArrays(const std::map<const ArrayInfo*, ArrayPtr>& placed) : placed_(placed) {}
+
+    protected:
+        Expr visit_ArrayLoad(const ArrayLoadNode* n, const Expr& self) override {
+            Expr i = mutate(n->index);
+            auto it = placed_.find(n->array.get());
+            if (it == placed_.end()) return i.same_as(n->index) ? self : ArrayLoadNode::make(n->array, i);
+            return ArrayLoadNode::make(it->second, i);
+        }
+
+    private:
+        const std::map<const ArrayInfo*, ArrayPtr>& placed_;
+    };
+
     /// Appends to `out` the statements that compute the layer arrays `reads` load and that are
     /// not placed yet, each after those of the arrays it reads: the layer's inputs, unless they
     /// are one whole array, into a new local array `<name>_in`, then Allocate and Dense.
     void place_layers(const std::vector<Expr>& reads, std::vector<Stmt>& out) {
         for (const Expr& e : reads) {
             auto l = e.as<ArrayLoadNode>();
-            if (!l || !l->array->definition || !placed_arrays_.insert(l->array.get()).second)
-                continue;
-            const ArrayPtr& array = l->array;
-            const ArrayDefinition& d = *array->definition;
+            if (!l || !l->array->definition || placed_arrays_.count(l->array.get())) continue;
+            const ArrayDefinition& d = *l->array->definition;
             for (const Expr& x : d.inputs) place_layers(subexpressions(x), out);
+            auto copy = std::make_shared<ArrayInfo>(*l->array);
+            copy->definition = nullptr;
+            const ArrayPtr array = copy;
+            placed_arrays_[l->array.get()] = array;
             ArrayPtr in = whole_array(d.inputs);
-            if (!in) {
+            if (in) {
+                in = placed_arrays_.at(in.get());
+            } else {
                 auto a = std::make_shared<ArrayInfo>();
                 a->name = array->name + "_in";
                 a->type = array->type;
@@ -678,10 +700,11 @@ private:
                     fmt::format("{}: the layer's {} inputs", in->name, in->size)));
                 out.push_back(AllocateNode::make(in));
                 StrengthenConstants strengthen;
+                ReadPlacedArrays placed(placed_arrays_);
                 for (std::size_t k = 0; k < d.inputs.size(); ++k)
                     out.push_back(ArrayStoreNode::make(
                         in, ConstNode::make_int(ScalarType::Int32, std::int64_t(k)),
-                        strengthen.mutate(d.inputs[k])));
+                        placed.mutate(strengthen.mutate(d.inputs[k]))));
             }
             out.push_back(CommentNode::make(array->name + ": " + d.layer.describe()));
             out.push_back(AllocateNode::make(array));
@@ -703,7 +726,7 @@ private:
             // Layers (arrays) are computed once, before the first assignment that reads them.
             place_layers(subexpressions(rhs), out);
             out.push_back(CommentNode::make(s.text));
-            out.push_back(AssignNode::make(s.lhs, rhs));
+            out.push_back(AssignNode::make(s.lhs, ReadPlacedArrays(placed_arrays_).mutate(rhs)));
         }
         return BlockNode::make(std::move(out));
     }
@@ -732,7 +755,8 @@ private:
     std::vector<Gather> gathers_;
     std::vector<std::pair<int, std::size_t>> counters_; ///< (axis, statement)
     std::set<const ExprNode*> defined_temps_;
-    std::set<const ArrayInfo*> noted_arrays_, placed_arrays_;
+    std::set<const ArrayInfo*> noted_arrays_;
+    std::map<const ArrayInfo*, ArrayPtr> placed_arrays_; ///< a layer array -> as placed
 };
 
 } // namespace

@@ -43,6 +43,8 @@ protected:
         declare(n->var);
     }
     void visit_Allocate(const AllocateNode* n) override {
+        if (n->array->definition)
+            fail(fmt::format("the definition of array '{}'", n->array->name), "analyze_kernel");
         if (!arrays_.insert(n->array.get()).second)
             throw InternalError(fmt::format("verify: array '{}' is allocated twice", n->array->name));
     }
