@@ -277,6 +277,36 @@ TEST(NnRuntime, StencilFeedsRuntimeMlp) {
     }
 }
 
+TEST(NnRuntime, UntypedParameterInALayersInputs) {
+    // omega is typed by its use inside the layer's inputs (float32), which the layer array's
+    // definition holds: create_kernel rebuilds that array with the typed parameter.
+    auto [x, y] = fields<2>("x(2), y(2): float32[1D]");
+    Expr omega = param("omega");
+    nn::Dense layer = nn::Dense::runtime("scaled", 2, 2, nn::identity, /*bias=*/false);
+    AssignmentCollection ac;
+    ac.add(Assignment(y.vec(), layer(Vec{x(0) * omega, x(1)})));
+    Kernel kernel = create_kernel(ac, cpu("untyped_in_layer"));
+    bool typed = false;
+    for (const KernelParam& p : kernel.parameters())
+        typed |= p.name == "omega" && p.type == ScalarType::Float32;
+    EXPECT_TRUE(typed) << kernel.source();
+    KernelFunction k = kernel.compile();
+    const std::vector<float> xs = fresh<float>(std::size_t(kCells) * 2, 3, 1.0);
+    const std::vector<float> w = {0.5f, -1.0f, 2.0f, 0.25f};
+    auto X = HostArray<float>::from_host(xs, {kCells, 2});
+    auto Y = HostArray<float>::zeros({kCells, 2});
+    Y.fill(std::numeric_limits<float>::quiet_NaN());
+    auto W = HostArray<float>::from_host(w, {2, 2});
+    k(args("x", X, "y", Y, "scaled_W", W, "omega", 3.0f));
+    const std::vector<float> got = Y.to_host();
+    for (std::int64_t c = 0; c < kCells; ++c)
+        for (int i = 0; i < 2; ++i) {
+            double want = w[std::size_t(2 * i)] * 3.0 * xs[std::size_t(2 * c)] +
+                          w[std::size_t(2 * i + 1)] * double(xs[std::size_t(2 * c + 1)]);
+            ASSERT_NEAR(got[std::size_t(2 * c + i)], want, 1e-5) << "cell " << c << " output " << i;
+        }
+}
+
 TEST(NnRuntime, CudaStagesWeightsInSharedMemory) {
     nn::Chain mlp(nn::Dense::runtime("l0", 32, 14, nn::relu), nn::Dense::runtime("l1", 3, 32, nn::sigmoid));
     auto [x, y] = fields<2>("x(14), y(3): float32[1D]");
