@@ -88,7 +88,6 @@ struct DenseLayer {
     FieldPtr bias_field;
     LayerActivation activation;
     bool runtime_weights() const { return weight_field != nullptr; }
-    bool has_bias() const { return bias_field || !bias.empty(); }
     /// "Dense 4 -> 4, relu, weights hidden_W, bias hidden_b" (constants say "constant weights").
     std::string describe() const;
 };
