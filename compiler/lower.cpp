@@ -15,6 +15,7 @@
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/passes/launch_grid.hpp"
 #include "compiler/passes/lower_reductions.hpp"
+#include "compiler/passes/lower_layers.hpp"
 #include "compiler/passes/shared_staging.hpp"
 #include "compiler/passes/simplify.hpp"
 #include "compiler/passes/verify.hpp"
@@ -84,22 +85,28 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     log.record("analyze_kernel", Stmt(), analysis.body);
     check_division_by_zero(analysis.body, config.name);
 
-    // 2. Simplify: fold constants, drop identities.
+    // 2. Layers: each Dense statement becomes loops (unrolled when small, a loop over its
+    // inputs when wide), so the passes below see loops over local arrays.
     log.start();
-    Stmt body = simplify(analysis.body);
-    log.record("simplify", analysis.body, body);
+    Stmt layers = lower_layers(analysis.body);
+    log.record("lower_layers", analysis.body, layers);
 
-    // 3. Common subexpressions, computed once into named temporaries.
+    // 3. Simplify: fold constants, drop identities.
+    log.start();
+    Stmt body = simplify(layers);
+    log.record("simplify", layers, body);
+
+    // 4. Common subexpressions, computed once into named temporaries.
     log.start();
     Stmt cse = eliminate_common_subexpressions(body);
     log.record("eliminate_common_subexpressions", body, cse);
 
-    // 4. Iteration space: one loop per axis; field accesses become loads and stores.
+    // 5. Iteration space: one loop per axis; field accesses become loads and stores.
     log.start();
     Stmt spatial = lower_iteration_space(cse, analysis, config, k.params);
     log.record("lower_iteration_space", cse, spatial);
 
-    // 4b. Reductions: each becomes an accumulator and a loop, before the statement that uses it.
+    // 6. Reductions: each becomes an accumulator and a loop, before the statement that uses it.
     log.start();
     Stmt nest = lower_reductions(spatial);
     log.record("lower_reductions", spatial, nest);
@@ -107,12 +114,12 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     // knows: the launch checks them (KernelSpec::slice_bounds), so keep them.
     if (config.iteration_slice) k.slice_bounds = read_slice_bounds(nest);
 
-    // 5-6. Target mapping. CUDA: the loops become thread indices and the launch grid is read
+    // 7-8. Target mapping. CUDA: the loops become thread indices and the launch grid is read
     // off the loop bounds. CPU: the loops stay, in memory order, the outermost parallel and the
     // innermost vectorized; there is no grid, and no schedule to choose.
     Stmt mapped;
     if (config.target == Target::CUDA) {
-        // 5a. The schedule: what the request leaves open is chosen here, and only here.
+        // 7a. The schedule: what the request leaves open is chosen here, and only here.
         log.start();
         ScheduleFacts facts;
         facts.axis_of_dim = thread_axes(*analysis.primary);
@@ -122,20 +129,20 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         k.max_registers = k.schedule.max_registers;
         log.note("choose_schedule", k.schedule.describe(schedule));
 
-        // 5b. GPU mapping: the fastest memory axis to threadIdx.x, one bounds guard.
+        // 7b. GPU mapping: the fastest memory axis to threadIdx.x, one bounds guard.
         log.start();
         ThreadMapping mapping = plan_thread_mapping(*analysis.primary, k.schedule);
         Stmt threads = map_to_gpu(nest, mapping);
         log.record("map_to_gpu", nest, threads);
 
-        // 5c. Shared-memory staging: buffers every thread reads (weights), once per block.
+        // 7c. Shared-memory staging: buffers every thread reads (weights), once per block.
         log.start();
         SharedStaging staging = stage_buffers_in_shared(threads, analysis.buffers,
                                                         *k.schedule.shared_memory_budget);
         mapped = staging.body;
         log.record("stage_buffers_in_shared", threads, mapped);
 
-        // 6. Launch grid, read off the loop bounds: ceil(extent / block), or manual.
+        // 8. Launch grid, read off the loop bounds: ceil(extent / block), or manual.
         log.start();
         k.launch = infer_launch_grid(nest, mapping, k.schedule, *config.index_type);
         fit_chosen_block(k.schedule, schedule, k.launch);
@@ -143,24 +150,24 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         k.launch.static_shared_bytes = staging.dynamic ? 0 : staging.shared_bytes;
         log.note("infer_launch_grid", k.launch.describe());
     } else {
-        // 5. CPU mapping: the fastest memory axis innermost, OpenMP on the outermost loop.
+        // 7. CPU mapping: the fastest memory axis innermost, OpenMP on the outermost loop.
         log.start();
         mapped = map_to_cpu(nest, plan_cpu_loop_order(nest, *analysis.primary));
         log.record("map_to_cpu", nest, mapped);
 
-        // 6. No launch grid: the loops cover the iteration space themselves.
+        // 8. No launch grid: the loops cover the iteration space themselves.
         log.start();
         k.launch = LaunchDescription::none("CPU target: loops, no launch grid");
         log.note("launch", k.launch.describe());
     }
 
-    // 7. Verify the invariants the printer relies on.
+    // 9. Verify the invariants the printer relies on.
     log.start();
     verify_lowered(mapped, k.params);
     log.note("verify_lowered", "ok");
     k.body = mapped;
 
-    // 8. Print readable CUDA or C++; names the parameters in k.params.
+    // 10. Print readable CUDA or C++; names the parameters in k.params.
     log.start();
     const bool cuda = config.target == Target::CUDA;
     if (cuda)

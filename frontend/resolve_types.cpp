@@ -130,17 +130,11 @@ protected:
         return arithmetic(n->op, a, b);
     }
 
-    /// A layer's array carries the statement that computes it; its inputs may hold untyped
-    /// values too. Each producer is rebuilt once and shared by all loads of its array.
+    /// A layer's array is defined by its input values, which may hold untyped values too.
     Expr visit_ArrayLoad(const ArrayLoadNode* n, const Expr& self) override {
         Expr i = mutate(n->index);
-        Stmt p = n->producer;
-        if (p.defined()) {
-            auto [it, fresh] = producers_.try_emplace(n->array.get());
-            if (fresh) it->second = mutate(p);
-            p = it->second;
-        }
-        return i.same_as(n->index) && p.same_as(n->producer) ? self : ArrayLoadNode::make(n->array, i, p);
+        ArrayPtr a = resolved(n->array);
+        return i.same_as(n->index) && a == n->array ? self : ArrayLoadNode::make(a, i);
     }
 
 private:
@@ -151,6 +145,23 @@ private:
 
     [[noreturn]] void fail(const std::string& what) const {
         throw UserError(fmt::format("kernel '{}' {}", cfg_.name, what));
+    }
+
+    /// `a`, or once its inputs changed, a new array with the new inputs, made once and read by
+    /// all the loads of `a`.
+    ArrayPtr resolved(const ArrayPtr& a) {
+        if (!a->definition) return a;
+        auto [it, fresh] = arrays_.try_emplace(a.get(), a);
+        if (!fresh) return it->second;
+        const ArrayDefinition& d = *a->definition;
+        std::vector<Expr> inputs;
+        bool changed = false;
+        for (const Expr& x : d.inputs) {
+            inputs.push_back(mutate(x));
+            changed |= !inputs.back().same_as(x);
+        }
+        if (changed) it->second = make_layer_array(a->name, std::move(inputs), d.layer);
+        return it->second;
     }
 
     std::string text(std::size_t stmt) const {
@@ -181,7 +192,7 @@ private:
             }
     }
 
-    /// Records every Cast(float type, weak variable) under `root`, layer producers included, and
+    /// Records every Cast(float type, weak variable) under `root`, layers' inputs included, and
     /// the order in which weak variables first appear.
     void collect_uses(const Expr& root, std::size_t stmt) { collect_uses(subexpressions(root), stmt); }
 
@@ -190,9 +201,9 @@ private:
             if (auto c = e.as<CastNode>(); c && is_weak_variable(c->value) && is_float(c->type))
                 uses_[c->value.get()].push_back({c->type, stmt});
             if (is_weak_variable(e) && seen_.insert(e.get()).second) order_.push_back(e);
-            if (auto l = e.as<ArrayLoadNode>(); l && l->producer.defined() &&
-                                                walked_producers_.insert(l->array.get()).second)
-                collect_uses(subexpressions(l->producer), stmt);
+            if (auto l = e.as<ArrayLoadNode>(); l && l->array->definition &&
+                                                walked_arrays_.insert(l->array.get()).second)
+                for (const Expr& x : l->array->definition->inputs) collect_uses(x, stmt);
         }
     }
 
@@ -310,10 +321,10 @@ private:
     std::map<const ExprNode*, std::vector<Use>> uses_;       ///< weak variable -> typed uses
     std::vector<Expr> order_;                                ///< weak variables, first use first
     std::set<const ExprNode*> seen_;
-    std::set<const ArrayInfo*> walked_producers_;
+    std::set<const ArrayInfo*> walked_arrays_;
     std::map<const ExprNode*, ScalarType> decided_;          ///< temporaries typed by their uses
     std::map<const ExprNode*, Expr> typed_;                  ///< weak variable -> typed variable
-    std::map<const ArrayInfo*, Stmt> producers_;             ///< rebuilt layer producers
+    std::map<const ArrayInfo*, ArrayPtr> arrays_;            ///< layer arrays, as resolved
 };
 
 } // namespace

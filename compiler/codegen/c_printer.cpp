@@ -381,6 +381,8 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
             return fmt::format("{}{} += {};\n", pad, print(a->lhs), print(b->b));
         return fmt::format("{}{} = {};\n", pad, print(a->lhs), print(a->rhs));
     }
+    case StmtKind::Dense:
+        throw InternalError("a Dense statement reached the code generator; lower_layers must run first");
     }
     return "";
 }

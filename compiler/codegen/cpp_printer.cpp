@@ -92,7 +92,8 @@ protected:
         case ForKind::Vectorized: return "#pragma omp simd";
         case ForKind::ParallelVectorized: return "#pragma omp parallel for simd";
         // A layer's loops: the compiler unrolls small constant trip counts by itself.
-        case ForKind::Unrolled: return "";
+        case ForKind::Unrolled:
+        case ForKind::Rolled: return "";
         }
         return "";
     }

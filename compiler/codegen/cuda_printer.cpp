@@ -127,8 +127,10 @@ protected:
         return (staged_ ? pad + "loom::stage_wait();\n" : std::string()) + pad + "__syncthreads();\n";
     }
 
-    // Constant trip counts (the cells of one thread) unroll, so their loads overlap.
+    // Constant trip counts (the cells of one thread) unroll, so their loads overlap; a Rolled
+    // loop (a wide layer's inputs) stays a loop, which keeps NVRTC's time linear in its body.
     std::string loop_pragma(const ForNode* f) override {
+        if (f->kind == ForKind::Rolled) return "#pragma unroll 1";
         // A loop over an IndexVar (a reduction, or the elements of an index axis) may run
         // hundreds of times: NVCC chooses how far to unroll it.
         if (f->var.as<VarNode>()->role == VarRole::Index) return "";

@@ -106,9 +106,15 @@ struct StmtParts {
     std::vector<Expr> exprs;
     std::vector<Stmt> stmts;
     std::vector<std::int64_t> ints;
-    const void* field = nullptr;
+    std::vector<const void*> objects; ///< fields and arrays, compared by identity
     std::string text;
 };
+
+std::int64_t bits(double d) {
+    std::int64_t b;
+    std::memcpy(&b, &d, sizeof b);
+    return b;
+}
 
 StmtParts parts(const Stmt& s) {
     StmtParts p;
@@ -126,16 +132,16 @@ StmtParts parts(const Stmt& s) {
     case StmtKind::Store: {
         auto n = s.as<StoreNode>();
         p.exprs = {n->index, n->value};
-        p.field = n->field.get();
+        p.objects = {n->field.get()};
         break;
     }
     case StmtKind::ArrayStore: {
         auto n = s.as<ArrayStoreNode>();
         p.exprs = {n->index, n->value};
-        p.field = n->array.get();
+        p.objects = {n->array.get()};
         break;
     }
-    case StmtKind::Allocate: p.field = s.as<AllocateNode>()->array.get(); break;
+    case StmtKind::Allocate: p.objects = {s.as<AllocateNode>()->array.get()}; break;
     case StmtKind::Barrier: break;
     case StmtKind::Block: p.stmts = s.as<BlockNode>()->stmts; break;
     case StmtKind::For: {
@@ -152,6 +158,19 @@ StmtParts parts(const Stmt& s) {
         break;
     }
     case StmtKind::Comment: p.text = s.as<CommentNode>()->text; break;
+    case StmtKind::Dense: {
+        auto n = s.as<DenseNode>();
+        const DenseLayer& l = n->layer;
+        p.exprs = {l.activation.input, l.activation.value};
+        p.objects = {n->output.get(), n->input.get(), l.weight_field.get(), l.bias_field.get()};
+        p.text = l.activation.name;
+        // The constants' bit patterns, each list after its length, so none can run into the other.
+        p.ints = {l.outputs, l.inputs, std::int64_t(l.type), std::int64_t(l.weights.size())};
+        for (double w : l.weights) p.ints.push_back(bits(w));
+        p.ints.push_back(std::int64_t(l.bias.size()));
+        for (double b : l.bias) p.ints.push_back(bits(b));
+        break;
+    }
     }
     return p;
 }
@@ -162,7 +181,7 @@ bool structurally_equal(const Stmt& a, const Stmt& b) {
     if (a.same_as(b)) return true;
     if (!a.defined() || !b.defined() || a.kind() != b.kind()) return false;
     StmtParts pa = parts(a), pb = parts(b);
-    if (pa.ints != pb.ints || pa.field != pb.field || pa.text != pb.text ||
+    if (pa.ints != pb.ints || pa.objects != pb.objects || pa.text != pb.text ||
         pa.exprs.size() != pb.exprs.size() || pa.stmts.size() != pb.stmts.size())
         return false;
     for (std::size_t i = 0; i < pa.exprs.size(); ++i)
@@ -177,7 +196,7 @@ std::size_t structural_hash(const Stmt& s) {
     StmtParts p = parts(s);
     std::size_t h = mix(0x51ed, std::size_t(s.kind()));
     for (auto i : p.ints) h = mix(h, std::size_t(i));
-    h = mix(h, std::hash<const void*>{}(p.field));
+    for (const void* o : p.objects) h = mix(h, std::hash<const void*>{}(o));
     h = mix(h, std::hash<std::string>{}(p.text));
     for (auto& e : p.exprs) h = mix(h, structural_hash(e));
     for (auto& c : p.stmts) h = mix(h, structural_hash(c));

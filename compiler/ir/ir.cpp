@@ -113,6 +113,8 @@ std::string_view for_kind_name(ForKind k) {
         return "parallel, vectorized";
     case ForKind::Unrolled:
         return "unrolled";
+    case ForKind::Rolled:
+        return "rolled";
     }
     return "?";
 }
@@ -274,13 +276,13 @@ Expr BlockThreadNode::make(ScalarType type, bool count) {
     return Expr(std::make_shared<BlockThreadNode>(type, count));
 }
 
-Expr ArrayLoadNode::make(ArrayPtr array, Expr index, Stmt producer) {
+Expr ArrayLoadNode::make(ArrayPtr array, Expr index) {
     require(array != nullptr, "ArrayLoad", "no array");
     require_defined(index, "ArrayLoad");
     require(is_int(index.type()), "ArrayLoad", "index is not an integer");
     if (auto c = index.as<ConstNode>())
         require(c->int_value >= 0 && c->int_value < array->size, "ArrayLoad", "constant index out of range");
-    return Expr(std::make_shared<ArrayLoadNode>(std::move(array), std::move(index), std::move(producer)));
+    return Expr(std::make_shared<ArrayLoadNode>(std::move(array), std::move(index)));
 }
 
 Expr ThreadIndexNode::make(ScalarType index_type, int dim) {

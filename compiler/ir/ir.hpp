@@ -33,8 +33,9 @@ enum class MathFn : std::uint8_t {
 /// Vectorized: its iterations are independent, so the compiler may run them in SIMD lanes
 /// (`omp simd`). Only the CPU target sets anything but Serial (map_to_cpu).
 /// Unrolled: a loop with constant bounds inside one cell (a layer's rows and columns), fully
-/// unrolled so the local arrays it indexes stay in registers.
-enum class ForKind : std::uint8_t { Serial, Parallel, Vectorized, ParallelVectorized, Unrolled };
+/// unrolled so the local arrays it indexes stay in registers. Rolled: a loop inside one cell
+/// that stays a loop (a wide layer's inputs, lower_layers): `#pragma unroll 1` in CUDA.
+enum class ForKind : std::uint8_t { Serial, Parallel, Vectorized, ParallelVectorized, Unrolled, Rolled };
 
 std::string_view op_name(UnaryOp op);   // "-", "!"
 std::string_view op_name(BinaryOp op);  // "+", "<=", "min", ...
@@ -60,12 +61,53 @@ enum class VarRole : std::uint8_t {
     Index,       ///< a DSL index variable (loom::IndexVar) over [0, extent): the variable of a
                  ///< reduction, or of an assignment that writes every element of an index axis
     Accumulator, ///< a reduction's running value: declared mutable, updated in its loop
+    Placeholder, ///< stands for a value a pass substitutes (a layer's sum, in its activation)
 };
 
 /// Where an array lives. Local: per thread (per cell), registers when every index is a constant
 /// after unrolling. Shared: per GPU block, filled cooperatively (buffers staged by
 /// stage_buffers_in_shared).
 enum class MemorySpace : std::uint8_t { Local, Shared };
+
+/// A layer's activation as an expression of one variable: `value` computes it from `input` (a
+/// Placeholder Var that stands for each output's sum, replaced when the layer is lowered). An
+/// undefined `value` is the identity. Built by the frontend from any nn::Activation.
+struct LayerActivation {
+    std::string name; ///< "relu", "leaky_relu(0.1)": for the IR notation and comments
+    Expr input, value;
+    bool identity() const { return !value.defined(); }
+};
+
+/// A fully connected layer, out_i = act(b_i + sum_j W_ij in_j) (bias first, j ascending), without
+/// its arrays: what a Dense statement computes and what defines a layer's output array.
+struct DenseLayer {
+    int outputs = 0, inputs = 0;
+    ScalarType type = ScalarType::Float32;
+    /// The weights: constants (outputs x inputs, row-major), or else a fixed-shape buffer
+    /// [outputs, inputs] read at run time (Dense::runtime).
+    std::vector<double> weights;
+    FieldPtr weight_field;
+    /// The bias, optional: constants (outputs values), or a fixed-shape buffer [outputs].
+    std::vector<double> bias;
+    FieldPtr bias_field;
+    LayerActivation activation;
+    bool runtime_weights() const { return weight_field != nullptr; }
+    /// "Dense 4 -> 4, relu, weights hidden_W, bias hidden_b" (constants say "constant weights").
+    std::string describe() const;
+};
+
+/// How the frontend defines an array (a layer's output): the layer and its input values. The
+/// array holds it (ArrayInfo::definition), so every load of any element reaches it; analyze_kernel
+/// places the statements that compute the array before the first assignment that reads it. The
+/// definition does not name its own array (that would be a cycle of owners): the analysis adds
+/// it, and it reads a previous layer's array through loads of it (so no definition holds an
+/// ArrayPtr, and a chain of any length is destroyed through handles, in constant stack).
+struct ArrayDefinition {
+    /// The layer's input values. The loads of one whole defined array, in order (a chain's
+    /// previous layer), are read from that array; other values fill a new local array first.
+    std::vector<Expr> inputs;
+    DenseLayer layer;
+};
 
 /// A small fixed-size array that is not a field: a layer's activations (Local) or a weight
 /// buffer staged into shared memory (Shared). Identified by object; the name is a hint.
@@ -79,9 +121,17 @@ struct ArrayInfo {
     /// while the whole kernel's shared memory fits in 48 KB, so NVVM can prove the alignment
     /// of its rows and load them as float4 (it does not for windows into dynamic memory).
     bool static_shared = false;
+    /// What computes the array, for the arrays the frontend makes (layers); null for the arrays
+    /// of the passes. analyze_kernel turns it into statements, and its body reads copies of
+    /// the arrays without it (verify_lowered checks that none is left).
+    std::shared_ptr<const ArrayDefinition> definition;
     std::string describe() const;  ///< "float32 dense0[16] (local)"
 };
 using ArrayPtr = std::shared_ptr<const ArrayInfo>;
+
+/// A local array named `name` defined as `layer` applied to `inputs` (one value per input, all
+/// of the layer's type); checks both, as DenseNode::make does, and throws InternalError.
+ArrayPtr make_layer_array(std::string name, std::vector<Expr> inputs, DenseLayer layer);
 
 
 /// The depth of a node over these operands: 1 + the deepest (undefined ones count 0).
@@ -197,17 +247,15 @@ struct LoadNode : ExprNode {
     static Expr make(FieldPtr field, Expr index);
 };
 
-/// A read of element `index` of an array. `producer`, if defined, is the statement that computes
-/// the whole array (a layer); the analysis places it once, before the first statement that reads
-/// the array, and drops it from the loads. Loads compare equal by array and index alone.
+/// A read of element `index` of an array. What computes the array is a statement of its own (a
+/// layer's array carries its ArrayDefinition until analyze_kernel places those statements).
 struct ArrayLoadNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::ArrayLoad;
-    ArrayLoadNode(ArrayPtr a, Expr i, Stmt p)
-        : ExprNode(static_kind, a->type, depth_above(i)), array(std::move(a)), index(std::move(i)), producer(std::move(p)) {}
+    ArrayLoadNode(ArrayPtr a, Expr i)
+        : ExprNode(static_kind, a->type, depth_above(i)), array(std::move(a)), index(std::move(i)) {}
     const ArrayPtr array;
     const Expr index;
-    const Stmt producer;
-    static Expr make(ArrayPtr array, Expr index, Stmt producer = Stmt());
+    static Expr make(ArrayPtr array, Expr index);
 };
 
 struct UnaryNode : ExprNode {
@@ -363,6 +411,21 @@ struct CommentNode : StmtNode {
     explicit CommentNode(std::string t) : StmtNode(static_kind), text(std::move(t)) {}
     const std::string text;
     static Stmt make(std::string text);
+};
+
+/// A fully connected layer over local arrays: output[i] = act(b_i + sum_j W_ij input[j]) for
+/// every i. Made by analyze_kernel from a layer's ArrayDefinition (after the Allocate of
+/// `output`), lowered to loops by lower_layers; no later pass or printer accepts it.
+struct DenseNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::Dense;
+    DenseNode(ArrayPtr o, ArrayPtr i, DenseLayer l)
+        : StmtNode(static_kind), output(std::move(o)), input(std::move(i)), layer(std::move(l)) {}
+    const ArrayPtr output, input;
+    const DenseLayer layer;
+    /// Checks: local arrays of the layer's type and sizes; exactly one kind of weights, of the
+    /// right count or fixed shape and type; the same for a bias; the activation a `type` value
+    /// of its Placeholder input.
+    static Stmt make(ArrayPtr output, ArrayPtr input, DenseLayer layer);
 };
 
 

@@ -256,6 +256,20 @@ public:
             break;
         }
         case StmtKind::Comment: out += fmt::format("{}# {}\n", pad, s.as<CommentNode>()->text); break;
+        case StmtKind::Dense: {
+            // dense h[4] = relu(h_W[4, 4] x h_in[4] + h_b[4]), constants as <4 x 4 constants>
+            auto n = s.as<DenseNode>();
+            const DenseLayer& l = n->layer;
+            std::string w = l.weight_field
+                ? fmt::format("{}[{}, {}]", l.weight_field->name, l.outputs, l.inputs)
+                : fmt::format("<{} x {} constants>", l.outputs, l.inputs);
+            std::string b = l.bias_field  ? fmt::format(" + {}[{}]", l.bias_field->name, l.outputs)
+                            : l.bias.empty() ? std::string()
+                                             : fmt::format(" + <{} constants>", l.outputs);
+            out += fmt::format("{}dense {}[{}] = {}({} x {}[{}]{})\n", pad, n->output->name,
+                               l.outputs, l.activation.name, w, n->input->name, l.inputs, b);
+            break;
+        }
         }
     }
 };

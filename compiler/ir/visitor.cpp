@@ -86,6 +86,11 @@ void IRVisitor::visit_IfThen(const IfThenNode* n) {
     visit(n->then_case);
 }
 void IRVisitor::visit_Comment(const CommentNode*) {}
+void IRVisitor::visit_Dense(const DenseNode* n) {
+    if (n->layer.activation.identity()) return;
+    visit(n->layer.activation.input);
+    visit(n->layer.activation.value);
+}
 
 // ---- mutator ----
 
@@ -135,7 +140,7 @@ Expr IRMutator::visit_ThreadIndex(const ThreadIndexNode*, const Expr& self) { re
 Expr IRMutator::visit_BlockThread(const BlockThreadNode*, const Expr& self) { return self; }
 Expr IRMutator::visit_ArrayLoad(const ArrayLoadNode* n, const Expr& self) {
     Expr i = mutate(n->index);
-    return i.same_as(n->index) ? self : ArrayLoadNode::make(n->array, i, n->producer);
+    return i.same_as(n->index) ? self : ArrayLoadNode::make(n->array, i);
 }
 
 Expr IRMutator::visit_Load(const LoadNode* n, const Expr& self) {
@@ -216,6 +221,15 @@ Stmt IRMutator::visit_IfThen(const IfThenNode* n, const Stmt& self) {
     return c.same_as(n->cond) && t.same_as(n->then_case) ? self : IfThenNode::make(c, t);
 }
 Stmt IRMutator::visit_Comment(const CommentNode*, const Stmt& self) { return self; }
+Stmt IRMutator::visit_Dense(const DenseNode* n, const Stmt& self) {
+    const LayerActivation& a = n->layer.activation;
+    Expr input = mutate(a.input), value = mutate(a.value);
+    if (input.same_as(a.input) && value.same_as(a.value)) return self;
+    DenseLayer layer = n->layer;
+    layer.activation.input = input;
+    layer.activation.value = value;
+    return DenseNode::make(n->output, n->input, std::move(layer));
+}
 
 // ---- helpers ----
 

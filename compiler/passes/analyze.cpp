@@ -133,13 +133,13 @@ private:
     void note_reads(const Expr& rhs, std::size_t stmt) { note_nodes(subexpressions(rhs), stmt); }
 
     void note_nodes(const std::vector<Expr>& nodes, std::size_t stmt) {
-        // A layer's array: what its producer reads is read by this statement. Producers first,
-        // so arguments appear in data-flow order (a chain's input before its first layer's
-        // weights, those before the next layer's).
+        // A layer's array: what its definition reads is read by this statement. Definitions
+        // first, so arguments appear in data-flow order (a chain's input before its first
+        // layer's bias and weights, those before the next layer's).
         for (const Expr& e : nodes)
-            if (auto l = e.as<ArrayLoadNode>(); l && l->producer.defined() &&
+            if (auto l = e.as<ArrayLoadNode>(); l && l->array->definition &&
                                                 noted_arrays_.insert(l->array.get()).second)
-                note_nodes(subexpressions(l->producer), stmt);
+                note_definition(*l->array->definition, stmt);
         for (const Expr& e : nodes) {
             if (auto fa = e.as<FieldAccessNode>()) {
                 note_field(fa->field);
@@ -154,6 +154,16 @@ private:
             } else if (auto c = e.as<CounterNode>()) {
                 counters_.push_back({c->axis, stmt});
             }
+        }
+    }
+
+    /// A layer reads its input values, then its bias and weights at positions of its own.
+    void note_definition(const ArrayDefinition& d, std::size_t stmt) {
+        for (const Expr& x : d.inputs) note_nodes(subexpressions(x), stmt);
+        for (const FieldPtr& f : {d.layer.bias_field, d.layer.weight_field}) {
+            if (!f) continue;
+            note_field(f);
+            gathers_.push_back({f, stmt});
         }
     }
 
@@ -673,29 +683,72 @@ private:
         }
     };
 
-    /// Loads lose their producers once the producers are placed in the body.
-    class DropProducers : public IRMutator {
+    /// The array whose elements 0, 1, ... `values` load in order, if they load one whole layer
+    /// array (a chain's previous layer); else null.
+    static ArrayPtr whole_array(const std::vector<Expr>& values) {
+        auto first = values[0].as<ArrayLoadNode>();
+        if (!first || !first->array->definition || first->array->size != int(values.size()))
+            return nullptr;
+        for (std::size_t k = 0; k < values.size(); ++k) {
+            auto l = values[k].as<ArrayLoadNode>();
+            if (!l || l->array != first->array || !is_const_value(l->index, double(k))) return nullptr;
+        }
+        return first->array;
+    }
+
+    /// Loads of a layer array read the array as placed: a copy without its definition, which
+    /// the statements before it compute now.
+    class ReadPlacedArrays : public IRMutator {
+    public:
+        explicit ReadPlacedArrays(const std::map<const ArrayInfo*, ArrayPtr>& placed) : placed_(placed) {}
+
     protected:
         Expr visit_ArrayLoad(const ArrayLoadNode* n, const Expr& self) override {
             Expr i = mutate(n->index);
-            if (!n->producer.defined() && i.same_as(n->index)) return self;
-            return ArrayLoadNode::make(n->array, i);
+            auto it = placed_.find(n->array.get());
+            if (it == placed_.end()) return i.same_as(n->index) ? self : ArrayLoadNode::make(n->array, i);
+            return ArrayLoadNode::make(it->second, i);
         }
+
+    private:
+        const std::map<const ArrayInfo*, ArrayPtr>& placed_;
     };
 
-    /// Appends to `out` the producers of the arrays `root` reads that are not placed yet,
-    /// each after the producers it reads from, flattened into the kernel's top-level block.
-    void place_producers(const std::vector<Expr>& reads, std::vector<Stmt>& out) {
+    /// Appends to `out` the statements that compute the layer arrays `reads` load and that are
+    /// not placed yet, each after those of the arrays it reads: the layer's inputs, unless they
+    /// are one whole array, into a new local array `<name>_in`, then Allocate and Dense.
+    void place_layers(const std::vector<Expr>& reads, std::vector<Stmt>& out) {
         for (const Expr& e : reads) {
             auto l = e.as<ArrayLoadNode>();
-            if (!l || !l->producer.defined() || !placed_arrays_.insert(l->array.get()).second)
-                continue;
-            place_producers(subexpressions(l->producer), out);
-            Stmt p = DropProducers().mutate(StrengthenConstants().mutate(l->producer));
-            if (auto b = p.as<BlockNode>())
-                out.insert(out.end(), b->stmts.begin(), b->stmts.end());
-            else
-                out.push_back(p);
+            if (!l || !l->array->definition || placed_arrays_.count(l->array.get())) continue;
+            const ArrayDefinition& d = *l->array->definition;
+            for (const Expr& x : d.inputs) place_layers(subexpressions(x), out);
+            auto copy = std::make_shared<ArrayInfo>(*l->array);
+            copy->definition = nullptr;
+            const ArrayPtr array = copy;
+            placed_arrays_[l->array.get()] = array;
+            ArrayPtr in = whole_array(d.inputs);
+            if (in) {
+                in = placed_arrays_.at(in.get());
+            } else {
+                auto a = std::make_shared<ArrayInfo>();
+                a->name = array->name + "_in";
+                a->type = array->type;
+                a->size = int(d.inputs.size());
+                in = a;
+                out.push_back(CommentNode::make(
+                    fmt::format("{}: the layer's {} inputs", in->name, in->size)));
+                out.push_back(AllocateNode::make(in));
+                StrengthenConstants strengthen;
+                ReadPlacedArrays placed(placed_arrays_);
+                for (std::size_t k = 0; k < d.inputs.size(); ++k)
+                    out.push_back(ArrayStoreNode::make(
+                        in, ConstNode::make_int(ScalarType::Int32, std::int64_t(k)),
+                        placed.mutate(strengthen.mutate(d.inputs[k]))));
+            }
+            out.push_back(CommentNode::make(array->name + ": " + d.layer.describe()));
+            out.push_back(AllocateNode::make(array));
+            out.push_back(DenseNode::make(array, in, d.layer));
         }
     }
 
@@ -711,9 +764,9 @@ private:
                 target = "temporary " + s.lhs.as<VarNode>()->name;
             Expr rhs = strengthen.mutate(convert(s.rhs, s.lhs.type(), target, i));
             // Layers (arrays) are computed once, before the first assignment that reads them.
-            place_producers(subexpressions(rhs), out);
+            place_layers(subexpressions(rhs), out);
             out.push_back(CommentNode::make(s.text));
-            Stmt assign = AssignNode::make(s.lhs, DropProducers().mutate(rhs));
+            Stmt assign = AssignNode::make(s.lhs, ReadPlacedArrays(placed_arrays_).mutate(rhs));
             // y(k) = ...: one loop over k writes every element (innermost: the last IndexVar).
             if (auto fa = s.lhs.as<FieldAccessNode>())
                 for (auto v = fa->component_indices.rbegin(); v != fa->component_indices.rend(); ++v)
@@ -753,7 +806,8 @@ private:
     std::vector<Gather> gathers_;
     std::vector<std::pair<int, std::size_t>> counters_; ///< (axis, statement)
     std::set<const ExprNode*> defined_temps_;
-    std::set<const ArrayInfo*> noted_arrays_, placed_arrays_;
+    std::set<const ArrayInfo*> noted_arrays_;
+    std::map<const ArrayInfo*, ArrayPtr> placed_arrays_; ///< a layer array -> as placed
 };
 
 } // namespace

@@ -32,7 +32,10 @@ struct KernelAnalysis {
     FieldPtr primary;               ///< the field whose layout decides the thread mapping
     const FieldInfo* fixed_shape_source = nullptr; ///< a fixed-shape field, if any
     /// The kernel body: for each assignment a Comment with its DSL text, then the Assign, with
-    /// implicit conversions made explicit (Cast nodes) and weak constants typed.
+    /// implicit conversions made explicit (Cast nodes) and weak constants typed. Before the first
+    /// assignment that reads a layer's array, the layer's statements (its ArrayDefinition): a
+    /// Comment, an Allocate and a Dense, after those of the arrays it reads (and the Allocate
+    /// and ArrayStores of a `<name>_in` array when its inputs are not one whole array).
     Stmt body;
 };
 

@@ -35,6 +35,9 @@ protected:
     void visit_Counter(const CounterNode*) override {
         fail("a DSL spatial counter", "lower_iteration_space");
     }
+    void visit_Dense(const DenseNode* n) override {
+        fail(fmt::format("a Dense statement computing {}", n->output->name), "lower_layers");
+    }
     void visit_Var(const VarNode* v) override {
         if (!defined_.count(v))
             throw InternalError(fmt::format("verify: variable '{}' is used before it is declared",
@@ -45,15 +48,13 @@ protected:
         declare(n->var);
     }
     void visit_Allocate(const AllocateNode* n) override {
+        if (n->array->definition)
+            fail(fmt::format("the definition of array '{}'", n->array->name), "analyze_kernel");
         if (!arrays_.insert(n->array.get()).second)
             throw InternalError(fmt::format("verify: array '{}' is allocated twice", n->array->name));
     }
     void visit_ArrayLoad(const ArrayLoadNode* n) override {
         check_array(n->array.get(), "read");
-        if (n->producer.defined())
-            throw InternalError(fmt::format("verify: a load of array '{}' still carries its "
-                                            "producer; analyze_kernel places producers",
-                                            n->array->name));
         visit(n->index);
     }
     void visit_ArrayStore(const ArrayStoreNode* n) override {

@@ -132,40 +132,6 @@ Vec Dense::apply_constant(const Vec& x) const {
     return Vec(std::move(y));
 }
 
-namespace {
-
-using namespace ir;
-
-Expr int32(std::int64_t v) { return ConstNode::make_int(ScalarType::Int32, v); }
-
-ArrayPtr local_array(const std::string& name, ScalarType type, int size) {
-    auto a = std::make_shared<ArrayInfo>();
-    a->name = name;
-    a->type = type;
-    a->size = size;
-    a->space = MemorySpace::Local;
-    return a;
-}
-
-/// x as an array: the array x's elements already are (a layer's output, read whole and in
-/// order), or a new local array `name` that the returned producer fills from x's expressions.
-std::pair<ArrayPtr, Stmt> as_array(const Vec& x, const std::string& name) {
-    auto first = x[0].as<ArrayLoadNode>();
-    bool whole = first && first->producer.defined() && first->array->size == x.size();
-    for (int k = 0; whole && k < x.size(); ++k) {
-        auto l = x[k].as<ArrayLoadNode>();
-        whole = l && l->array == first->array && is_const_value(l->index, k);
-    }
-    if (whole) return {first->array, first->producer};
-    ArrayPtr a = local_array(name, x[0].type(), x.size());
-    std::vector<Stmt> fill{CommentNode::make(fmt::format("{}: the layer's {} inputs", name, x.size())),
-                           AllocateNode::make(a)};
-    for (int k = 0; k < x.size(); ++k) fill.push_back(ArrayStoreNode::make(a, int32(k), x[k]));
-    return {a, BlockNode::make(std::move(fill))};
-}
-
-} // namespace
-
 Vec Dense::apply_runtime(const Vec& x, const std::string& label) const {
     const ScalarType t = x[0].type();
     for (int j = 1; j < x.size(); ++j)
@@ -177,30 +143,23 @@ Vec Dense::apply_runtime(const Vec& x, const std::string& label) const {
         throw UserError(fmt::format("{} ('{}') has {} weights, but its inputs are {}; create the "
                                     "layer with type {} or cast the inputs", label, name_,
                                     type_name(weight_field_->type()), type_name(t), type_name(t)));
-    auto [in, in_producer] = as_array(x, name_ + "_in");
-    ArrayPtr out = local_array(name_, t, outputs());
-    Expr i = VarNode::make(ScalarType::Int32, "i", VarRole::LoopIndex);
-    Expr j = VarNode::make(ScalarType::Int32, "j", VarRole::LoopIndex);
-    auto out_i = [&] { return ArrayLoadNode::make(out, i); };
-    Expr w = FieldAccessNode::make_absolute(weight_field_->ptr(), {i, j}, {});
-    Expr b = bias_field_ ? FieldAccessNode::make_absolute(bias_field_->ptr(), {i}, {})
-                         : constant(t, 0.0);
-
-    // out[i] = b[i]; out[i] += W[i][j] * in[j] for j ascending; out[i] = act(out[i])
-    std::vector<Stmt> row{ArrayStoreNode::make(out, i, b)};
-    Stmt dot = ArrayStoreNode::make(out, i, out_i() + w * ArrayLoadNode::make(in, j, in_producer));
-    row.push_back(ForNode::make(j, int32(0), int32(inputs()), int32(1), dot, -1, ForKind::Unrolled));
-    if (activation_.kind() != Activation::Kind::Identity)
-        row.push_back(ArrayStoreNode::make(out, i, activation_(out_i())));
-    Stmt producer = BlockNode::make(
-        {CommentNode::make(fmt::format("{}: Dense {} -> {}, {}, weights {}{}", name_, inputs(),
-                                       outputs(), activation_.name(), weight_field_->name(),
-                                       bias_field_ ? ", bias " + bias_field_->name() : "")),
-         AllocateNode::make(out),
-         ForNode::make(i, int32(0), int32(outputs()), int32(1), BlockNode::make(std::move(row)), -1,
-                       ForKind::Unrolled)});
+    using namespace ir;
+    // The layer is an array defined by its inputs (analyze_kernel places its statements and
+    // lower_layers its loops); its outputs are loads of that array, usable anywhere.
+    DenseLayer layer;
+    layer.outputs = outputs();
+    layer.inputs = inputs();
+    layer.type = t;
+    layer.weight_field = weight_field_->ptr();
+    if (bias_field_) layer.bias_field = bias_field_->ptr();
+    layer.activation.name = activation_.name();
+    layer.activation.input = VarNode::make(t, "sum", VarRole::Placeholder);
+    Expr value = activation_(layer.activation.input);
+    if (!value.same_as(layer.activation.input)) layer.activation.value = value;
+    ArrayPtr out = make_layer_array(name_, x.elements(), std::move(layer));
     std::vector<Expr> y;
-    for (int k = 0; k < outputs(); ++k) y.push_back(ArrayLoadNode::make(out, int32(k), producer));
+    for (int k = 0; k < outputs(); ++k)
+        y.push_back(ArrayLoadNode::make(out, ConstNode::make_int(ScalarType::Int32, k)));
     return Vec(std::move(y));
 }
 

@@ -2,7 +2,7 @@
 // tests/golden/expected/*.cpp and compiled by the host compiler (`c++`) into a shared library
 // with -Wall -Wextra on every run; any diagnostic fails the test. UPDATE_GOLDEN=1 rewrites the
 // files. The kernels are those of test_golden.cpp (tests/support/golden_kernels.hpp), with
-// Target::CPU, plus two CPU-only goldens.
+// Target::CPU, plus two CPU-only goldens and the CPU version of a runtime-weight chain.
 #include "tests/support/golden.hpp"
 #include "tests/support/golden_kernels.hpp"
 
@@ -132,6 +132,8 @@ TEST(GoldenCpu, LiteralSliceLeavesSizesUnread) {
 }
 
 TEST(GoldenCpu, BufferGatherUpsampling) { check(golden::buffer_upsample()); }
+
+TEST(GoldenCpu, WideRuntimeLayerIsAnOuterProduct) { check(golden::nn_wide_runtime_f32()); }
 
 TEST(GoldenCpu, UnusualKernelsCompileWarningFree) {
     // No golden files: only the host compiler's verdict on corners the goldens do not reach.

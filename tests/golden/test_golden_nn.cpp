@@ -1,8 +1,10 @@
 // Golden kernel of loom::nn: the seed "neural networks inside GPU kernels",
 // Chain(Dense(4, 4, relu), Dense(4, 4)) with constant weights on x(4) -> y(4), float32, 1D. The
 // CUDA is diffed against tests/golden/expected/nn_mlp_4x4_f32.cu and compiled for sm_90; the
-// runtime-weights version against nn_mlp_4x4_runtime_f32.cu.
+// runtime-weights version against nn_mlp_4x4_runtime_f32.cu; a chain with a runtime layer wider
+// than 32 x 32 (lowered as an outer product) against nn_wide_runtime_f32.cu.
 #include "tests/support/golden.hpp"
+#include "tests/support/golden_kernels.hpp"
 #include "tests/support/nvrtc_check.hpp"
 
 #include <loom/loom.hpp>
@@ -43,6 +45,14 @@ TEST(GoldenNn, SeedMlp4x4RuntimeWeightsFloat32) {
     mlp.assign(ac, y.vec(), x.vec());
     Kernel k = create_kernel(ac, {.name = "mlp_runtime"});
     loom::test::expect_matches_golden("nn_mlp_4x4_runtime_f32", k.source());
+    loom::test::expect_compiles_for_sm90(k);
+}
+
+TEST(GoldenNn, WideRuntimeLayerIsAnOuterProduct) {
+    // 33 -> 32: accumulators, the input loop rolled (`#pragma unroll 1`) around the unrolled
+    // rows; then 32 -> 2, unrolled as the 4 x 4 layers are.
+    Kernel k = loom::test::golden::nn_wide_runtime_f32().create();
+    loom::test::expect_matches_golden("nn_wide_runtime_f32", k.source());
     loom::test::expect_compiles_for_sm90(k);
 }
 

@@ -150,4 +150,14 @@ inline GoldenKernel buffer_upsample() {
     return {"buffer_upsample", ac, {.name = "upsample"}};
 }
 
+/// A runtime-weight chain whose first layer is wider than 32 x 32 weights (lower_layers: an
+/// outer product over a rolled input loop) and whose second is small (fully unrolled).
+inline GoldenKernel nn_wide_runtime_f32() {
+    nn::Chain mlp(nn::Dense::runtime("wide", 32, 33, nn::relu), nn::Dense::runtime("narrow", 2, 32));
+    auto [x, y] = fields<2>("x(33), y(2): float32[1D]");
+    AssignmentCollection ac;
+    mlp.assign(ac, y.vec(), x.vec());
+    return {"nn_wide_runtime_f32", ac, {.name = "wide_mlp"}};
+}
+
 } // namespace loom::test::golden

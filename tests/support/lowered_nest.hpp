@@ -1,5 +1,6 @@
 // What the pass tests share: a structural IR comparison that prints both sides, and a kernel
-// run through analysis and the iteration-space pass with accessors for what the tests compare.
+// run through analysis, lower_layers and the iteration-space pass with accessors for what the
+// tests compare.
 #pragma once
 
 #include "compiler/ir/equality.hpp"
@@ -7,6 +8,7 @@
 #include "compiler/lower.hpp"
 #include "compiler/passes/analyze.hpp"
 #include "compiler/passes/iteration_space.hpp"
+#include "compiler/passes/lower_layers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,7 +22,8 @@
 namespace loom::test {
 using namespace loom::ir;
 
-/// Analysis and the iteration-space pass of a kernel: the target-neutral loop nest.
+/// Analysis, the layers' loops and the iteration-space pass of a kernel: the target-neutral
+/// loop nest.
 struct LoweredNest {
     KernelAnalysis analysis;
     std::vector<KernelParam> params;
@@ -67,7 +70,7 @@ inline LoweredNest lower_nest(const std::vector<SourceAssignment>& in, const Ker
                               const Schedule& schedule = {}) {
     LoweredNest l;
     l.analysis = analyze_kernel(in, cfg, schedule);
-    l.nest = lower_iteration_space(l.analysis.body, l.analysis, cfg, l.params);
+    l.nest = lower_iteration_space(lower_layers(l.analysis.body), l.analysis, cfg, l.params);
     return l;
 }
 

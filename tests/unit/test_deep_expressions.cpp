@@ -265,17 +265,18 @@ TEST(DeepExpressions, DestroyingAMillionDeepChainTakesConstantStack) {
     for (int k = 0; k < n; ++k)
         nested = IfThenNode::make(cond, nested);
 
-    // A layer's output carries the statement that computes it, which reads the previous layer's
-    // output: a chain of expressions and statements that the depth of one expression does not
-    // count (each load has depth 2).
-    auto array = std::make_shared<ArrayInfo>();
-    array->name = "layer";
-    array->type = ScalarType::Float64;
-    array->size = 1;
+    // A layer's output array carries its definition, which reads the previous layer's output:
+    // a chain of loads, arrays and definitions that the depth of one expression does not count
+    // (each load has depth 2). A tenth as long, since each link holds a whole layer.
+    DenseLayer layer;
+    layer.outputs = layer.inputs = 1;
+    layer.type = ScalarType::Float64;
+    layer.weights = {0.5};
+    layer.activation.name = "identity";
     const Expr zero = ConstNode::make_int(ScalarType::Int32, 0);
     Expr layers = ConstNode::make(ScalarType::Float64, 1.0);
-    for (int k = 0; k < n; ++k)
-        layers = ArrayLoadNode::make(array, zero, ArrayStoreNode::make(array, zero, layers));
+    for (int k = 0; k < n / 10; ++k)
+        layers = ArrayLoadNode::make(make_layer_array("layer", {layers}, layer), zero);
     EXPECT_EQ(layers.depth(), 2);
 
     // The DSL's own deepest: a chain at the limit, plus what the chains above hold.

@@ -1,0 +1,96 @@
+// Neural layers in the IR: the checks of DenseLayer, shared by the layer arrays the frontend
+// defines and the Dense statements analyze_kernel makes of them.
+#include "compiler/ir/ir.hpp"
+
+#include <loom/errors.hpp>
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace loom::ir {
+
+namespace {
+
+void check(bool ok, const char* what, const std::string& why) {
+    if (!ok) throw InternalError(fmt::format("ill-formed {}: {}", what, why));
+}
+
+/// A fixed-shape buffer of `type` with the given spatial shape and no components.
+bool is_buffer_of(const FieldPtr& f, ScalarType type, const std::vector<std::int64_t>& shape) {
+    return f && f->type == type && f->index_dims() == 0 && f->fixed_shape == shape;
+}
+
+void check_values(const std::vector<double>& v, std::size_t count, const char* what,
+                  const char* node) {
+    check(v.size() == count, node, fmt::format("{} {} for {} expected", v.size(), what, count));
+    for (double x : v) check(std::isfinite(x), node, fmt::format("{} {} is not finite", what, x));
+}
+
+void check_layer(const DenseLayer& l, const char* node) {
+    check(l.outputs > 0 && l.inputs > 0, node, fmt::format("{} x {} weights", l.outputs, l.inputs));
+    check(l.type == ScalarType::Float32 || l.type == ScalarType::Float64, node,
+          fmt::format("layer of type {}", type_name(l.type)));
+    const std::size_t out = std::size_t(l.outputs), in = std::size_t(l.inputs);
+    if (l.weight_field)
+        check(l.weights.empty() && is_buffer_of(l.weight_field, l.type, {l.outputs, l.inputs}),
+              node, "runtime weights need one fixed [outputs, inputs] buffer of the layer's type "
+                    "and no constant weights");
+    else
+        check_values(l.weights, out * in, "weights", node);
+    if (l.bias_field)
+        check(l.bias.empty() && is_buffer_of(l.bias_field, l.type, {l.outputs}), node,
+              "a runtime bias needs one fixed [outputs] buffer of the layer's type and no "
+              "constant bias");
+    else if (!l.bias.empty())
+        check_values(l.bias, out, "bias values", node);
+    const LayerActivation& a = l.activation;
+    check(!a.name.empty(), node, "the activation has no name");
+    if (a.identity()) return;
+    auto v = a.input.as<VarNode>();
+    check(v && v->role == VarRole::Placeholder && v->type == l.type && a.value.type() == l.type,
+          node, fmt::format("activation '{}' is not a {} value of a placeholder of that type",
+                            a.name, type_name(l.type)));
+}
+
+} // namespace
+
+std::string DenseLayer::describe() const {
+    std::string weights_text = weight_field ? "weights " + weight_field->name : "constant weights";
+    std::string bias_text = bias_field      ? ", bias " + bias_field->name
+                            : bias.empty() ? std::string()
+                                           : ", constant bias";
+    return fmt::format("Dense {} -> {}, {}, {}{}", inputs, outputs, activation.name, weights_text,
+                       bias_text);
+}
+
+ArrayPtr make_layer_array(std::string name, std::vector<Expr> inputs, DenseLayer layer) {
+    check_layer(layer, "layer array");
+    check(int(inputs.size()) == layer.inputs, "layer array",
+          fmt::format("{} input values for {} inputs", inputs.size(), layer.inputs));
+    for (const Expr& x : inputs)
+        check(x.defined() && x.type() == layer.type, "layer array",
+              fmt::format("an input is not a {} value", type_name(layer.type)));
+    auto a = std::make_shared<ArrayInfo>();
+    a->name = std::move(name);
+    a->type = layer.type;
+    a->size = layer.outputs;
+    a->space = MemorySpace::Local;
+    a->definition = std::make_shared<const ArrayDefinition>(
+        ArrayDefinition{std::move(inputs), std::move(layer)});
+    return a;
+}
+
+Stmt DenseNode::make(ArrayPtr output, ArrayPtr input, DenseLayer layer) {
+    check_layer(layer, "Dense node");
+    for (const ArrayPtr& a : {output, input})
+        check(a && a->space == MemorySpace::Local && a->type == layer.type, "Dense node",
+              "its arrays must be local arrays of the layer's type");
+    check(output->size == layer.outputs && input->size == layer.inputs && output != input,
+          "Dense node",
+          fmt::format("arrays of {} and {} elements for {} -> {}", input->size, output->size,
+                      layer.inputs, layer.outputs));
+    return Stmt(std::make_shared<DenseNode>(std::move(output), std::move(input), std::move(layer)));
+}
+
+} // namespace loom::ir

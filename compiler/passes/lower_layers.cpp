@@ -1,0 +1,163 @@
+#include "compiler/passes/lower_layers.hpp"
+
+#include "compiler/ir/visitor.hpp"
+
+#include <algorithm>
+
+namespace loom::ir {
+
+namespace {
+
+Expr int32(std::int64_t v) { return ConstNode::make_int(ScalarType::Int32, v); }
+Expr add(const Expr& a, const Expr& b) { return BinaryNode::make(BinaryOp::Add, a, b); }
+Expr mul(const Expr& a, const Expr& b) { return BinaryNode::make(BinaryOp::Mul, a, b); }
+
+/// `e` with the variable `from` replaced by `to`.
+class Substitute : public IRMutator {
+public:
+    Substitute(const Expr& from, const Expr& to) : from_(from), to_(to) {}
+
+protected:
+    Expr visit_Var(const VarNode*, const Expr& self) override {
+        return self.same_as(from_) ? to_ : self;
+    }
+
+private:
+    const Expr &from_, &to_;
+};
+
+class LayerLowerer {
+public:
+    LayerLowerer(const DenseNode* n, const LayerLowering& o) : n_(n), l_(n->layer), o_(o) {}
+
+    /// The statements that replace the Dense statement, in order.
+    std::vector<Stmt> run() {
+        if (!l_.runtime_weights()) return constant_weights();
+        if (std::int64_t(l_.outputs) * l_.inputs <= o_.unroll_limit) return {unrolled()};
+        return outer_product();
+    }
+
+private:
+    static Expr loop_var(const char* name) {
+        return VarNode::make(ScalarType::Int32, name, VarRole::LoopIndex);
+    }
+    static Stmt loop(const Expr& var, std::int64_t start, std::int64_t stop, Stmt body, ForKind kind) {
+        return ForNode::make(var, int32(start), int32(stop), int32(1), std::move(body), -1, kind);
+    }
+    Expr in(const Expr& j) const { return ArrayLoadNode::make(n_->input, j); }
+    Expr weight(const Expr& i, const Expr& j) const {
+        return FieldAccessNode::make_absolute(l_.weight_field, {i, j}, {});
+    }
+    Expr bias(const Expr& i) const {
+        return l_.bias_field ? FieldAccessNode::make_absolute(l_.bias_field, {i}, {})
+                             : ConstNode::make(l_.type, 0.0);
+    }
+    Expr act(const Expr& sum) const {
+        const LayerActivation& a = l_.activation;
+        return a.identity() ? sum : Substitute(a.input, sum).mutate(a.value);
+    }
+
+    /// out[i] = b[i]; out[i] += W[i][j] * in[j] for j ascending; out[i] = act(out[i]).
+    Stmt unrolled() const {
+        const ArrayPtr& out = n_->output;
+        Expr i = loop_var("i"), j = loop_var("j");
+        Expr out_i = ArrayLoadNode::make(out, i);
+        std::vector<Stmt> row{ArrayStoreNode::make(out, i, bias(i))};
+        Stmt dot = ArrayStoreNode::make(out, i, add(out_i, mul(weight(i, j), in(j))));
+        row.push_back(loop(j, 0, l_.inputs, dot, ForKind::Unrolled));
+        if (!l_.activation.identity()) row.push_back(ArrayStoreNode::make(out, i, act(out_i)));
+        return loop(i, 0, l_.outputs, BlockNode::make(std::move(row)), ForKind::Unrolled);
+    }
+
+    /// acc[i] = b[i]; per tile of outputs, for j (a loop): acc[i] += W[i][j] * in[j];
+    /// out[i] = act(acc[i]).
+    std::vector<Stmt> outer_product() const {
+        auto acc = std::make_shared<ArrayInfo>();
+        acc->name = n_->output->name + "_acc";
+        acc->type = l_.type;
+        acc->size = l_.outputs;
+        const ArrayPtr accumulators = acc;
+        std::vector<Stmt> out{AllocateNode::make(accumulators)};
+        Expr i = loop_var("i");
+        out.push_back(loop(i, 0, l_.outputs, ArrayStoreNode::make(accumulators, i, bias(i)),
+                           ForKind::Unrolled));
+        const int tile = std::max(1, o_.row_tile);
+        for (int first = 0; first < l_.outputs; first += tile) {
+            Expr j = loop_var("j"), r = loop_var("i");
+            Expr sum = add(ArrayLoadNode::make(accumulators, r), mul(weight(r, j), in(j)));
+            Stmt rows = loop(r, first, std::min(first + tile, l_.outputs),
+                             ArrayStoreNode::make(accumulators, r, sum), ForKind::Unrolled);
+            out.push_back(loop(j, 0, l_.inputs, rows, ForKind::Rolled));
+        }
+        Expr k = loop_var("i");
+        out.push_back(loop(k, 0, l_.outputs,
+                           ArrayStoreNode::make(n_->output, k,
+                                                act(ArrayLoadNode::make(accumulators, k))),
+                           ForKind::Unrolled));
+        return out;
+    }
+
+    /// out[i] = act(b_i + c_i0 in[0] + c_i1 in[1] + ...), a statement per run of 64 products
+    /// (so no sum nests deeper than that), the constants of the layer's type.
+    std::vector<Stmt> constant_weights() const {
+        constexpr int kRun = 64;
+        const ArrayPtr& out = n_->output;
+        auto c = [&](double v) { return ConstNode::make(l_.type, v); };
+        std::vector<Stmt> stmts;
+        for (int i = 0; i < l_.outputs; ++i) {
+            Expr out_i = ArrayLoadNode::make(out, int32(i));
+            Expr sum = l_.bias.empty() ? Expr() : c(l_.bias[std::size_t(i)]);
+            for (int j = 0; j < l_.inputs; ++j) {
+                if (j > 0 && j % kRun == 0) {
+                    stmts.push_back(ArrayStoreNode::make(out, int32(i), sum));
+                    sum = out_i;
+                }
+                Expr term = mul(c(l_.weights[std::size_t(i) * std::size_t(l_.inputs) + std::size_t(j)]),
+                                in(int32(j)));
+                sum = sum.defined() ? add(sum, term) : term;
+            }
+            stmts.push_back(ArrayStoreNode::make(out, int32(i), act(sum)));
+        }
+        return stmts;
+    }
+
+    const DenseNode* n_;
+    const DenseLayer& l_;
+    const LayerLowering& o_;
+};
+
+class LowerLayers : public IRMutator {
+public:
+    explicit LowerLayers(const LayerLowering& o) : o_(o) {}
+
+protected:
+    /// A layer's loops take its place in the block (CSE expects a flat block of statements).
+    Stmt visit_Block(const BlockNode* n, const Stmt& self) override {
+        std::vector<Stmt> stmts;
+        bool changed = false;
+        for (const Stmt& s : n->stmts) {
+            if (auto d = s.as<DenseNode>()) {
+                for (Stmt& t : LayerLowerer(d, o_).run()) stmts.push_back(std::move(t));
+                changed = true;
+                continue;
+            }
+            stmts.push_back(mutate(s));
+            changed |= !stmts.back().same_as(s);
+        }
+        return changed ? BlockNode::make(std::move(stmts)) : self;
+    }
+    Stmt visit_Dense(const DenseNode* n, const Stmt&) override {
+        return BlockNode::make(LayerLowerer(n, o_).run());
+    }
+
+private:
+    const LayerLowering& o_;
+};
+
+} // namespace
+
+Stmt lower_layers(const Stmt& body, const LayerLowering& options) {
+    return LowerLayers(options).mutate(body);
+}
+
+} // namespace loom::ir

@@ -1,0 +1,38 @@
+// Lowering of layer statements: each Dense becomes loops over local arrays, in a form chosen by
+// the layer's size (a schedule heuristic, the same for both targets).
+#pragma once
+
+#include "compiler/ir/ir.hpp"
+
+namespace loom::ir {
+
+/// The forms of a Dense layer with runtime weights; each computes out_i = act(b_i + sum_j
+/// W_ij in_j), j ascending, so both give the same results bit for bit.
+///
+/// - Unrolled, for at most `unroll_limit` weights (inputs x outputs):
+///   `for i unrolled: out[i] = b[i]; for j unrolled: out[i] += W[i][j] * in[j]; out[i] = act(out[i])`.
+///   Every product is its own instruction with constant indices: the fastest form for small
+///   layers (the width 4, 16 and 32 benchmarks, docs/performance.md), but NVRTC's time grows
+///   with the weights (a chain of four 64 x 64 layers took 11 s).
+/// - Outer product, for wider layers: an accumulator array `<out>_acc` (registers: it is only
+///   indexed by constants once the row loops are unrolled), then per tile of at most
+///   `row_tile` outputs `for j rolled: for i unrolled: acc[i] += W[i][j] * in[j]`, then
+///   `for i unrolled: out[i] = act(acc[i])`. The input loop stays a loop (`#pragma unroll 1`),
+///   so the code grows with the outputs, not with the weights: the four 64 x 64 layers compile
+///   in about 0.5 s. `in` is read with a variable index (local memory, one load per input), the
+///   weights come from shared memory with every thread of a block at the same address. The
+///   tiles bound the live accumulators, hence the registers, of layers wider than `row_tile`.
+///
+/// Constant weights (a Dense node the frontend does not make today: constant layers stay
+/// expressions, see docs/architecture.md) are unrolled into one sum per output, in runs of 64
+/// products, whatever the size.
+struct LayerLowering {
+    long long unroll_limit = 32 * 32;
+    int row_tile = 64;
+};
+
+/// Replaces every Dense statement of `body` (a block, as analyze_kernel builds it) by its
+/// loops, spliced into the block. Returns `body` itself when it holds no Dense statement.
+Stmt lower_layers(const Stmt& body, const LayerLowering& options = {});
+
+} // namespace loom::ir
