@@ -23,7 +23,7 @@ using namespace loom::ir;
 KernelAnalysis analyze_outputs(const Field& y, const Vec& out) {
     std::vector<SourceAssignment> in;
     for (int k = 0; k < out.size(); ++k) in.push_back({y(k), out[k], "y" + std::to_string(k)});
-    return analyze_kernel(in, KernelConfig{});
+    return analyze_kernel(in, KernelConfig{}, Schedule{});
 }
 
 /// The statements of a block of a given kind.
@@ -153,7 +153,7 @@ TEST(LayerLowering, AChainReadsThePreviousLayersArrayInPlace) {
 
 TEST(LayerLowering, ABodyWithoutLayersIsReturnedAsItIs) {
     auto [u, v] = fields<2>("u, v: float64[1D]");
-    KernelAnalysis a = analyze_kernel({{v.center(), u.center() * 2.0, "v = 2u"}}, KernelConfig{});
+    KernelAnalysis a = analyze_kernel({{v.center(), u.center() * 2.0, "v = 2u"}}, KernelConfig{}, Schedule{});
     EXPECT_TRUE(lower_layers(a.body).same_as(a.body));
 }
 
