@@ -16,6 +16,7 @@
 #include "compiler/passes/launch_grid.hpp"
 #include "compiler/passes/lower_reductions.hpp"
 #include "compiler/passes/lower_layers.hpp"
+#include "compiler/passes/name_parameters.hpp"
 #include "compiler/passes/shared_staging.hpp"
 #include "compiler/passes/simplify.hpp"
 #include "compiler/passes/verify.hpp"
@@ -114,8 +115,8 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     // knows: the launch checks them (KernelSpec::slice_bounds), so keep them.
     if (config.iteration_slice) k.slice_bounds = read_slice_bounds(nest);
 
-    // 7-8. Target mapping. CUDA: the loops become thread indices and the launch grid is read
-    // off the loop bounds. CPU: the loops stay, in memory order, the outermost parallel and the
+    // 7-8. Target mapping. CUDA: the loops are bound to the grid and the launch grid is read
+    // off them. CPU: the loops stay, in memory order, the outermost parallel and the
     // innermost vectorized; there is no grid, and no schedule to choose.
     Stmt mapped;
     if (config.target == Target::CUDA) {
@@ -129,7 +130,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         k.max_registers = k.schedule.max_registers;
         log.note("choose_schedule", k.schedule.describe(schedule));
 
-        // 7b. GPU mapping: the fastest memory axis to threadIdx.x, one bounds guard.
+        // 7b. GPU mapping: each mapped loop is bound to the grid, the fastest memory axis to x.
         log.start();
         ThreadMapping mapping = plan_thread_mapping(*analysis.primary, k.schedule);
         Stmt threads = map_to_gpu(nest, mapping);
@@ -142,12 +143,10 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         mapped = staging.body;
         log.record("stage_buffers_in_shared", threads, mapped);
 
-        // 8. Launch grid, read off the loop bounds: ceil(extent / block), or manual.
+        // 8. Launch grid and shared memory, read off the bound loops and the shared arrays.
         log.start();
-        k.launch = infer_launch_grid(nest, mapping, k.schedule, *config.index_type);
+        k.launch = infer_launch_grid(mapped, k.schedule, *config.index_type);
         fit_chosen_block(k.schedule, schedule, k.launch);
-        k.launch.shared_bytes = staging.dynamic ? staging.shared_bytes : 0;
-        k.launch.static_shared_bytes = staging.dynamic ? 0 : staging.shared_bytes;
         log.note("infer_launch_grid", k.launch.describe());
     } else {
         // 7. CPU mapping: the fastest memory axis innermost, OpenMP on the outermost loop.
@@ -167,7 +166,12 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     log.note("verify_lowered", "ok");
     k.body = mapped;
 
-    // 10. Print readable CUDA or C++; names the parameters in k.params.
+    // 10. Names: the parameters get the names users pass them by, and their C types.
+    log.start();
+    name_parameters(k);
+    log.note("name_parameters", std::to_string(k.params.size()) + " parameters");
+
+    // 11. Print readable CUDA or C++, naming the locals around the parameters.
     log.start();
     const bool cuda = config.target == Target::CUDA;
     if (cuda)

@@ -2,6 +2,7 @@
 // (Target::CPU). lower.cpp lists the passes in order; read it top to bottom to learn the compiler.
 #pragma once
 
+#include "compiler/codegen/c_names.hpp"
 #include "compiler/ir/ir.hpp"
 #include "compiler/slice_bounds.hpp"
 
@@ -41,7 +42,8 @@ struct LoweredKernel {
     /// The slice's loop bounds, for the launch's check that it stays inside the arrays; no axes
     /// without a slice (ghost layers stay inside by construction).
     SliceBounds slice_bounds;
-    std::vector<KernelParam> params; ///< the signature
+    std::vector<KernelParam> params; ///< the signature, named by name_parameters
+    CNames names;                    ///< the parameters' printed names, for the printer
     LaunchDescription launch;        ///< has_grid false on the CPU target
     Stmt body;                       ///< the final IR (the kernel body)
     std::string source;              ///< the printed CUDA, or C++ for the CPU target

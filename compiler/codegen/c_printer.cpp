@@ -19,57 +19,6 @@
 namespace loom::ir {
 
 namespace {
-const std::set<std::string>& reserved_names() {
-    static const std::set<std::string> r = {
-        "auto", "bool", "break", "case", "char", "const", "continue", "default", "do", "double",
-        "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "return",
-        "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned",
-        "void", "volatile", "while", "class", "namespace", "template", "this", "new", "delete",
-        "true", "false", "nullptr", "operator", "using", "typename", "threadIdx", "blockIdx",
-        "blockDim", "gridDim", "warpSize", "min", "max", "abs", "labs", "llabs", "sqrt", "sqrtf", "rsqrt",
-        "rsqrtf", "exp", "expf", "log", "logf", "pow", "powf", "sin", "sinf", "cos", "cosf",
-        "tan", "tanf", "tanh", "tanhf", "erf", "erff", "fabs", "fabsf", "floor", "floorf", "ceil",
-        "ceilf", "fma", "fmaf", "fmin", "fminf", "fmax", "fmaxf", "fmod", "fmodf", "restrict",
-        // C++ keywords and the names the C++ prelude declares (both targets are C++).
-        "private", "protected", "public", "virtual", "friend", "mutable", "explicit", "export",
-        "register", "asm", "throw", "try", "catch", "typeid", "constexpr", "decltype",
-        "noexcept", "alignas", "alignof", "static_assert", "thread_local", "static_cast",
-        "const_cast", "dynamic_cast", "reinterpret_cast", "wchar_t", "char16_t", "char32_t",
-        "and", "or", "not", "xor", "bitand", "bitor", "compl", "and_eq", "or_eq", "xor_eq",
-        "not_eq", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
-        "uint64_t", "size_t", "labs", "loom_min", "loom_max", "loom_shared"};
-    return r;
-}
-
-/// Capitals, digits and underscores only, with at least one capital (the style of macros).
-bool is_upper_name(std::string_view name) {
-    return std::none_of(name.begin(), name.end(), [](char c) { return c >= 'a' && c <= 'z'; }) &&
-           std::any_of(name.begin(), name.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
-}
-
-/// A name that <math.h>, <stdint.h>, <stdlib.h>, the host compiler or NVRTC may define as a
-/// macro: printed as is, it would be replaced by the preprocessor (NAN, NULL, M_PI, INT32_MAX).
-/// Besides the names the headers define (glibc's and the C standard's), every all-capital name
-/// with an underscore, every M_ (math constant) and every _X (reserved) name is treated as one.
-bool is_macro_name(const std::string& name) {
-    static const std::set<std::string> macros = {
-        "NULL", "NAN", "INFINITY", "HUGE_VAL", "HUGE_VALF", "HUGE_VALL", "SNAN", "SNANF",
-        "SNANL", "MAXFLOAT", "EOF", "EDOM", "ERANGE", "EILSEQ", "NFDBITS", "BYTE_ORDER",
-        "WNOHANG", "WUNTRACED", "WSTOPPED", "WEXITED", "WCONTINUED", "WNOWAIT", "WEXITSTATUS",
-        "WTERMSIG", "WSTOPSIG", "WIFEXITED", "WIFSIGNALED", "WIFSTOPPED", "WIFCONTINUED",
-        "errno", "assert", "offsetof", "alloca", "math_errhandling", "issubnormal", "isnan",
-        "isinf", "isfinite", "isnormal", "signbit", "fpclassify", "unix", "linux", "i386",
-        "be16toh", "be32toh", "be64toh", "htobe16", "htobe32", "htobe64", "htole16", "htole32",
-        "htole64", "le16toh", "le32toh", "le64toh", "CUDART_VERSION", "CUDA_VERSION"};
-    if (macros.count(name)) return true;
-    if (name.size() >= 2 && name[0] == '_' && name[1] >= 'A' && name[1] <= 'Z') return true;
-    if (name.rfind("M_", 0) == 0) return true; // M_PI, M_PIf, M_SQRT1_2l, ...
-    // INT32_MAX, UINT8_C, RAND_MAX, EXIT_SUCCESS, FP_NAN, HUGE_VAL_F32, ...
-    return name.find('_') != std::string::npos && is_upper_name(name);
-}
-} // namespace
-
-namespace {
 /// The variables an IR tree reads (a Declare's own variable is not a read).
 struct ReadVariables : IRVisitor {
     std::set<const VarNode*> read;
@@ -84,35 +33,9 @@ CFamilyPrinter::CFamilyPrinter(LoweredKernel& kernel) : kernel_(kernel) {
         reads.visit(kernel.body);
         read_ = std::move(reads.read);
     }
-    // The user's names first (fields, scalar parameters), so that loom's own parameters (sizes
-    // size_N, strides <field>_stride_N) are the ones renamed when they meet, and a scalar keeps
-    // the name the user passes it by. The kernel's own name is no reservation: a parameter may
-    // shadow the function it belongs to (and the CPU target prints the kernel under a loom-owned
-    // name).
-    for (bool user : {true, false}) {
-        for (auto& p : kernel.params) {
-            const bool user_named = p.role == ParamRole::FieldPointer || p.role == ParamRole::Scalar;
-            if (user_named != user) continue;
-            std::string hint =
-                p.role == ParamRole::FieldPointer ? p.field->name : p.var.as<VarNode>()->name;
-            const void* key = p.role == ParamRole::FieldPointer
-                                  ? static_cast<const void*>(p.field.get())
-                                  : static_cast<const void*>(p.var.get());
-            p.name = name_of(key, hint);
-        }
-        // The user's IndexVars (k in sum(k, ...)) keep their names over loom's own loops.
-        if (user) {
-            struct IndexVars : IRVisitor {
-                std::vector<const VarNode*> found;
-                void visit_For(const ForNode* f) override {
-                    if (auto v = f->var.as<VarNode>(); v->role == VarRole::Index) found.push_back(v);
-                    IRVisitor::visit_For(f);
-                }
-            } index_vars;
-            index_vars.visit(kernel.body);
-            for (const VarNode* v : index_vars.found) name_of(v, v->name);
-        }
-    }
+    // The parameters (and the user's IndexVars) are named already (name_parameters); locals
+    // are named as they print, around them.
+    names_ = kernel.names;
 }
 
 std::string CFamilyPrinter::header(std::string_view target_label) const {
@@ -166,16 +89,8 @@ std::string CFamilyPrinter::grouped_params(
 }
 
 std::string CFamilyPrinter::signature(std::string_view qualifiers) {
-    std::string params = grouped_params(
-        [&](KernelParam& p, std::size_t) {
-            if (p.role == ParamRole::FieldPointer)
-                p.c_type = fmt::format("{}{}* __restrict__", p.read_only ? "const " : "",
-                                       type_name_of(p.type));
-            else
-                p.c_type = "const " + type_name_of(p.type);
-            return param_declaration(p);
-        },
-        ",\n    ");
+    std::string params =
+        grouped_params([&](KernelParam& p, std::size_t) { return param_declaration(p); }, ",\n    ");
     return fmt::format("{} void {}{}(\n    {})\n", qualifiers, function_attributes(),
                        function_name(), params);
 }
@@ -188,6 +103,11 @@ std::string CFamilyPrinter::param_declaration(const KernelParam& p) {
 
 std::string CFamilyPrinter::loop_pragma(const ForNode*) { return ""; }
 
+std::string CFamilyPrinter::bound_loop(const ForNode* f, int) {
+    throw InternalError(fmt::format("a {} loop reached the {} printer, which has no GPU threads",
+                                    for_kind_name(f->kind), function_name()));
+}
+
 std::string CFamilyPrinter::function_attributes() { return ""; }
 
 std::string CFamilyPrinter::loop_body_end(const ForNode*, const std::string&) { return ""; }
@@ -198,21 +118,10 @@ std::string CFamilyPrinter::declaration_prefix(const VarNode* v) {
     return read_.count(v) ? "" : "[[maybe_unused]] ";
 }
 
-std::string CFamilyPrinter::unique_name(const std::string& hint) {
-    std::string base = hint.empty() ? "t" : hint;
-    if (reserved_names().count(base) || is_macro_name(base) || base.rfind("__", 0) == 0) base += "_";
-    std::string name = base;
-    // Names are never freed, so the search goes on where the last one for this base ended
-    // (from 1 each time, thousands of CSE temporaries of one name were quadratic).
-    for (int& i = next_suffix_[base]; used_.count(name);) name = fmt::format("{}_{}", base, ++i);
-    used_.insert(name);
-    return name;
-}
+std::string CFamilyPrinter::unique_name(const std::string& hint) { return names_.unique(hint); }
 
 std::string CFamilyPrinter::name_of(const void* key, const std::string& hint) {
-    auto it = names_.find(key);
-    if (it != names_.end()) return it->second;
-    return names_[key] = unique_name(hint);
+    return names_.name_of(key, hint);
 }
 
 std::string CFamilyPrinter::var_name(const VarNode* v) { return name_of(v, v->name); }
@@ -365,6 +274,7 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
     }
     case StmtKind::For: {
         auto f = s.as<ForNode>();
+        if (is_gpu_bound(f->kind)) return bound_loop(f, indent);
         std::string var = print(f->var);
         std::string step = is_const_value(f->step, 1) ? "++" + var : fmt::format("{} += {}", var, print(f->step));
         std::string pragma = loop_pragma(f);

@@ -4,6 +4,7 @@
 // indices, special float literals, loop pragmas and the function qualifiers.
 #pragma once
 
+#include "compiler/codegen/c_names.hpp"
 #include "compiler/ir/printer.hpp"
 #include "compiler/lower.hpp"
 
@@ -87,13 +88,13 @@ protected:
     virtual std::string array_store(const ir::ArrayStoreNode* st, const std::string& pad);
     /// A block-wide barrier; only the CUDA printer has one.
     virtual std::string barrier(const std::string& pad);
+    /// A loop bound to the GPU (ForKind::GpuGrid, Cooperative); only the CUDA printer has them.
+    virtual std::string bound_loop(const ir::ForNode* loop, int indent);
     void call(const ir::CallNode* c, std::string& out) override;
     void binary(const ir::BinaryNode* b, std::string& out) override;
 
     LoweredKernel& kernel_;
-    std::map<const void*, std::string> names_;
-    std::set<std::string> used_;
-    std::map<std::string, int> next_suffix_; ///< per base name: the last suffix unique_name tried
+    CNames names_; ///< the parameters' names (name_parameters), then the locals'
     std::set<const ir::VarNode*> read_; ///< the variables the body reads
 };
 

@@ -1,6 +1,7 @@
 #include "compiler/codegen/cuda_printer.hpp"
 
 #include "compiler/codegen/c_printer.hpp"
+#include "compiler/ir/visitor.hpp"
 
 #include <loom/errors.hpp>
 
@@ -31,7 +32,18 @@ public:
     using CFamilyPrinter::CFamilyPrinter;
 
     std::string kernel_source() {
-        std::string body = print_stmt(kernel_.body, 1); // names locals; params are named already
+        // The thread's rank in its block and the block's size, named once for every
+        // cooperative loop, before the body's own names.
+        std::string prologue;
+        if (contains_cooperative_loop(kernel_.body)) {
+            rank_ = VarNode::make(ScalarType::Int32, "thread_in_block", VarRole::LoopIndex);
+            count_ = VarNode::make(ScalarType::Int32, "threads_per_block", VarRole::LoopIndex);
+            read_.insert(rank_.as<VarNode>()); // by the cooperative loops, as they print
+            read_.insert(count_.as<VarNode>());
+            prologue = print_stmt(DeclareNode::make(rank_, BlockThreadNode::make(ScalarType::Int32, false)), 1) +
+                       print_stmt(DeclareNode::make(count_, BlockThreadNode::make(ScalarType::Int32, true)), 1);
+        }
+        std::string body = prologue + print_stmt(kernel_.body, 1); // params are named already
         std::string includes = staged_ ? "#include \"loom/stage.cuh\"\n\n" : "";
         return header("CUDA") + includes + signature("extern \"C\" __global__") + "{\n" + body + "}\n";
     }
@@ -153,6 +165,61 @@ protected:
         return false;
     }
 
+    // A chain of directly nested grid loops: each counter declared from the thread's global
+    // index, then one guard for them all. A cooperative loop: from the thread's rank in the
+    // block, in steps of the block's size.
+    std::string bound_loop(const ForNode* f, int indent) override {
+        const std::string pad(std::size_t(indent) * 4, ' ');
+        if (f->kind == ForKind::Cooperative) {
+            ScalarType t = f->var.type();
+            Expr rank = rank_.type() == t ? rank_ : CastNode::make(t, rank_);
+            Expr count = count_.type() == t ? count_ : CastNode::make(t, count_);
+            Expr first = is_const_value(f->step, 1) ? rank : mul(rank, f->step);
+            if (!is_const_value(f->start, 0)) first = add(first, f->start);
+            Expr stride = is_const_value(f->step, 1) ? count : mul(count, f->step);
+            std::string var = print(f->var);
+            return fmt::format("{}for ({} {} = {}; {} < {}; {} += {}) {{\n{}{}}}\n", pad,
+                               type_name_of(t), var, print(first), var, print(f->stop), var,
+                               print(stride), print_stmt(f->body, indent + 1), pad);
+        }
+        std::string out, guard;
+        Stmt body;
+        for (const ForNode* g = f; g; g = body.as<ForNode>()) {
+            if (g->kind != ForKind::GpuGrid) break;
+            // start + g * step, with start's terms added after (`g * 4 + cell + 1`)
+            Expr pos = ThreadIndexNode::make(g->var.type(), g->dim);
+            if (!is_const_value(g->step, 1)) pos = mul(pos, g->step);
+            for (const Expr& term : add_terms(g->start))
+                if (!is_const_value(term, 0)) pos = add(pos, term);
+            out += print_stmt(DeclareNode::make(g->var, pos), indent);
+            guard += (guard.empty() ? "" : " && ") + print(BinaryNode::make(BinaryOp::Lt, g->var, g->stop));
+            body = g->body;
+        }
+        return out + fmt::format("{}if ({}) {{\n{}{}}}\n", pad, guard,
+                                 print_stmt(body, indent + 1), pad);
+    }
+    static std::vector<Expr> add_terms(const Expr& e) {
+        auto b = e.as<BinaryNode>();
+        if (!b || b->op != BinaryOp::Add) return {e};
+        std::vector<Expr> terms = add_terms(b->a);
+        terms.push_back(b->b);
+        return terms;
+    }
+    static Expr add(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Add, a, b); }
+    static Expr mul(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Mul, a, b); }
+    static bool contains_cooperative_loop(const Stmt& s) {
+        struct Find : IRVisitor {
+            bool found = false;
+            void visit_For(const ForNode* f) override {
+                found |= f->kind == ForKind::Cooperative;
+                IRVisitor::visit_For(f);
+            }
+        } find;
+        find.visit(s);
+        return find.found;
+    }
+
+    Expr rank_, count_; ///< thread_in_block and threads_per_block, when a cooperative loop needs them
     bool declared_shared_ = false;
     bool staged_ = false; ///< a staging copy was printed: include stage.cuh, wait at the barrier
 };

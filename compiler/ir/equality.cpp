@@ -148,7 +148,7 @@ StmtParts parts(const Stmt& s) {
         auto n = s.as<ForNode>();
         p.exprs = {n->var, n->start, n->stop, n->step};
         p.stmts = {n->body};
-        p.ints = {n->axis, static_cast<std::int64_t>(n->kind)};
+        p.ints = {n->axis, static_cast<std::int64_t>(n->kind), n->dim};
         break;
     }
     case StmtKind::IfThen: {

@@ -115,9 +115,15 @@ std::string_view for_kind_name(ForKind k) {
         return "unrolled";
     case ForKind::Rolled:
         return "rolled";
+    case ForKind::GpuGrid:
+        return "gpu grid";
+    case ForKind::Cooperative:
+        return "cooperative";
     }
     return "?";
 }
+
+bool is_gpu_bound(ForKind k) { return k == ForKind::GpuGrid || k == ForKind::Cooperative; }
 
 bool is_parallel(ForKind k) {
     return k == ForKind::Parallel || k == ForKind::ParallelVectorized;
@@ -407,15 +413,18 @@ Stmt BlockNode::make(std::vector<Stmt> stmts) {
     return Stmt(std::make_shared<BlockNode>(std::move(stmts)));
 }
 
-Stmt ForNode::make(Expr var, Expr start, Expr stop, Expr step, Stmt body, int axis, ForKind kind) {
+Stmt ForNode::make(Expr var, Expr start, Expr stop, Expr step, Stmt body, int axis, ForKind kind,
+                   int dim) {
     require(var.is<VarNode>(), "For", "loop variable is not a Var");
     for (auto* e : {&start, &stop, &step}) {
         require_defined(*e, "For");
         require(e->type() == var.type(), "For", "bound type differs from the loop variable");
     }
     require(body.defined(), "For", "no body");
+    require(kind == ForKind::GpuGrid ? dim >= 0 && dim < 3 : dim == -1, "For",
+            "a GpuGrid loop needs a hardware dimension 0-2, and only it has one");
     return Stmt(std::make_shared<ForNode>(std::move(var), std::move(start), std::move(stop),
-                                          std::move(step), std::move(body), axis, kind));
+                                          std::move(step), std::move(body), axis, kind, dim));
 }
 
 Stmt IfThenNode::make(Expr cond, Stmt then_case) {

@@ -35,12 +35,22 @@ enum class MathFn : std::uint8_t {
 /// Unrolled: a loop with constant bounds inside one cell (a layer's rows and columns), fully
 /// unrolled so the local arrays it indexes stay in registers. Rolled: a loop inside one cell
 /// that stays a loop (a wide layer's inputs, lower_layers): `#pragma unroll 1` in CUDA.
-enum class ForKind : std::uint8_t { Serial, Parallel, Vectorized, ParallelVectorized, Unrolled, Rolled };
+///
+/// Loops bound to the GPU (map_to_gpu, stage_buffers_in_shared) say who runs which iteration:
+/// GpuGrid: one iteration per thread of the launch along hardware dimension `dim` (x, y, z):
+///   the thread with global index g = blockIdx * blockDim + threadIdx runs start + g * step, if
+///   that is below stop. The launch grid is read off these loops (launch_grid.hpp).
+/// Cooperative: the threads of a block share the iterations, each running every
+///   (threads per block)-th one from its rank in the block on; a barrier after it is block-wide.
+enum class ForKind : std::uint8_t {
+    Serial, Parallel, Vectorized, ParallelVectorized, Unrolled, Rolled, GpuGrid, Cooperative
+};
 
 std::string_view op_name(UnaryOp op);   // "-", "!"
 std::string_view op_name(BinaryOp op);  // "+", "<=", "min", ...
 std::string_view fn_name(MathFn fn);    // "sqrt", ...
 std::string_view for_kind_name(ForKind k); // "serial", "parallel", "vectorized", ...
+bool is_gpu_bound(ForKind k);              // GpuGrid or Cooperative: only the CUDA target runs it
 bool is_parallel(ForKind k);
 bool is_vectorized(ForKind k);
 int fn_arity(MathFn fn);
@@ -383,18 +393,20 @@ struct BlockNode : StmtNode {
 };
 
 /// for (var = start; var < stop; var += step) body. `axis` is the spatial axis it walks (-1 for
-/// a helper loop such as the cells of one GPU thread); `kind` says how the CPU target runs it.
+/// a helper loop such as the cells of one GPU thread); `kind` says how it runs (ForKind), and
+/// `dim` is the hardware dimension (0, 1, 2 for x, y, z) of a GpuGrid loop, -1 otherwise.
 struct ForNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::For;
-    ForNode(Expr v, Expr a, Expr o, Expr s, Stmt b, int ax, ForKind k)
+    ForNode(Expr v, Expr a, Expr o, Expr s, Stmt b, int ax, ForKind k, int d)
         : StmtNode(static_kind), var(std::move(v)), start(std::move(a)), stop(std::move(o)),
-          step(std::move(s)), body(std::move(b)), axis(ax), kind(k) {}
+          step(std::move(s)), body(std::move(b)), axis(ax), kind(k), dim(d) {}
     const Expr var, start, stop, step;
     const Stmt body;
     const int axis;
     const ForKind kind;
+    const int dim;
     static Stmt make(Expr var, Expr start, Expr stop, Expr step, Stmt body, int axis,
-                     ForKind kind = ForKind::Serial);
+                     ForKind kind = ForKind::Serial, int dim = -1);
 };
 
 struct IfThenNode : StmtNode {

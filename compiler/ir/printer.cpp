@@ -243,6 +243,7 @@ public:
             // Serial loops print no kind, so the GPU pipeline's notation is unchanged.
             std::string kind =
                 n->kind == ForKind::Serial ? "" : ", " + std::string(for_kind_name(n->kind));
+            if (n->dim >= 0) kind += std::string(".") + "xyz"[n->dim];
             out += fmt::format("{}for {} in [{}, {}) step {}:  # axis {}{}\n", pad,
                                p.print(n->var), p.print(n->start), p.print(n->stop),
                                p.print(n->step), n->axis, kind);

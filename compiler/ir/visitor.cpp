@@ -213,7 +213,7 @@ Stmt IRMutator::visit_For(const ForNode* n, const Stmt& self) {
     if (v.same_as(n->var) && a.same_as(n->start) && o.same_as(n->stop) && s.same_as(n->step) &&
         b.same_as(n->body))
         return self;
-    return ForNode::make(v, a, o, s, b, n->axis, n->kind);
+    return ForNode::make(v, a, o, s, b, n->axis, n->kind, n->dim);
 }
 Stmt IRMutator::visit_IfThen(const IfThenNode* n, const Stmt& self) {
     Expr c = mutate(n->cond);

@@ -51,51 +51,41 @@ Stmt map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping) {
     };
 
     Stmt body = inner;
-    // Unmapped axes (only in 4D) stay loops, innermost first, inside the guard.
+    // Unmapped axes (only in 4D) stay serial loops, innermost.
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
         const ForNode* f = *it;
         if (dim_of_axis(f->axis) >= 0) continue;
         body = ForNode::make(f->var, f->start, f->stop, f->step, body, f->axis);
     }
-
-    std::vector<Stmt> decls;
-    Expr guard;
+    // A thread that computes K cells along one axis: an unrolled loop over its cells, each a
+    // grid loop that starts `cell` steps later and strides K steps, so that thread g computes
+    // cells g * K + cell. The loop sits inside the other axes' grid loops.
     const ForNode* coarse = nullptr;
     int coarse_k = 1;
-    for (const ForNode* f : loops) {
-        int dim = dim_of_axis(f->axis);
-        if (dim < 0) continue;
-        ScalarType t = f->var.type();
-        int k = mapping.cells_per_thread[dim];
-        if (k > 1) { // declared per cell inside the unrolled loop below
+    for (const ForNode* f : loops)
+        if (int dim = dim_of_axis(f->axis); dim >= 0 && mapping.cells_per_thread[dim] > 1) {
             coarse = f;
-            coarse_k = k;
-            continue;
+            coarse_k = mapping.cells_per_thread[dim];
         }
-        Expr pos = ThreadIndexNode::make(t, dim);
-        if (!is_const_value(f->step, 1)) pos = mul(pos, f->step);
-        if (!is_const_value(f->start, 0)) pos = add(pos, f->start);
-        decls.push_back(DeclareNode::make(f->var, pos));
-        Expr in_range = BinaryNode::make(BinaryOp::Lt, f->var, f->stop);
-        guard = guard.defined() ? BinaryNode::make(BinaryOp::And, guard, in_range) : in_range;
-    }
     if (coarse) {
-        // for (cell = 0; cell < K; ++cell) { ctr = index * (K * step) + cell * step + start;
-        //                                    if (ctr < stop) body }
         ScalarType t = coarse->var.type();
         Expr cell = VarNode::make(t, "cell", VarRole::Counter, nullptr, -1);
         Expr k = ConstNode::make_int(t, coarse_k);
-        Expr first = mul(ThreadIndexNode::make(t, dim_of_axis(coarse->axis)), simplify(mul(k, coarse->step)));
         Expr offset = is_const_value(coarse->step, 1) ? cell : mul(cell, coarse->step);
-        Expr pos = add(first, offset);
-        if (!is_const_value(coarse->start, 0)) pos = add(pos, coarse->start);
-        Stmt per_cell = BlockNode::make(
-            {DeclareNode::make(coarse->var, pos),
-             IfThenNode::make(BinaryNode::make(BinaryOp::Lt, coarse->var, coarse->stop), body)});
-        body = ForNode::make(cell, ConstNode::make_int(t, 0), k, ConstNode::make_int(t, 1), per_cell, -1);
+        Expr start = is_const_value(coarse->start, 0) ? offset : add(offset, coarse->start);
+        Stmt cells = ForNode::make(coarse->var, start, coarse->stop, simplify(mul(k, coarse->step)),
+                                   body, coarse->axis, ForKind::GpuGrid, dim_of_axis(coarse->axis));
+        body = ForNode::make(cell, ConstNode::make_int(t, 0), k, ConstNode::make_int(t, 1), cells, -1);
     }
-    decls.push_back(guard.defined() ? IfThenNode::make(guard, body) : body);
-    return BlockNode::make(std::move(decls));
+    // The other mapped axes: one grid loop each, axis 0 outermost (a bound may read the counter
+    // of an enclosing axis).
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+        const ForNode* f = *it;
+        int dim = dim_of_axis(f->axis);
+        if (dim < 0 || f == coarse) continue;
+        body = ForNode::make(f->var, f->start, f->stop, f->step, body, f->axis, ForKind::GpuGrid, dim);
+    }
+    return body;
 }
 
 } // namespace loom::ir

@@ -5,54 +5,113 @@
 
 #include <loom/errors.hpp>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <map>
 
 namespace loom::ir {
 
 namespace {
 
-bool uses_counter(const Expr& e) {
+bool reads_counter(const Expr& e) {
     for (const Expr& s : subexpressions(e))
         if (auto v = s.as<VarNode>(); v && v->role == VarRole::Counter) return true;
     return false;
 }
 
+bool reads(const Expr& e, const Expr& var) {
+    for (const Expr& s : subexpressions(e))
+        if (s.same_as(var)) return true;
+    return false;
+}
+
+/// The grid loops of a mapped body, with the loops around each, and its shared allocations.
+class FindBound : public IRVisitor {
+public:
+    struct Grid {
+        const ForNode* loop;
+        std::vector<const ForNode*> enclosing; ///< the loops around it, outermost first
+    };
+    std::vector<Grid> grids;
+    std::size_t shared_end = 0; ///< the end of the last shared array, in bytes
+    bool dynamic = false;
+
+    void visit_For(const ForNode* f) override {
+        if (f->kind == ForKind::GpuGrid) grids.push_back({f, enclosing_});
+        enclosing_.push_back(f);
+        IRVisitor::visit_For(f);
+        enclosing_.pop_back();
+    }
+    void visit_Allocate(const AllocateNode* a) override {
+        const ArrayInfo& array = *a->array;
+        if (array.space != MemorySpace::Shared) return;
+        shared_end = std::max(shared_end, array.shared_offset + std::size_t(array.size) *
+                                                                   std::size_t(bit_width(array.type) / 8));
+        dynamic |= !array.static_shared;
+    }
+
+private:
+    std::vector<const ForNode*> enclosing_;
+};
+
+/// `e` with the counters of `loops` replaced by their first values.
+Expr at_first_iteration(const Expr& e, const std::vector<const ForNode*>& loops) {
+    struct Substitute : IRMutator {
+        std::map<const VarNode*, Expr> first;
+        Expr visit_Var(const VarNode* v, const Expr& self) override {
+            auto it = first.find(v);
+            return it == first.end() ? self : it->second;
+        }
+    } s;
+    for (const ForNode* f : loops) s.first[f->var.as<VarNode>()] = f->start;
+    return s.mutate(e);
+}
+
 } // namespace
 
-LaunchDescription infer_launch_grid(const Stmt& loop_nest, const ThreadMapping& mapping,
-                                    const Schedule& schedule, ScalarType index_type) {
-    LaunchDescription L;
-    const auto& axis_of_dim = mapping.axis_of_dim;
-    L.axis_of_dim = axis_of_dim;
-    L.cells_per_thread = mapping.cells_per_thread;
-    std::map<int, const ForNode*> loop_of_axis;
-    for (Stmt s = loop_nest; auto f = s.as<ForNode>(); s = f->body) loop_of_axis[f->axis] = f;
-
+LaunchDescription infer_launch_grid(const Stmt& body, const Schedule& schedule,
+                                    ScalarType index_type) {
     if (!schedule.block)
         throw InternalError("infer_launch_grid needs a resolved schedule (a block); run "
                             "choose_schedule first");
+    FindBound found;
+    found.visit(body);
+    LaunchDescription L;
     std::array<int, 3> block = *schedule.block;
-
+    std::array<const FindBound::Grid*, 3> grid_of_dim{};
+    for (const auto& g : found.grids) {
+        if (grid_of_dim[std::size_t(g.loop->dim)])
+            throw InternalError(fmt::format("infer_launch_grid: two grid loops along dimension {}",
+                                            "xyz"[g.loop->dim]));
+        grid_of_dim[std::size_t(g.loop->dim)] = &g;
+    }
     for (int dim = 0; dim < 3; ++dim) {
-        if (axis_of_dim[dim] < 0) {
+        const FindBound::Grid* g = grid_of_dim[std::size_t(dim)];
+        if (!g) {
             L.extents[dim] = ConstNode::make_int(index_type, 1);
             block[dim] = 1;
             continue;
         }
-        const ForNode* f = loop_of_axis.at(axis_of_dim[dim]);
-        if (uses_counter(f->start) || uses_counter(f->stop)) {
+        const ForNode* f = g->loop;
+        L.axis_of_dim[dim] = f->axis;
+        // The loops around a grid loop inside one thread (its cells) start it later; the first
+        // cell needs the most threads.
+        std::vector<const ForNode*> cells;
+        for (const ForNode* e : g->enclosing)
+            if (e->kind != ForKind::GpuGrid) cells.push_back(e);
+        Expr start = at_first_iteration(f->start, cells);
+        for (const ForNode* c : cells) // the loop over the thread's cells
+            if (auto n = c->stop.as<ConstNode>(); n && reads(f->start, c->var))
+                L.cells_per_thread[dim] = int(n->int_value);
+        if (reads_counter(start) || reads_counter(f->stop) || reads_counter(f->step)) {
             L.manual = true;
             L.manual_reason = "the iteration bounds depend on another counter";
         }
-        Expr span = BinaryNode::make(BinaryOp::Sub, f->stop, f->start);
+        Expr span = BinaryNode::make(BinaryOp::Sub, f->stop, start);
         if (!is_const_value(f->step, 1)) {
             Expr step_minus_1 = BinaryNode::make(BinaryOp::Sub, f->step, ConstNode::make_int(f->step.type(), 1));
             span = BinaryNode::make(BinaryOp::Div, BinaryNode::make(BinaryOp::Add, span, step_minus_1), f->step);
-        }
-        if (int k = mapping.cells_per_thread[dim]; k > 1) {
-            Expr kk = ConstNode::make_int(span.type(), k);
-            Expr k_minus_1 = ConstNode::make_int(span.type(), k - 1);
-            span = BinaryNode::make(BinaryOp::Div, BinaryNode::make(BinaryOp::Add, span, k_minus_1), kk);
         }
         L.extents[dim] = simplify(span);
     }
@@ -63,6 +122,8 @@ LaunchDescription infer_launch_grid(const Stmt& loop_nest, const ThreadMapping& 
     L.default_block = block;
     if (L.manual)
         for (auto& e : L.extents) e = Expr();
+    L.shared_bytes = found.dynamic ? found.shared_end : 0;
+    L.static_shared_bytes = found.dynamic ? 0 : found.shared_end;
     return L;
 }
 

@@ -1,8 +1,7 @@
-// Launch-grid inference.
+// Launch-grid inference, read off the final IR.
 #pragma once
 
 #include "compiler/ir/ir.hpp"
-#include "compiler/passes/gpu_mapping.hpp"
 
 #include <loom/launch.hpp>
 #include <loom/schedule.hpp>
@@ -11,13 +10,16 @@
 
 namespace loom::ir {
 
-/// Builds the launch description from the loop nest of lower_iteration_space (before GPU
-/// mapping) and the thread mapping: per dimension the thread count
-/// ceil(ceil((stop - start) / step) / cells_per_thread), an expression over size and scalar
-/// arguments of `index_type`. Bounds that use another counter, or schedule.manual_launch_grid,
-/// make the description manual. The default block is schedule.block, resolved
-/// (choose_schedule.hpp), with one thread along a dimension that walks no axis.
-LaunchDescription infer_launch_grid(const Stmt& loop_nest, const ThreadMapping& mapping,
-                                    const Schedule& schedule, ScalarType index_type);
+/// Builds the launch description from a mapped kernel body (map_to_gpu, then any pass that adds
+/// shared memory): per hardware dimension, the thread count of its GpuGrid loop,
+/// ceil((stop - start) / step), an expression over size and scalar arguments of `index_type`.
+/// A grid loop inside the unrolled loop over one thread's cells starts at `cell` and strides
+/// over all of them: its count is taken at the first cell, and the cells give cells_per_thread.
+/// Bounds that read another counter, or schedule.manual_launch_grid, make the description
+/// manual. The default block is schedule.block, resolved (choose_schedule.hpp), with one thread
+/// along a dimension without a grid loop. The shared memory is that of the body's shared
+/// allocations: static arrays, or windows into one dynamic block.
+LaunchDescription infer_launch_grid(const Stmt& body, const Schedule& schedule,
+                                    ScalarType index_type);
 
 } // namespace loom::ir

@@ -41,13 +41,14 @@ private:
 SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldPtr>& buffers,
                                       std::size_t budget) {
     SharedStaging out;
+    std::size_t used = 0; // bytes of shared memory so far
     // 1. Which buffers fit, and where.
     std::vector<std::pair<FieldPtr, std::shared_ptr<ArrayInfo>>> staged;
     for (const FieldPtr& f : buffers) {
         if (!f->is_fixed()) continue;
         const std::int64_t n = element_count(*f);
         const std::size_t bytes = std::size_t(n) * std::size_t(bit_width(f->type) / 8);
-        const std::size_t offset = (out.shared_bytes + 15) / 16 * 16; // 16-byte aligned
+        const std::size_t offset = (used + 15) / 16 * 16; // 16-byte aligned
         if (n > INT32_MAX || offset + bytes > budget) continue;
         auto array = std::make_shared<ArrayInfo>();
         array->name = f->name + "_shared";
@@ -55,7 +56,7 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldP
         array->size = int(n);
         array->space = MemorySpace::Shared;
         array->shared_offset = offset;
-        out.shared_bytes = offset + bytes;
+        used = offset + bytes;
         out.staged.push_back(fmt::format("{}: {} {} at byte {}", f->name, n, type_name(f->type), offset));
         staged.emplace_back(f, std::move(array));
     }
@@ -64,17 +65,12 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldP
         return out;
     }
     // 2. Static arrays while everything fits the static limit (see ArrayInfo::static_shared).
-    out.dynamic = out.shared_bytes > kStaticSharedLimit;
-    for (auto& entry : staged) entry.second->static_shared = !out.dynamic;
+    for (auto& entry : staged) entry.second->static_shared = used <= kStaticSharedLimit;
 
-    // 3. The copies: for (k = thread_in_block; k < n; k += threads_per_block) W_shared[k] = W[k];
+    // 3. The copies: a cooperative loop each (the block's threads share its iterations),
+    // W_shared[k] = W[k].
     std::map<const FieldInfo*, ArrayPtr> shared;
     std::vector<Stmt> copies;
-    // The thread's rank in its block and the block's size, named once for all the copies.
-    Expr rank = VarNode::make(ScalarType::Int32, "thread_in_block", VarRole::LoopIndex);
-    Expr count = VarNode::make(ScalarType::Int32, "threads_per_block", VarRole::LoopIndex);
-    copies.push_back(DeclareNode::make(rank, BlockThreadNode::make(ScalarType::Int32, false)));
-    copies.push_back(DeclareNode::make(count, BlockThreadNode::make(ScalarType::Int32, true)));
     for (auto& [f, mutable_array] : staged) {
         ArrayPtr array = mutable_array;
         shared[f.get()] = array;
@@ -84,8 +80,10 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldP
             "stage {} in shared memory ({} bytes)", f->name,
             std::size_t(array->size) * std::size_t(bit_width(f->type) / 8))));
         copies.push_back(AllocateNode::make(array));
-        copies.push_back(ForNode::make(k, rank, ConstNode::make_int(ScalarType::Int32, array->size),
-                                       count, copy, -1));
+        copies.push_back(ForNode::make(k, ConstNode::make_int(ScalarType::Int32, 0),
+                                       ConstNode::make_int(ScalarType::Int32, array->size),
+                                       ConstNode::make_int(ScalarType::Int32, 1), copy, -1,
+                                       ForKind::Cooperative));
     }
     copies.push_back(BarrierNode::make());
     copies.push_back(RedirectLoads(shared).mutate(body));

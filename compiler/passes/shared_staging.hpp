@@ -10,10 +10,9 @@
 
 namespace loom::ir {
 
+/// The body with the copies; the shared memory it needs is read off it (launch_grid.hpp).
 struct SharedStaging {
     Stmt body;                        ///< the kernel body with the copies in front
-    std::size_t shared_bytes = 0;     ///< shared memory per block, static or dynamic
-    bool dynamic = false;             ///< over 48 KB: one dynamic block, set at launch
     std::vector<std::string> staged;  ///< "W: 4096 float32 at byte 0", for the pass log
 };
 

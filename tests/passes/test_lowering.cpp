@@ -10,6 +10,8 @@
 #include "compiler/passes/gpu_mapping.hpp"
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/passes/launch_grid.hpp"
+#include "compiler/passes/name_parameters.hpp"
+#include "compiler/lower.hpp"
 #include "compiler/passes/verify.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tests/support/lowered_nest.hpp"
@@ -129,25 +131,25 @@ TEST(IterationSpace, CountersInExpressionsBecomeLoopVariables) {
     EXPECT_IR_EQ(store->value, add(mul(c0, i64(100)), c1));
 }
 
-TEST(GpuMapping, FastestAxisGoesToThreadIdxXAndOneGuardCoversAll) {
+TEST(GpuMapping, EachMappedLoopIsBoundToTheGridFastestAxisToX) {
     auto [src, dst] = fields<2>("src, dst: float64[2D]");
     Lowered l = lower_nest({{dst.center(), src[{1, 0}], ""}});
     ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {.cells_per_thread = 1});
     EXPECT_EQ(m.axis_of_dim, (std::array<int, 3>{1, 0, -1})) << "C layout: axis 1 is fastest";
     Stmt mapped = map_to_gpu(l.nest, m);
 
+    // The loops stay, with their bounds; only who runs them changes.
     auto outer = l.nest.as<ForNode>();
     auto inner = outer->body.as<ForNode>();
-    Expr c0 = outer->var, c1 = inner->var;
-    Stmt expected = BlockNode::make(
-        {DeclareNode::make(c0, add(ThreadIndexNode::make(ScalarType::Int64, 1), i64(1))),
-         DeclareNode::make(c1, add(ThreadIndexNode::make(ScalarType::Int64, 0), i64(1))),
-         IfThenNode::make(BinaryNode::make(BinaryOp::And, lt(c0, outer->stop), lt(c1, inner->stop)),
-                          inner->body)});
+    Stmt expected = ForNode::make(
+        outer->var, outer->start, outer->stop, outer->step,
+        ForNode::make(inner->var, inner->start, inner->stop, inner->step, inner->body, 1,
+                      ForKind::GpuGrid, 0),
+        0, ForKind::GpuGrid, 1);
     EXPECT_IR_EQ(mapped, expected);
 }
 
-TEST(GpuMapping, SeveralCellsPerThreadBecomeAnUnrolledLoopWithOneGuardEach) {
+TEST(GpuMapping, SeveralCellsPerThreadBecomeAnUnrolledLoopOverGridLoopsThatStartLater) {
     auto [src, dst] = fields<2>("src, dst: float64[2D]");
     Lowered l = lower_nest({{dst.center(), src[{1, 0}], ""}});
     ThreadMapping m = plan_thread_mapping(*l.analysis.primary, resolved(l));
@@ -156,28 +158,26 @@ TEST(GpuMapping, SeveralCellsPerThreadBecomeAnUnrolledLoopWithOneGuardEach) {
 
     auto outer = l.nest.as<ForNode>();
     auto inner = outer->body.as<ForNode>();
-    Expr c0 = outer->var, c1 = inner->var;
-    auto block = mapped.as<BlockNode>();
-    ASSERT_EQ(block->stmts.size(), 2u);
-    auto guard = block->stmts[1].as<IfThenNode>();
-    ASSERT_NE(guard, nullptr);
-    auto loop = guard->then_case.as<ForNode>();
-    ASSERT_NE(loop, nullptr);
-    Expr cell = loop->var;
-    Stmt expected = BlockNode::make(
-        {DeclareNode::make(c1, add(ThreadIndexNode::make(ScalarType::Int64, 0), i64(1))),
-         IfThenNode::make(
-             lt(c1, inner->stop),
-             ForNode::make(cell, i64(0), i64(4), i64(1),
-                           BlockNode::make({DeclareNode::make(
-                                                c0, add(add(mul(ThreadIndexNode::make(ScalarType::Int64, 1), i64(4)), cell), i64(1))),
-                                            IfThenNode::make(lt(c0, outer->stop), inner->body)}),
-                           -1))});
+    auto x = mapped.as<ForNode>();
+    ASSERT_NE(x, nullptr);
+    auto cells = x->body.as<ForNode>();
+    ASSERT_NE(cells, nullptr);
+    Expr cell = cells->var;
+    // for ctr_1 (grid x) { for cell in [0, 4) { for ctr_0 in [cell + 1, stop) step 4 (grid y) } }
+    Stmt expected = ForNode::make(
+        inner->var, inner->start, inner->stop, inner->step,
+        ForNode::make(cell, i64(0), i64(4), i64(1),
+                      ForNode::make(outer->var, add(cell, i64(1)), outer->stop, i64(4),
+                                    inner->body, 0, ForKind::GpuGrid, 1),
+                      -1),
+        1, ForKind::GpuGrid, 0);
     EXPECT_IR_EQ(mapped, expected);
 
-    LaunchDescription L = infer_launch_grid(l.nest, m, resolved(l), ScalarType::Int64);
+    LaunchDescription L = infer_launch_grid(mapped, resolved(l), ScalarType::Int64);
     // ceil((size_0 - 2) / 4) threads along y, simplified to (size_0 + 1) / 4.
     EXPECT_IR_EQ(L.extents[1], BinaryNode::make(BinaryOp::Div, add(l.param(ParamRole::Size, 0), i64(1)), i64(4)));
+    EXPECT_EQ(L.cells_per_thread, (std::array<int, 3>{1, 4, 1})) << "read off the loop over the cells";
+    EXPECT_EQ(L.axis_of_dim, (std::array<int, 3>{1, 0, -1}));
 }
 
 TEST(GpuMapping, ManualGridsKeepOneCellPerThread) {
@@ -197,26 +197,26 @@ TEST(GpuMapping, FortranLayoutMapsAxisZeroToX) {
     EXPECT_EQ(m.cells_per_thread, (std::array<int, 3>{1, 1, 4})) << "the slowest mapped dimension";
 }
 
-TEST(GpuMapping, FourthAxisStaysALoopInsideTheGuard) {
+TEST(GpuMapping, FourthAxisStaysASerialLoopInsideTheGridLoops) {
     auto [a, b] = fields<2>("a, b: float32[4D]");
     Lowered l = lower_nest({{b.center(), a.center(), ""}});
     ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {.cells_per_thread = 1});
     EXPECT_EQ(m.axis_of_dim, (std::array<int, 3>{3, 2, 1}));
-    Stmt mapped = map_to_gpu(l.nest, m);
-    auto block = mapped.as<BlockNode>();
-    ASSERT_EQ(block->stmts.size(), 4u);
-    auto guard = block->stmts[3].as<IfThenNode>();
-    ASSERT_NE(guard, nullptr);
-    auto loop = guard->then_case.as<ForNode>();
-    ASSERT_NE(loop, nullptr);
-    EXPECT_EQ(loop->axis, 0);
+    Stmt s = map_to_gpu(l.nest, m);
+    std::vector<std::pair<ForKind, int>> loops; // kind and hardware dimension, outermost first
+    while (auto f = s.as<ForNode>()) {
+        loops.emplace_back(f->kind, f->dim);
+        s = f->body;
+    }
+    EXPECT_EQ(loops, (std::vector<std::pair<ForKind, int>>{
+                         {ForKind::GpuGrid, 2}, {ForKind::GpuGrid, 1}, {ForKind::GpuGrid, 0}, {ForKind::Serial, -1}}));
 }
 
 TEST(LaunchGrid, ExtentsAreExpressionsOverSizes) {
     auto [src, dst] = fields<2>("src, dst: float64[3D]");
     Lowered l = lower_nest({{dst.center(), src[{0, 0, 2}], ""}});
     ThreadMapping m{{2, 1, 0}, {1, 1, 1}};
-    LaunchDescription L = infer_launch_grid(l.nest, m, resolved(l), ScalarType::Int64);
+    LaunchDescription L = infer_launch_grid(map_to_gpu(l.nest, m), resolved(l), ScalarType::Int64);
     EXPECT_FALSE(L.manual);
     EXPECT_EQ(L.default_block, (std::array<int, 3>{64, 4, 1}));
     Expr n2 = l.param(ParamRole::Size, 2);
@@ -239,7 +239,7 @@ TEST(LaunchGrid, CounterDependentBoundsAreManual) {
     KernelConfig cfg{.iteration_slice = Slice{all(), from(x)}};
     Schedule manual{.manual_launch_grid = true};
     Lowered l = lower_nest({{f.center(), 1, ""}}, cfg, manual);
-    LaunchDescription L = infer_launch_grid(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}},
+    LaunchDescription L = infer_launch_grid(map_to_gpu(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}),
                                             resolved(l, manual, true), ScalarType::Int64);
     EXPECT_TRUE(L.manual);
     EXPECT_NE(L.manual_reason.find("another counter"), std::string::npos);
@@ -251,7 +251,7 @@ TEST(LaunchGrid, FixedShapesTrimTheDefaultBlockAtGenerationTime) {
     Lowered l = lower_nest({{b.center(), a[{0, 1}], ""}});
     Schedule s = resolved(l);
     LaunchDescription L =
-        infer_launch_grid(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}, s, ScalarType::Int64);
+        infer_launch_grid(map_to_gpu(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}), s, ScalarType::Int64);
     EXPECT_IR_EQ(L.extents[0], i64(18));
     EXPECT_IR_EQ(L.extents[1], i64(6));
     EXPECT_EQ(L.default_block, (std::array<int, 3>{64, 4, 1})) << "the chosen block";
@@ -266,9 +266,36 @@ TEST(LaunchGrid, AGivenBlockIsKeptEvenForFixedShapes) {
     Lowered l = lower_nest({{b.center(), a.center(), ""}}, {}, given);
     Schedule s = resolved(l, given);
     LaunchDescription L =
-        infer_launch_grid(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}, s, ScalarType::Int64);
+        infer_launch_grid(map_to_gpu(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}), s, ScalarType::Int64);
     fit_chosen_block(s, given, L);
     EXPECT_EQ(L.default_block, (std::array<int, 3>{128, 2, 1}));
+}
+
+TEST(NameParameters, ThePassNamesAndTypesTheParametersBeforeAnyPrinting) {
+    // A scalar named like loom's size parameter keeps its name; loom's own parameter moves.
+    auto [src, dst] = fields<2>("src, dst: float32[2D]");
+    Expr size = param<float>("size_0");
+    LoweredKernel k;
+    k.config.name = "names";
+    k.config.target = Target::CUDA;
+    Lowered l = lower_nest({{dst.center(), src[{1, 0}] * size, ""}});
+    k.params = l.params;
+    k.body = l.nest;
+    for (KernelParam& p : k.params) p.name = p.c_type = "";
+    name_parameters(k);
+    std::vector<std::string> named;
+    for (const KernelParam& p : k.params) named.push_back(p.c_type + " " + p.name);
+    EXPECT_EQ(named, (std::vector<std::string>{
+                         "float* __restrict__ dst", "const float* __restrict__ src",
+                         "const long long size_0_1", "const long long size_1",
+                         "const long long dst_stride_0", "const long long src_stride_0",
+                         "const float size_0"}));
+    // The printer names the locals around them and keeps the parameters' names.
+    EXPECT_EQ(k.names.find(size.get()), "size_0");
+    k.config.target = Target::CPU;
+    name_parameters(k);
+    EXPECT_EQ(k.params.back().c_type, "const float");
+    EXPECT_EQ(k.params[2].c_type, "const int64_t") << "the CPU target's spelling";
 }
 
 TEST(Verify, RejectsUnloweredNodesAndUndeclaredVariables) {
