@@ -40,8 +40,11 @@ private:
 
     void make_signature(std::vector<KernelParam>& params) {
         int D = a_.spatial_dims;
+        // Named after the DSL's counters (loom::counters::x, y, z); a fourth axis has no name
+        // there and keeps its number.
         for (int d = 0; d < D; ++d)
-            counters_.push_back(VarNode::make(it_, fmt::format("ctr_{}", d), VarRole::Counter, nullptr, d));
+            counters_.push_back(VarNode::make(it_, d < 3 ? std::string(1, "xyz"[d]) : fmt::format("ctr_{}", d),
+                                              VarRole::Counter, nullptr, d));
         for (auto& f : a_.fields) {
             bool written = std::find(a_.written.begin(), a_.written.end(), f) != a_.written.end();
             params.push_back({f->name, "", ParamRole::FieldPointer, f->type, f, -1, !written, Expr()});

@@ -5,6 +5,7 @@
 #include "compiler/ir/visitor.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 namespace loom::ir {
@@ -237,6 +238,38 @@ Expr rewrite_binary(const Expr& e, const BinaryNode* n) {
     return e;
 }
 
+/// `(int) (long long) a` as `a`, and `(int) ((long long) a op c)` as `a op c`, for an int `a` (any narrower integer type) and a
+/// constant `c` that fits it: a quotient by c (not 0 or -1), a remainder, a min or a max of such
+/// operands always fits the narrow type and is the same there, so the widening only costs
+/// 64-bit arithmetic and casts (a counter divided in an int32 kernel, `(int) (ctr_0 / 4)`).
+/// Undefined where no rule applies.
+Expr narrowed(const CastNode* n) {
+    // (int) (long long) a: an integer widened and narrowed back is itself.
+    if (auto inner = n->value.as<CastNode>(); inner && is_int(n->type) && is_int(inner->type) &&
+                                              inner->value.type() == n->type &&
+                                              bit_width(inner->type) >= bit_width(n->type))
+        return inner->value;
+    auto b = n->value.as<BinaryNode>();
+    if (!b || !is_int(n->type) || !is_int(b->type) || bit_width(n->type) >= bit_width(b->type))
+        return Expr();
+    auto widened = b->a.as<CastNode>();
+    auto c = b->b.as<ConstNode>();
+    if (!widened || widened->value.type() != n->type || !c) return Expr();
+    const std::int64_t lo = n->type == ScalarType::Int32 ? INT32_MIN : INT64_MIN;
+    const std::int64_t hi = n->type == ScalarType::Int32 ? INT32_MAX : INT64_MAX;
+    if (c->int_value < lo || c->int_value > hi) return Expr();
+    switch (b->op) {
+    case BinaryOp::Div:
+    case BinaryOp::Mod:
+        if (c->int_value == 0 || c->int_value == -1) return Expr();
+        break;
+    case BinaryOp::Min:
+    case BinaryOp::Max: break;
+    default: return Expr();
+    }
+    return BinaryNode::make(b->op, widened->value, ConstNode::make_int(n->type, c->int_value));
+}
+
 Expr rewrite(const Expr& e) {
     switch (e.kind()) {
     case ExprKind::Unary: {
@@ -264,6 +297,7 @@ Expr rewrite(const Expr& e) {
         auto n = e.as<CastNode>();
         if (n->value.type() == n->type) return n->value;
         if (foldable(n->type) && foldable_constant(n->value)) return fold(e);
+        if (Expr narrow = narrowed(n); narrow.defined()) return narrow;
         return e;
     }
     default: return e;

@@ -97,7 +97,7 @@ TEST(GpuKernels, TwentySevenPoint3DFloat32) {
 KernelFunction triangle_function() { return golden::triangle_slice().create().compile(); }
 
 /// The cells a triangle launch writes, by walking its threads as the generated code does:
-/// ctr_0 = global y, ctr_1 = global x + ctr_0, guarded by ctr_0 < size_0 && ctr_1 < size_1.
+/// x = global index along y, y = global index along x + x, guarded by x < size_0 && y < size_1.
 CellSet triangle_cells(const Shape& shape, const Dim3& grid, const Dim3& block) {
     CellSet cells(shape);
     for_each_thread(grid, block, [&](std::int64_t gx, std::int64_t gy, std::int64_t) {

@@ -253,7 +253,7 @@ TEST(GpuLaunch, TriangleCoverageMatchesTheSimulatedThreadGrid) {
         k.num_blocks = {c.grid[0], c.grid[1], c.grid[2]};
         k(args("f", out));
         k.synchronize();
-        // ctr_0 = global y; ctr_1 = global x + ctr_0; guard ctr_0 < size_0 && ctr_1 < size_1.
+        // x = global index along y; y = global x + x; guard x < size_0 && y < size_1.
         CellSet cells(c.shape);
         for_each_thread(c.grid, c.block, [&](std::int64_t gx, std::int64_t gy, std::int64_t) {
             if (gy < c.shape[0] && gx + gy < c.shape[1])

@@ -131,7 +131,7 @@ TEST(KernelSchedule, CellsCanRunAlongTheFastestAxis) {
     EXPECT_EQ(k.schedule().cells_axis, 1);
     EXPECT_NE(k.launch().describe().find("2 cells per thread along x"), std::string::npos)
         << k.launch().describe();
-    const char* along_x = "ctr_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 2 + cell + 1";
+    const char* along_x = "y = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 2 + cell + 1";
     EXPECT_NE(k.source().find(along_x), std::string::npos)
         << k.source();
     loom::test::expect_compiles_for_sm90(k);

@@ -163,7 +163,7 @@ TEST(GpuMapping, SeveralCellsPerThreadBecomeAnUnrolledLoopOverGridLoopsThatStart
     auto cells = x->body.as<ForNode>();
     ASSERT_NE(cells, nullptr);
     Expr cell = cells->var;
-    // for ctr_1 (grid x) { for cell in [0, 4) { for ctr_0 in [cell + 1, stop) step 4 (grid y) } }
+    // for y (grid x) { for cell in [0, 4) { for x in [cell + 1, stop) step 4 (grid y) } }
     Stmt expected = ForNode::make(
         inner->var, inner->start, inner->stop, inner->step,
         ForNode::make(cell, i64(0), i64(4), i64(1),

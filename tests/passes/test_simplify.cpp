@@ -4,6 +4,7 @@
 #include "compiler/ir/printer.hpp"
 #include "compiler/passes/cse.hpp"
 #include "compiler/passes/simplify.hpp"
+#include "tests/support/lowered_nest.hpp"
 
 #include <loom/errors.hpp>
 
@@ -247,6 +248,37 @@ TEST(Simplify, UnchangedReturnsTheSameHandle) {
     Expr f0 = FieldAccessNode::make(info, {0}, {});
     Stmt block = BlockNode::make({CommentNode::make("f[0] = u * v"), AssignNode::make(f0, e)});
     EXPECT_TRUE(simplify(block).same_as(block));
+}
+
+TEST(Simplify, NarrowsAWidenedQuotientRemainderMinOrMaxBackToTheNarrowType) {
+    // (int) ((long long) a / 4) is a / 4 in int: what an int32 kernel's counters divided by a
+    // DSL constant looked like. Only where the narrow result is the same for every a.
+    Expr a = var(ScalarType::Int32, "a");
+    auto narrowed = [&](BinaryOp op, std::int64_t c) {
+        return simplify(cast(ScalarType::Int32, bin(op, cast(ScalarType::Int64, a), i64(c))));
+    };
+    EXPECT_IR_EQ(narrowed(BinaryOp::Div, 4), div(a, i32(4)));
+    EXPECT_IR_EQ(simplify(cast(ScalarType::Int32, cast(ScalarType::Int64, a))), a);
+    EXPECT_IR_EQ(narrowed(BinaryOp::Mod, -3), mod(a, i32(-3)));
+    EXPECT_IR_EQ(narrowed(BinaryOp::Min, 7), bin(BinaryOp::Min, a, i32(7)));
+    EXPECT_IR_EQ(narrowed(BinaryOp::Max, -7), bin(BinaryOp::Max, a, i32(-7)));
+    // A constant beyond int does not fit; a sum may overflow int where the wide sum did not:
+    // both stay as they were. (INT32_MIN / -1 overflows in int: the values below check it.)
+    for (auto [op, c] : {std::pair{BinaryOp::Div, std::int64_t(1) << 32}, {BinaryOp::Add, std::int64_t(1)},
+                         {BinaryOp::Mul, std::int64_t(2)}}) {
+        Expr e = cast(ScalarType::Int32, bin(op, cast(ScalarType::Int64, a), i64(c)));
+        EXPECT_TRUE(simplify(e).same_as(e)) << e;
+    }
+    // The values agree at the edges of int.
+    for (std::int64_t value : {std::int64_t(INT32_MIN), std::int64_t(INT32_MIN) + 1, std::int64_t(-5),
+                               std::int64_t(0), std::int64_t(5), std::int64_t(INT32_MAX)})
+        for (auto [op, c] : {std::pair{BinaryOp::Div, std::int64_t(4)}, {BinaryOp::Div, -2},
+                             {BinaryOp::Mod, 3}, {BinaryOp::Mod, INT32_MIN}, {BinaryOp::Min, -9},
+                             {BinaryOp::Max, INT32_MAX}, {BinaryOp::Div, -1}, {BinaryOp::Mod, -1}}) {
+            Expr e = cast(ScalarType::Int32, bin(op, cast(ScalarType::Int64, a), i64(c)));
+            Bindings vars{{a.as<VarNode>(), Value::of_int(ScalarType::Int32, value)}};
+            EXPECT_EQ(evaluate(simplify(e), vars).i, evaluate(e, vars).i) << e << " at a = " << value;
+        }
 }
 
 TEST(Simplify, Statements) {

@@ -115,8 +115,8 @@ TEST(DefaultType, ComparisonOfPlainNumbersIsDoneInIt) {
                              config("compare_literals", dt));
     };
     Kernel k64 = kernel(F64), k32 = kernel(F32);
-    EXPECT_NE(k64.source().find("dst[ctr_0] = 0.0f;"), std::string::npos) << k64.source();
-    EXPECT_NE(k32.source().find("dst[ctr_0] = src[ctr_0];"), std::string::npos) << k32.source();
+    EXPECT_NE(k64.source().find("dst[x] = 0.0f;"), std::string::npos) << k64.source();
+    EXPECT_NE(k32.source().find("dst[x] = src[x];"), std::string::npos) << k32.source();
     check_kernel(k64);
     check_kernel(k32);
 }

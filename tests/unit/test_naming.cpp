@@ -47,9 +47,9 @@ Kernel user_names_kernel(Target target) {
     // kernel and a function the printer reserves.
     auto [u, u_stride_0, dst] = fields<3>("u, u_stride_0, dst: float64[2D]");
     Expr size_0 = param<double>("size_0"), size_1 = param<double>("size_1");
-    Expr ctr_0 = param<double>("ctr_0"), mix = param<double>("mix"), min = param<double>("min");
+    Expr x = param<double>("x"), mix = param<double>("mix"), min = param<double>("min");
     return create_kernel(Assignment(dst.center(), u[{1, 0}] * size_0 + u_stride_0[{0, -1}] * size_1 +
-                                                      ctr_0 * ctr(0) - mix * min * ctr(1)),
+                                                      x * ctr(0) - mix * min * ctr(1)),
                          config("mix", target));
 }
 
@@ -59,7 +59,7 @@ TEST(Naming, ScalarsNamedLikeSizesStridesCountersAndTheKernelArePassedByTheirNam
     for (const KernelParam& p : k.parameters())
         if (p.role == ParamRole::Scalar) scalars.push_back(p.name);
     // The printed names are the user's where C allows it ("min" is a function in C).
-    EXPECT_EQ(scalars, (std::vector<std::string>{"size_0", "size_1", "ctr_0", "mix", "min_"}))
+    EXPECT_EQ(scalars, (std::vector<std::string>{"size_0", "size_1", "x", "mix", "min_"}))
         << k.source();
 
     const std::size_t n = std::size_t(kShape[0] * kShape[1]);
@@ -67,7 +67,7 @@ TEST(Naming, ScalarsNamedLikeSizesStridesCountersAndTheKernelArePassedByTheirNam
     HostArray<double> dst = HostArray<double>::from_host(std::vector<double>(n, -7.0), kShape);
     KernelFunction f = k.compile();
     f(args("u", array_of<double>(u), "u_stride_0", array_of<double>(s), "dst", dst, "size_0", 2.0,
-           "size_1", 3.0, "ctr_0", 5.0, "mix", 0.5, "min", 0.25));
+           "size_1", 3.0, "x", 5.0, "mix", 0.5, "min", 0.25));
     const std::vector<double> out = dst.to_host();
     for (std::int64_t i = 0; i < kShape[0]; ++i)
         for (std::int64_t j = 0; j < kShape[1]; ++j) {
@@ -89,11 +89,11 @@ TEST(Naming, ArgumentMessagesUseTheUsersNamesNotThePrintedOnes) {
     HostArray<double> dst = array_of<double>(values(n, 3));
     // The printed name of `min` is min_, but a launch knows only `min`.
     LOOM_EXPECT_ERROR(f(args("u", u, "u_stride_0", s, "dst", dst, "size_0", 2.0, "size_1", 3.0,
-                             "ctr_0", 5.0, "mix", 0.5, "min_", 0.25)),
+                             "x", 5.0, "mix", 0.5, "min_", 0.25)),
                       UserError,
                       {"kernel 'mix'", "has no argument named 'min_'",
-                       "its arguments are: dst, u, u_stride_0, size_0, size_1, ctr_0, mix, min"});
-    LOOM_EXPECT_ERROR(f(args("u", u, "u_stride_0", s, "dst", dst, "size_1", 3.0, "ctr_0", 5.0,
+                       "its arguments are: dst, u, u_stride_0, size_0, size_1, x, mix, min"});
+    LOOM_EXPECT_ERROR(f(args("u", u, "u_stride_0", s, "dst", dst, "size_1", 3.0, "x", 5.0,
                              "mix", 0.5, "min", 0.25)),
                       UserError, {"kernel 'mix'", "missing argument(s): size_0"});
 }

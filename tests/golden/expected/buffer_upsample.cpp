@@ -16,21 +16,18 @@ static void loom_kernel_upsample(
             const int32_t coarse_stride_1)
 {
     #pragma omp parallel for
-    for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
+    for (int32_t x = 0; x < size_0; ++x) {
         #pragma omp simd
-        for (int32_t ctr_1 = 0; ctr_1 < size_1; ++ctr_1) {
+        for (int32_t y = 0; y < size_1; ++y) {
             // fine[0, 0](0) = coarse.at(x / 4, y / 4)(0)
-            fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1] =
-                    coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4L) +
-                    coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4L)];
+            fine[fine_stride_0 * x + fine_stride_1 * y] =
+                    coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4)];
             // fine[0, 0](1) = coarse.at(x / 4, y / 4)(1)
-            fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 1] =
-                    coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4L) +
-                    coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4L) + 1];
+            fine[fine_stride_0 * x + fine_stride_1 * y + 1] =
+                    coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4) + 1];
             // fine[0, 0](2) = coarse.at(x / 4, y / 4)(2)
-            fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 2] =
-                    coarse[coarse_stride_0 * (int32_t) ((int64_t) ctr_0 / 4L) +
-                    coarse_stride_1 * (int32_t) ((int64_t) ctr_1 / 4L) + 2];
+            fine[fine_stride_0 * x + fine_stride_1 * y + 2] =
+                    coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4) + 2];
         }
     }
 }

@@ -12,24 +12,21 @@ extern "C" __global__ void upsample(
     const int fine_stride_0, const int fine_stride_1, const int coarse_stride_0,
             const int coarse_stride_1)
 {
-    const int ctr_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
-    if (ctr_1 < size_1) {
+    const int y = (int) (blockIdx.x * blockDim.x + threadIdx.x);
+    if (y < size_1) {
         #pragma unroll
         for (int cell = 0; cell < 4; ++cell) {
-            const int ctr_0 = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
-            if (ctr_0 < size_0) {
+            const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
+            if (x < size_0) {
                 // fine[0, 0](0) = coarse.at(x / 4, y / 4)(0)
-                fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1] =
-                        coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4LL) +
-                        coarse_stride_1 * (int) ((long long) ctr_1 / 4LL)];
+                fine[fine_stride_0 * x + fine_stride_1 * y] =
+                        coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4)];
                 // fine[0, 0](1) = coarse.at(x / 4, y / 4)(1)
-                fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 1] =
-                        coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4LL) +
-                        coarse_stride_1 * (int) ((long long) ctr_1 / 4LL) + 1];
+                fine[fine_stride_0 * x + fine_stride_1 * y + 1] =
+                        coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4) + 1];
                 // fine[0, 0](2) = coarse.at(x / 4, y / 4)(2)
-                fine[fine_stride_0 * ctr_0 + fine_stride_1 * ctr_1 + 2] =
-                        coarse[coarse_stride_0 * (int) ((long long) ctr_0 / 4LL) +
-                        coarse_stride_1 * (int) ((long long) ctr_1 / 4LL) + 2];
+                fine[fine_stride_0 * x + fine_stride_1 * y + 2] =
+                        coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4) + 2];
             }
         }
     }

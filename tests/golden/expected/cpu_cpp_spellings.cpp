@@ -21,22 +21,22 @@ static void loom_kernel_spellings(
             const int32_t c_stride_0, const int32_t i_stride_0, const int32_t j_stride_0)
 {
     #pragma omp parallel for
-    for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
+    for (int32_t x = 0; x < size_0; ++x) {
         #pragma omp simd
-        for (int32_t ctr_1 = 0; ctr_1 < size_1; ++ctr_1) {
+        for (int32_t y = 0; y < size_1; ++y) {
             // b[0, 0] = a[0, 0] > 0.0f ? rsqrt(a[0, 0]) : inf
-            b[b_stride_0 * ctr_0 + ctr_1] = a[a_stride_0 * ctr_0 + ctr_1] > 0.0f ?
-                    (1.0f / sqrtf(a[a_stride_0 * ctr_0 + ctr_1])) : __builtin_inff();
+            b[b_stride_0 * x + y] = a[a_stride_0 * x + y] > 0.0f ?
+                    (1.0f / sqrtf(a[a_stride_0 * x + y])) : __builtin_inff();
             // d[0, 0] = c[0, 0] > 0.0 ? rsqrt(c[0, 0]) : c[0, 0] < 0.0 ? -inf : nan
-            d[d_stride_0 * ctr_0 + ctr_1] = c[c_stride_0 * ctr_0 + ctr_1] > 0.0 ?
-                    (1.0 / sqrt(c[c_stride_0 * ctr_0 + ctr_1])) :
-                    c[c_stride_0 * ctr_0 + ctr_1] < 0.0 ? -__builtin_inf() : __builtin_nan("");
+            d[d_stride_0 * x + y] = c[c_stride_0 * x + y] > 0.0 ?
+                    (1.0 / sqrt(c[c_stride_0 * x + y])) : c[c_stride_0 * x + y] < 0.0 ?
+                    -__builtin_inf() : __builtin_nan("");
             // i[0, 0] = min((int32) x, (int32) y) + abs((int32) x - 4)
-            i[i_stride_0 * ctr_0 + ctr_1] = loom_min((int32_t) (int64_t) ctr_0,
-                    (int32_t) (int64_t) ctr_1) + abs((int32_t) (int64_t) ctr_0 - 4);
+            i[i_stride_0 * x + y] = loom_min((int32_t) (int64_t) x, (int32_t) (int64_t) y) +
+                    abs((int32_t) (int64_t) x - 4);
             // j[0, 0] = max(x, y) + abs(x - y)
-            j[j_stride_0 * ctr_0 + ctr_1] = loom_max((int64_t) ctr_0, (int64_t) ctr_1) +
-                    labs((int64_t) ctr_0 - (int64_t) ctr_1);
+            j[j_stride_0 * x + y] =
+                    loom_max((int64_t) x, (int64_t) y) + labs((int64_t) x - (int64_t) y);
         }
     }
 }

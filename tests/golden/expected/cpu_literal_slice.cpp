@@ -15,11 +15,11 @@ static void loom_kernel_corner(
     const int32_t b_stride_0, const int32_t a_stride_0)
 {
     #pragma omp parallel for
-    for (int32_t ctr_0 = 1; ctr_0 < 5; ++ctr_0) {
+    for (int32_t x = 1; x < 5; ++x) {
         #pragma omp simd
-        for (int32_t ctr_1 = 0; ctr_1 < 3; ++ctr_1) {
+        for (int32_t y = 0; y < 3; ++y) {
             // b[0, 0] = a[0, 0] + 1.0
-            b[b_stride_0 * ctr_0 + ctr_1] = a[a_stride_0 * ctr_0 + ctr_1] + 1.0;
+            b[b_stride_0 * x + y] = a[a_stride_0 * x + y] + 1.0;
         }
     }
 }

@@ -17,16 +17,15 @@ static void loom_kernel_speed(
             const int32_t dir_stride_0)
 {
     #pragma omp parallel for
-    for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
+    for (int32_t x = 0; x < size_0; ++x) {
         #pragma omp simd
-        for (int32_t ctr_1 = 0; ctr_1 < size_1; ++ctr_1) {
-            const float sqrt_sum = sqrtf(u[u_stride_0 * ctr_0 + ctr_1] *
-                    u[u_stride_0 * ctr_0 + ctr_1] +
-                    v[v_stride_0 * ctr_0 + ctr_1] * v[v_stride_0 * ctr_0 + ctr_1]);
+        for (int32_t y = 0; y < size_1; ++y) {
+            const float sqrt_sum = sqrtf(u[u_stride_0 * x + y] * u[u_stride_0 * x + y] +
+                    v[v_stride_0 * x + y] * v[v_stride_0 * x + y]);
             // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
-            speed[speed_stride_0 * ctr_0 + ctr_1] = sqrt_sum;
+            speed[speed_stride_0 * x + y] = sqrt_sum;
             // dir[0, 0] = u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
-            dir[dir_stride_0 * ctr_0 + ctr_1] = u[u_stride_0 * ctr_0 + ctr_1] / (sqrt_sum + 1e-06f);
+            dir[dir_stride_0 * x + y] = u[u_stride_0 * x + y] / (sqrt_sum + 1e-06f);
         }
     }
 }

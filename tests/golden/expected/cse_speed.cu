@@ -12,20 +12,18 @@ extern "C" __global__ void speed(
     const int size_0, const int size_1,
     const int speed_stride_0, const int u_stride_0, const int v_stride_0, const int dir_stride_0)
 {
-    const int ctr_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
-    if (ctr_1 < size_1) {
+    const int y = (int) (blockIdx.x * blockDim.x + threadIdx.x);
+    if (y < size_1) {
         #pragma unroll
         for (int cell = 0; cell < 4; ++cell) {
-            const int ctr_0 = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
-            if (ctr_0 < size_0) {
-                const float sqrt_sum = sqrtf(u[u_stride_0 * ctr_0 + ctr_1] *
-                        u[u_stride_0 * ctr_0 + ctr_1] +
-                        v[v_stride_0 * ctr_0 + ctr_1] * v[v_stride_0 * ctr_0 + ctr_1]);
+            const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
+            if (x < size_0) {
+                const float sqrt_sum = sqrtf(u[u_stride_0 * x + y] * u[u_stride_0 * x + y] +
+                        v[v_stride_0 * x + y] * v[v_stride_0 * x + y]);
                 // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
-                speed[speed_stride_0 * ctr_0 + ctr_1] = sqrt_sum;
+                speed[speed_stride_0 * x + y] = sqrt_sum;
                 // dir[0, 0] = u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
-                dir[dir_stride_0 * ctr_0 + ctr_1] =
-                        u[u_stride_0 * ctr_0 + ctr_1] / (sqrt_sum + 1e-06f);
+                dir[dir_stride_0 * x + y] = u[u_stride_0 * x + y] / (sqrt_sum + 1e-06f);
             }
         }
     }

@@ -16,17 +16,15 @@ static void loom_kernel_diffusion(
     const float alpha, const float dt)
 {
     #pragma omp parallel for
-    for (int32_t ctr_0 = 1; ctr_0 < size_0 - 1; ++ctr_0) {
+    for (int32_t x = 1; x < size_0 - 1; ++x) {
         #pragma omp simd
-        for (int32_t ctr_1 = 1; ctr_1 < size_1 - 1; ++ctr_1) {
+        for (int32_t y = 1; y < size_1 - 1; ++y) {
             // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
-            const float lap = src[src_stride_0 * (ctr_0 + 1) + ctr_1] +
-                    src[src_stride_0 * (ctr_0 - 1) + ctr_1] +
-                    src[src_stride_0 * ctr_0 + ctr_1 + 1] + src[src_stride_0 * ctr_0 + ctr_1 - 1] -
-                    4.0f * src[src_stride_0 * ctr_0 + ctr_1];
+            const float lap = src[src_stride_0 * (x + 1) + y] + src[src_stride_0 * (x - 1) + y] +
+                    src[src_stride_0 * x + y + 1] + src[src_stride_0 * x + y - 1] -
+                    4.0f * src[src_stride_0 * x + y];
             // dst[0, 0] = src[0, 0] + alpha * dt * lap
-            dst[dst_stride_0 * ctr_0 + ctr_1] =
-                    src[src_stride_0 * ctr_0 + ctr_1] + alpha * dt * lap;
+            dst[dst_stride_0 * x + y] = src[src_stride_0 * x + y] + alpha * dt * lap;
         }
     }
 }

@@ -12,21 +12,18 @@ extern "C" __global__ void diffusion(
     const int src_stride_0, const int dst_stride_0,
     const float alpha, const float dt)
 {
-    const int ctr_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
-    if (ctr_1 < size_1 - 1) {
+    const int y = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
+    if (y < size_1 - 1) {
         #pragma unroll
         for (int cell = 0; cell < 4; ++cell) {
-            const int ctr_0 = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
-            if (ctr_0 < size_0 - 1) {
+            const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
+            if (x < size_0 - 1) {
                 // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
-                const float lap = src[src_stride_0 * (ctr_0 + 1) + ctr_1] +
-                        src[src_stride_0 * (ctr_0 - 1) + ctr_1] +
-                        src[src_stride_0 * ctr_0 + ctr_1 + 1] +
-                        src[src_stride_0 * ctr_0 + ctr_1 - 1] -
-                        4.0f * src[src_stride_0 * ctr_0 + ctr_1];
+                const float lap = src[src_stride_0 * (x + 1) + y] +
+                        src[src_stride_0 * (x - 1) + y] + src[src_stride_0 * x + y + 1] +
+                        src[src_stride_0 * x + y - 1] - 4.0f * src[src_stride_0 * x + y];
                 // dst[0, 0] = src[0, 0] + alpha * dt * lap
-                dst[dst_stride_0 * ctr_0 + ctr_1] =
-                        src[src_stride_0 * ctr_0 + ctr_1] + alpha * dt * lap;
+                dst[dst_stride_0 * x + y] = src[src_stride_0 * x + y] + alpha * dt * lap;
             }
         }
     }

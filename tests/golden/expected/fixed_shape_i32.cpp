@@ -13,11 +13,11 @@ static void loom_kernel_fixed_diff(
     float* __restrict__ b, const float* __restrict__ a)
 {
     #pragma omp parallel for
-    for (int32_t ctr_0 = 1; ctr_0 < 63; ++ctr_0) {
+    for (int32_t x = 1; x < 63; ++x) {
         #pragma omp simd
-        for (int32_t ctr_1 = 1; ctr_1 < 127; ++ctr_1) {
+        for (int32_t y = 1; y < 127; ++y) {
             // b[0, 0] = a[0, 1] - a[0, -1]
-            b[128 * ctr_0 + ctr_1] = a[128 * ctr_0 + ctr_1 + 1] - a[128 * ctr_0 + ctr_1 - 1];
+            b[128 * x + y] = a[128 * x + y + 1] - a[128 * x + y - 1];
         }
     }
 }

@@ -9,14 +9,14 @@
 extern "C" __global__ void fixed_diff(
     float* __restrict__ b, const float* __restrict__ a)
 {
-    const int ctr_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
-    if (ctr_1 < 127) {
+    const int y = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
+    if (y < 127) {
         #pragma unroll
         for (int cell = 0; cell < 4; ++cell) {
-            const int ctr_0 = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
-            if (ctr_0 < 63) {
+            const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
+            if (x < 63) {
                 // b[0, 0] = a[0, 1] - a[0, -1]
-                b[128 * ctr_0 + ctr_1] = a[128 * ctr_0 + ctr_1 + 1] - a[128 * ctr_0 + ctr_1 - 1];
+                b[128 * x + y] = a[128 * x + y + 1] - a[128 * x + y - 1];
             }
         }
     }

@@ -16,16 +16,15 @@ static void loom_kernel_square4d(
             const int32_t a_stride_0, const int32_t a_stride_1, const int32_t a_stride_2)
 {
     #pragma omp parallel for
-    for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
-        for (int32_t ctr_1 = 0; ctr_1 < size_1; ++ctr_1) {
-            for (int32_t ctr_2 = 0; ctr_2 < size_2; ++ctr_2) {
+    for (int32_t x = 0; x < size_0; ++x) {
+        for (int32_t y = 0; y < size_1; ++y) {
+            for (int32_t z = 0; z < size_2; ++z) {
                 #pragma omp simd
                 for (int32_t ctr_3 = 0; ctr_3 < size_3; ++ctr_3) {
                     // b[0, 0, 0, 0] = a[0, 0, 0, 0] * a[0, 0, 0, 0]
-                    b[b_stride_0 * ctr_0 + b_stride_1 * ctr_1 + b_stride_2 * ctr_2 + ctr_3] =
-                            a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 +
-                            ctr_3] *
-                            a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 + ctr_3];
+                    b[b_stride_0 * x + b_stride_1 * y + b_stride_2 * z + ctr_3] =
+                            a[a_stride_0 * x + a_stride_1 * y + a_stride_2 * z + ctr_3] *
+                            a[a_stride_0 * x + a_stride_1 * y + a_stride_2 * z + ctr_3];
                 }
             }
         }

@@ -12,19 +12,18 @@ extern "C" __global__ void square4d(
     const int b_stride_0, const int b_stride_1, const int b_stride_2, const int a_stride_0,
             const int a_stride_1, const int a_stride_2)
 {
-    const int ctr_2 = (int) (blockIdx.y * blockDim.y + threadIdx.y);
+    const int z = (int) (blockIdx.y * blockDim.y + threadIdx.y);
     const int ctr_3 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
-    if (ctr_2 < size_2 && ctr_3 < size_3) {
+    if (z < size_2 && ctr_3 < size_3) {
         #pragma unroll
         for (int cell = 0; cell < 4; ++cell) {
-            const int ctr_1 = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell;
-            if (ctr_1 < size_1) {
-                for (int ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
+            const int y = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell;
+            if (y < size_1) {
+                for (int x = 0; x < size_0; ++x) {
                     // b[0, 0, 0, 0] = a[0, 0, 0, 0] * a[0, 0, 0, 0]
-                    b[b_stride_0 * ctr_0 + b_stride_1 * ctr_1 + b_stride_2 * ctr_2 + ctr_3] =
-                            a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 +
-                            ctr_3] *
-                            a[a_stride_0 * ctr_0 + a_stride_1 * ctr_1 + a_stride_2 * ctr_2 + ctr_3];
+                    b[b_stride_0 * x + b_stride_1 * y + b_stride_2 * z + ctr_3] =
+                            a[a_stride_0 * x + a_stride_1 * y + a_stride_2 * z + ctr_3] *
+                            a[a_stride_0 * x + a_stride_1 * y + a_stride_2 * z + ctr_3];
                 }
             }
         }

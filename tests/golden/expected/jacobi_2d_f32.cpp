@@ -15,13 +15,13 @@ static void loom_kernel_jacobi(
     const int32_t dst_stride_0, const int32_t src_stride_0)
 {
     #pragma omp parallel for
-    for (int32_t ctr_0 = 1; ctr_0 < size_0 - 1; ++ctr_0) {
+    for (int32_t x = 1; x < size_0 - 1; ++x) {
         #pragma omp simd
-        for (int32_t ctr_1 = 1; ctr_1 < size_1 - 1; ++ctr_1) {
+        for (int32_t y = 1; y < size_1 - 1; ++y) {
             // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-            dst[dst_stride_0 * ctr_0 + ctr_1] = 0.25f * (src[src_stride_0 * (ctr_0 + 1) + ctr_1] +
-                    src[src_stride_0 * (ctr_0 - 1) + ctr_1] +
-                    src[src_stride_0 * ctr_0 + ctr_1 + 1] + src[src_stride_0 * ctr_0 + ctr_1 - 1]);
+            dst[dst_stride_0 * x + y] = 0.25f * (src[src_stride_0 * (x + 1) + y] +
+                    src[src_stride_0 * (x - 1) + y] + src[src_stride_0 * x + y + 1] +
+                    src[src_stride_0 * x + y - 1]);
         }
     }
 }

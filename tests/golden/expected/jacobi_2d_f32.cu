@@ -11,18 +11,16 @@ extern "C" __global__ void jacobi(
     const int size_0, const int size_1,
     const int dst_stride_0, const int src_stride_0)
 {
-    const int ctr_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
-    if (ctr_1 < size_1 - 1) {
+    const int y = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
+    if (y < size_1 - 1) {
         #pragma unroll
         for (int cell = 0; cell < 4; ++cell) {
-            const int ctr_0 = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
-            if (ctr_0 < size_0 - 1) {
+            const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
+            if (x < size_0 - 1) {
                 // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                dst[dst_stride_0 * ctr_0 + ctr_1] = 0.25f *
-                        (src[src_stride_0 * (ctr_0 + 1) + ctr_1] +
-                        src[src_stride_0 * (ctr_0 - 1) + ctr_1] +
-                        src[src_stride_0 * ctr_0 + ctr_1 + 1] +
-                        src[src_stride_0 * ctr_0 + ctr_1 - 1]);
+                dst[dst_stride_0 * x + y] = 0.25f * (src[src_stride_0 * (x + 1) + y] +
+                        src[src_stride_0 * (x - 1) + y] + src[src_stride_0 * x + y + 1] +
+                        src[src_stride_0 * x + y - 1]);
             }
         }
     }

@@ -15,15 +15,15 @@ static void loom_kernel_radial(
     const int32_t f_stride_0, const int32_t g_stride_0)
 {
     #pragma omp parallel for
-    for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
+    for (int32_t x = 0; x < size_0; ++x) {
         #pragma omp simd
-        for (int32_t ctr_1 = 0; ctr_1 < size_1; ++ctr_1) {
-            const float sqrt_conv = sqrtf((float) ((int64_t) ctr_0 * (int64_t) ctr_0 +
-                    (int64_t) ctr_1 * (int64_t) ctr_1));
+        for (int32_t y = 0; y < size_1; ++y) {
+            const float sqrt_conv =
+                    sqrtf((float) ((int64_t) x * (int64_t) x + (int64_t) y * (int64_t) y));
             // f[0, 0] = sqrt((float32) (x * x + y * y)) < 10.0f ?
             //     exp(-sqrt((float32) (x * x + y * y))) * g[0, 0] : tanh(g[0, 0])
-            f[f_stride_0 * ctr_0 + ctr_1] = sqrt_conv < 10.0f ? expf(-sqrt_conv) *
-                    g[g_stride_0 * ctr_0 + ctr_1] : tanhf(g[g_stride_0 * ctr_0 + ctr_1]);
+            f[f_stride_0 * x + y] = sqrt_conv < 10.0f ? expf(-sqrt_conv) * g[g_stride_0 * x + y] :
+                    tanhf(g[g_stride_0 * x + y]);
         }
     }
 }

@@ -11,18 +11,18 @@ extern "C" __global__ void radial(
     const int size_0, const int size_1,
     const int f_stride_0, const int g_stride_0)
 {
-    const int ctr_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
-    if (ctr_1 < size_1) {
+    const int y = (int) (blockIdx.x * blockDim.x + threadIdx.x);
+    if (y < size_1) {
         #pragma unroll
         for (int cell = 0; cell < 4; ++cell) {
-            const int ctr_0 = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
-            if (ctr_0 < size_0) {
-                const float sqrt_conv = sqrtf((float) ((long long) ctr_0 * (long long) ctr_0 +
-                        (long long) ctr_1 * (long long) ctr_1));
+            const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
+            if (x < size_0) {
+                const float sqrt_conv = sqrtf((float) ((long long) x * (long long) x +
+                        (long long) y * (long long) y));
                 // f[0, 0] = sqrt((float32) (x * x + y * y)) < 10.0f ?
                 //     exp(-sqrt((float32) (x * x + y * y))) * g[0, 0] : tanh(g[0, 0])
-                f[f_stride_0 * ctr_0 + ctr_1] = sqrt_conv < 10.0f ? expf(-sqrt_conv) *
-                        g[g_stride_0 * ctr_0 + ctr_1] : tanhf(g[g_stride_0 * ctr_0 + ctr_1]);
+                f[f_stride_0 * x + y] = sqrt_conv < 10.0f ?
+                        expf(-sqrt_conv) * g[g_stride_0 * x + y] : tanhf(g[g_stride_0 * x + y]);
             }
         }
     }

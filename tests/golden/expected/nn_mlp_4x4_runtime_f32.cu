@@ -42,14 +42,14 @@ extern "C" __global__ void mlp_runtime(
     }
     loom::stage_wait();
     __syncthreads();
-    const int ctr_0 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
-    if (ctr_0 < size_0) {
+    const int x_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
+    if (x_1 < size_0) {
         // hidden_in: the layer's 4 inputs
         float hidden_in[4];
-        hidden_in[0] = x[x_stride_0 * ctr_0];
-        hidden_in[1] = x[x_stride_0 * ctr_0 + 1];
-        hidden_in[2] = x[x_stride_0 * ctr_0 + 2];
-        hidden_in[3] = x[x_stride_0 * ctr_0 + 3];
+        hidden_in[0] = x[x_stride_0 * x_1];
+        hidden_in[1] = x[x_stride_0 * x_1 + 1];
+        hidden_in[2] = x[x_stride_0 * x_1 + 2];
+        hidden_in[3] = x[x_stride_0 * x_1 + 3];
         // hidden: Dense 4 -> 4, relu, weights hidden_W, bias hidden_b
         float hidden[4];
         #pragma unroll
@@ -74,12 +74,12 @@ extern "C" __global__ void mlp_runtime(
             asm volatile("" ::: "memory"); // compile-time barrier, see loom's cuda_printer
         }
         // y[0](0) = output[0]
-        y[y_stride_0 * ctr_0] = output[0];
+        y[y_stride_0 * x_1] = output[0];
         // y[0](1) = output[1]
-        y[y_stride_0 * ctr_0 + 1] = output[1];
+        y[y_stride_0 * x_1 + 1] = output[1];
         // y[0](2) = output[2]
-        y[y_stride_0 * ctr_0 + 2] = output[2];
+        y[y_stride_0 * x_1 + 2] = output[2];
         // y[0](3) = output[3]
-        y[y_stride_0 * ctr_0 + 3] = output[3];
+        y[y_stride_0 * x_1 + 3] = output[3];
     }
 }

@@ -19,42 +19,42 @@ static void loom_kernel_wide_mlp(
     const int32_t y_stride_0, const int32_t x_stride_0)
 {
     #pragma omp parallel for simd
-    for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
+    for (int32_t x_1 = 0; x_1 < size_0; ++x_1) {
         // wide_in: the layer's 33 inputs
         float wide_in[33];
-        wide_in[0] = x[x_stride_0 * ctr_0];
-        wide_in[1] = x[x_stride_0 * ctr_0 + 1];
-        wide_in[2] = x[x_stride_0 * ctr_0 + 2];
-        wide_in[3] = x[x_stride_0 * ctr_0 + 3];
-        wide_in[4] = x[x_stride_0 * ctr_0 + 4];
-        wide_in[5] = x[x_stride_0 * ctr_0 + 5];
-        wide_in[6] = x[x_stride_0 * ctr_0 + 6];
-        wide_in[7] = x[x_stride_0 * ctr_0 + 7];
-        wide_in[8] = x[x_stride_0 * ctr_0 + 8];
-        wide_in[9] = x[x_stride_0 * ctr_0 + 9];
-        wide_in[10] = x[x_stride_0 * ctr_0 + 10];
-        wide_in[11] = x[x_stride_0 * ctr_0 + 11];
-        wide_in[12] = x[x_stride_0 * ctr_0 + 12];
-        wide_in[13] = x[x_stride_0 * ctr_0 + 13];
-        wide_in[14] = x[x_stride_0 * ctr_0 + 14];
-        wide_in[15] = x[x_stride_0 * ctr_0 + 15];
-        wide_in[16] = x[x_stride_0 * ctr_0 + 16];
-        wide_in[17] = x[x_stride_0 * ctr_0 + 17];
-        wide_in[18] = x[x_stride_0 * ctr_0 + 18];
-        wide_in[19] = x[x_stride_0 * ctr_0 + 19];
-        wide_in[20] = x[x_stride_0 * ctr_0 + 20];
-        wide_in[21] = x[x_stride_0 * ctr_0 + 21];
-        wide_in[22] = x[x_stride_0 * ctr_0 + 22];
-        wide_in[23] = x[x_stride_0 * ctr_0 + 23];
-        wide_in[24] = x[x_stride_0 * ctr_0 + 24];
-        wide_in[25] = x[x_stride_0 * ctr_0 + 25];
-        wide_in[26] = x[x_stride_0 * ctr_0 + 26];
-        wide_in[27] = x[x_stride_0 * ctr_0 + 27];
-        wide_in[28] = x[x_stride_0 * ctr_0 + 28];
-        wide_in[29] = x[x_stride_0 * ctr_0 + 29];
-        wide_in[30] = x[x_stride_0 * ctr_0 + 30];
-        wide_in[31] = x[x_stride_0 * ctr_0 + 31];
-        wide_in[32] = x[x_stride_0 * ctr_0 + 32];
+        wide_in[0] = x[x_stride_0 * x_1];
+        wide_in[1] = x[x_stride_0 * x_1 + 1];
+        wide_in[2] = x[x_stride_0 * x_1 + 2];
+        wide_in[3] = x[x_stride_0 * x_1 + 3];
+        wide_in[4] = x[x_stride_0 * x_1 + 4];
+        wide_in[5] = x[x_stride_0 * x_1 + 5];
+        wide_in[6] = x[x_stride_0 * x_1 + 6];
+        wide_in[7] = x[x_stride_0 * x_1 + 7];
+        wide_in[8] = x[x_stride_0 * x_1 + 8];
+        wide_in[9] = x[x_stride_0 * x_1 + 9];
+        wide_in[10] = x[x_stride_0 * x_1 + 10];
+        wide_in[11] = x[x_stride_0 * x_1 + 11];
+        wide_in[12] = x[x_stride_0 * x_1 + 12];
+        wide_in[13] = x[x_stride_0 * x_1 + 13];
+        wide_in[14] = x[x_stride_0 * x_1 + 14];
+        wide_in[15] = x[x_stride_0 * x_1 + 15];
+        wide_in[16] = x[x_stride_0 * x_1 + 16];
+        wide_in[17] = x[x_stride_0 * x_1 + 17];
+        wide_in[18] = x[x_stride_0 * x_1 + 18];
+        wide_in[19] = x[x_stride_0 * x_1 + 19];
+        wide_in[20] = x[x_stride_0 * x_1 + 20];
+        wide_in[21] = x[x_stride_0 * x_1 + 21];
+        wide_in[22] = x[x_stride_0 * x_1 + 22];
+        wide_in[23] = x[x_stride_0 * x_1 + 23];
+        wide_in[24] = x[x_stride_0 * x_1 + 24];
+        wide_in[25] = x[x_stride_0 * x_1 + 25];
+        wide_in[26] = x[x_stride_0 * x_1 + 26];
+        wide_in[27] = x[x_stride_0 * x_1 + 27];
+        wide_in[28] = x[x_stride_0 * x_1 + 28];
+        wide_in[29] = x[x_stride_0 * x_1 + 29];
+        wide_in[30] = x[x_stride_0 * x_1 + 30];
+        wide_in[31] = x[x_stride_0 * x_1 + 31];
+        wide_in[32] = x[x_stride_0 * x_1 + 32];
         // wide: Dense 33 -> 32, relu, weights wide_W, bias wide_b
         float wide[32];
         float wide_acc[32];
@@ -78,9 +78,9 @@ static void loom_kernel_wide_mlp(
             }
         }
         // y[0](0) = narrow[0]
-        y[y_stride_0 * ctr_0] = narrow[0];
+        y[y_stride_0 * x_1] = narrow[0];
         // y[0](1) = narrow[1]
-        y[y_stride_0 * ctr_0 + 1] = narrow[1];
+        y[y_stride_0 * x_1 + 1] = narrow[1];
     }
 }
 

@@ -16,13 +16,13 @@ static void loom_kernel_scale(
             const int32_t g_stride_1)
 {
     #pragma omp parallel for
-    for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
-        for (int32_t ctr_1 = 0; ctr_1 < size_1; ++ctr_1) {
+    for (int32_t x = 0; x < size_0; ++x) {
+        for (int32_t y = 0; y < size_1; ++y) {
             #pragma omp simd
-            for (int32_t ctr_2 = 0; ctr_2 < size_2; ++ctr_2) {
+            for (int32_t z = 0; z < size_2; ++z) {
                 // f[0, 0, 0] = 2.0 * g[0, 0, 0]
-                f[f_stride_0 * ctr_0 + f_stride_1 * ctr_1 + ctr_2] =
-                        2.0 * g[g_stride_0 * ctr_0 + g_stride_1 * ctr_1 + ctr_2];
+                f[f_stride_0 * x + f_stride_1 * y + z] =
+                        2.0 * g[g_stride_0 * x + g_stride_1 * y + z];
             }
         }
     }

@@ -11,16 +11,16 @@ extern "C" __global__ void scale(
     const int size_0, const int size_1, const int size_2,
     const int f_stride_0, const int f_stride_1, const int g_stride_0, const int g_stride_1)
 {
-    const int ctr_1 = (int) (blockIdx.y * blockDim.y + threadIdx.y);
-    const int ctr_2 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
-    if (ctr_1 < size_1 && ctr_2 < size_2) {
+    const int y = (int) (blockIdx.y * blockDim.y + threadIdx.y);
+    const int z = (int) (blockIdx.x * blockDim.x + threadIdx.x);
+    if (y < size_1 && z < size_2) {
         #pragma unroll
         for (int cell = 0; cell < 4; ++cell) {
-            const int ctr_0 = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell;
-            if (ctr_0 < size_0) {
+            const int x = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell;
+            if (x < size_0) {
                 // f[0, 0, 0] = 2.0 * g[0, 0, 0]
-                f[f_stride_0 * ctr_0 + f_stride_1 * ctr_1 + ctr_2] =
-                        2.0 * g[g_stride_0 * ctr_0 + g_stride_1 * ctr_1 + ctr_2];
+                f[f_stride_0 * x + f_stride_1 * y + z] =
+                        2.0 * g[g_stride_0 * x + g_stride_1 * y + z];
             }
         }
     }

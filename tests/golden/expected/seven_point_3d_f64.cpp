@@ -16,21 +16,21 @@ static void loom_kernel_seven_point(
             const int64_t src_stride_1)
 {
     #pragma omp parallel for
-    for (int64_t ctr_0 = 1L; ctr_0 < size_0 - 1L; ++ctr_0) {
-        for (int64_t ctr_1 = 1L; ctr_1 < size_1 - 1L; ++ctr_1) {
+    for (int64_t x = 1L; x < size_0 - 1L; ++x) {
+        for (int64_t y = 1L; y < size_1 - 1L; ++y) {
             #pragma omp simd
-            for (int64_t ctr_2 = 1L; ctr_2 < size_2 - 1L; ++ctr_2) {
+            for (int64_t z = 1L; z < size_2 - 1L; ++z) {
                 // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
                 //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
                 //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
-                dst[dst_stride_0 * ctr_0 + dst_stride_1 * ctr_1 + ctr_2] =
-                        0.5 * src[src_stride_0 * (ctr_0 - 1L) + src_stride_1 * ctr_1 + ctr_2] +
-                        0.625 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1L) + ctr_2] +
-                        0.75 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 - 1L] +
-                        0.875 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2] +
-                        src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 + 1L] +
-                        1.125 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1L) + ctr_2] +
-                        1.25 * src[src_stride_0 * (ctr_0 + 1L) + src_stride_1 * ctr_1 + ctr_2];
+                dst[dst_stride_0 * x + dst_stride_1 * y + z] =
+                        0.5 * src[src_stride_0 * (x - 1L) + src_stride_1 * y + z] +
+                        0.625 * src[src_stride_0 * x + src_stride_1 * (y - 1L) + z] +
+                        0.75 * src[src_stride_0 * x + src_stride_1 * y + z - 1L] +
+                        0.875 * src[src_stride_0 * x + src_stride_1 * y + z] +
+                        src[src_stride_0 * x + src_stride_1 * y + z + 1L] +
+                        1.125 * src[src_stride_0 * x + src_stride_1 * (y + 1L) + z] +
+                        1.25 * src[src_stride_0 * (x + 1L) + src_stride_1 * y + z];
             }
         }
     }

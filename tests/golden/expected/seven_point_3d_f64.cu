@@ -12,25 +12,25 @@ extern "C" __global__ void seven_point(
     const long long dst_stride_0, const long long dst_stride_1, const long long src_stride_0,
             const long long src_stride_1)
 {
-    const long long ctr_1 = (long long) blockIdx.y * blockDim.y + threadIdx.y + 1LL;
-    const long long ctr_2 = (long long) blockIdx.x * blockDim.x + threadIdx.x + 1LL;
-    if (ctr_1 < size_1 - 1LL && ctr_2 < size_2 - 1LL) {
+    const long long y = (long long) blockIdx.y * blockDim.y + threadIdx.y + 1LL;
+    const long long z = (long long) blockIdx.x * blockDim.x + threadIdx.x + 1LL;
+    if (y < size_1 - 1LL && z < size_2 - 1LL) {
         #pragma unroll
         for (long long cell = 0LL; cell < 4LL; ++cell) {
-            const long long ctr_0 =
+            const long long x =
                     ((long long) blockIdx.z * blockDim.z + threadIdx.z) * 4LL + cell + 1LL;
-            if (ctr_0 < size_0 - 1LL) {
+            if (x < size_0 - 1LL) {
                 // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
                 //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
                 //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
-                dst[dst_stride_0 * ctr_0 + dst_stride_1 * ctr_1 + ctr_2] =
-                        0.5 * src[src_stride_0 * (ctr_0 - 1LL) + src_stride_1 * ctr_1 + ctr_2] +
-                        0.625 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1LL) + ctr_2] +
-                        0.75 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 - 1LL] +
-                        0.875 * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2] +
-                        src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 + 1LL] +
-                        1.125 * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1LL) + ctr_2] +
-                        1.25 * src[src_stride_0 * (ctr_0 + 1LL) + src_stride_1 * ctr_1 + ctr_2];
+                dst[dst_stride_0 * x + dst_stride_1 * y + z] =
+                        0.5 * src[src_stride_0 * (x - 1LL) + src_stride_1 * y + z] +
+                        0.625 * src[src_stride_0 * x + src_stride_1 * (y - 1LL) + z] +
+                        0.75 * src[src_stride_0 * x + src_stride_1 * y + z - 1LL] +
+                        0.875 * src[src_stride_0 * x + src_stride_1 * y + z] +
+                        src[src_stride_0 * x + src_stride_1 * y + z + 1LL] +
+                        1.125 * src[src_stride_0 * x + src_stride_1 * (y + 1LL) + z] +
+                        1.25 * src[src_stride_0 * (x + 1LL) + src_stride_1 * y + z];
             }
         }
     }

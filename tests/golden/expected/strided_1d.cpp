@@ -14,9 +14,9 @@ static void loom_kernel_every_other(
     const int32_t size_0)
 {
     #pragma omp parallel for simd
-    for (int32_t ctr_0 = 1; ctr_0 < size_0 - 1; ctr_0 += 2) {
+    for (int32_t x_1 = 1; x_1 < size_0 - 1; x_1 += 2) {
         // y[0] = max(x[-1], x[1])
-        y[ctr_0] = fmax(x[ctr_0 - 1], x[ctr_0 + 1]);
+        y[x_1] = fmax(x[x_1 - 1], x[x_1 + 1]);
     }
 }
 

@@ -9,9 +9,9 @@ extern "C" __global__ void every_other(
     double* __restrict__ y, const double* __restrict__ x,
     const int size_0)
 {
-    const int ctr_0 = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 2 + 1;
-    if (ctr_0 < size_0 - 1) {
+    const int x_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 2 + 1;
+    if (x_1 < size_0 - 1) {
         // y[0] = max(x[-1], x[1])
-        y[ctr_0] = fmax(x[ctr_0 - 1], x[ctr_0 + 1]);
+        y[x_1] = fmax(x[x_1 - 1], x[x_1 + 1]);
     }
 }

@@ -15,11 +15,11 @@ static void loom_kernel_triangle(
     const int32_t f_stride_0)
 {
     #pragma omp parallel for
-    for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
+    for (int32_t x = 0; x < size_0; ++x) {
         #pragma omp simd
-        for (int32_t ctr_1 = (int32_t) (int64_t) ctr_0; ctr_1 < size_1; ++ctr_1) {
+        for (int32_t y = x; y < size_1; ++y) {
             // f[0, 0] = 1
-            f[f_stride_0 * ctr_0 + ctr_1] = 1.0;
+            f[f_stride_0 * x + y] = 1.0;
         }
     }
 }

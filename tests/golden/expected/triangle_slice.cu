@@ -10,10 +10,10 @@ extern "C" __global__ void triangle(
     const int size_0, const int size_1,
     const int f_stride_0)
 {
-    const int ctr_0 = (int) (blockIdx.y * blockDim.y + threadIdx.y);
-    const int ctr_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x) + (int) (long long) ctr_0;
-    if (ctr_0 < size_0 && ctr_1 < size_1) {
+    const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y);
+    const int y = (int) (blockIdx.x * blockDim.x + threadIdx.x) + x;
+    if (x < size_0 && y < size_1) {
         // f[0, 0] = 1
-        f[f_stride_0 * ctr_0 + ctr_1] = 1.0;
+        f[f_stride_0 * x + y] = 1.0;
     }
 }

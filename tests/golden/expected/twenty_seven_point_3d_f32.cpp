@@ -16,10 +16,10 @@ static void loom_kernel_twenty_seven_point(
             const int32_t src_stride_1)
 {
     #pragma omp parallel for
-    for (int32_t ctr_0 = 1; ctr_0 < size_0 - 1; ++ctr_0) {
-        for (int32_t ctr_1 = 1; ctr_1 < size_1 - 1; ++ctr_1) {
+    for (int32_t x = 1; x < size_0 - 1; ++x) {
+        for (int32_t y = 1; y < size_1 - 1; ++y) {
             #pragma omp simd
-            for (int32_t ctr_2 = 1; ctr_2 < size_2 - 1; ++ctr_2) {
+            for (int32_t z = 1; z < size_2 - 1; ++z) {
                 // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
                 //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
                 //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
@@ -30,54 +30,34 @@ static void loom_kernel_twenty_seven_point(
                 //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
                 //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
                 //     3.75f * src[1, 1, 1]
-                dst[dst_stride_0 * ctr_0 + dst_stride_1 * ctr_1 + ctr_2] =
-                        0.5f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] +
-                        0.625f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2] +
-                        0.75f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] +
-                        0.875f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2 - 1] +
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2] +
-                        1.125f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2 + 1] +
-                        1.25f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] +
-                        1.375f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2] +
-                        1.5f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1] +
-                        1.625f *
-                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] +
-                        1.75f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2] +
-                        1.875f *
-                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] +
-                        2.0f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 - 1] +
-                        2.125f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2] +
-                        2.25f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 + 1] +
-                        2.375f *
-                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] +
-                        2.5f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2] +
-                        2.625f *
-                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1] +
-                        2.75f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] +
-                        2.875f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2] +
-                        3.0f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] +
-                        3.125f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2 - 1] +
-                        3.25f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2] +
-                        3.375f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2 + 1] +
-                        3.5f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] +
-                        3.625f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2] +
-                        3.75f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1];
+                dst[dst_stride_0 * x + dst_stride_1 * y + z] =
+                        0.5f * src[src_stride_0 * (x - 1) + src_stride_1 * (y - 1) + z - 1] +
+                        0.625f * src[src_stride_0 * (x - 1) + src_stride_1 * (y - 1) + z] +
+                        0.75f * src[src_stride_0 * (x - 1) + src_stride_1 * (y - 1) + z + 1] +
+                        0.875f * src[src_stride_0 * (x - 1) + src_stride_1 * y + z - 1] +
+                        src[src_stride_0 * (x - 1) + src_stride_1 * y + z] +
+                        1.125f * src[src_stride_0 * (x - 1) + src_stride_1 * y + z + 1] +
+                        1.25f * src[src_stride_0 * (x - 1) + src_stride_1 * (y + 1) + z - 1] +
+                        1.375f * src[src_stride_0 * (x - 1) + src_stride_1 * (y + 1) + z] +
+                        1.5f * src[src_stride_0 * (x - 1) + src_stride_1 * (y + 1) + z + 1] +
+                        1.625f * src[src_stride_0 * x + src_stride_1 * (y - 1) + z - 1] +
+                        1.75f * src[src_stride_0 * x + src_stride_1 * (y - 1) + z] +
+                        1.875f * src[src_stride_0 * x + src_stride_1 * (y - 1) + z + 1] +
+                        2.0f * src[src_stride_0 * x + src_stride_1 * y + z - 1] +
+                        2.125f * src[src_stride_0 * x + src_stride_1 * y + z] +
+                        2.25f * src[src_stride_0 * x + src_stride_1 * y + z + 1] +
+                        2.375f * src[src_stride_0 * x + src_stride_1 * (y + 1) + z - 1] +
+                        2.5f * src[src_stride_0 * x + src_stride_1 * (y + 1) + z] +
+                        2.625f * src[src_stride_0 * x + src_stride_1 * (y + 1) + z + 1] +
+                        2.75f * src[src_stride_0 * (x + 1) + src_stride_1 * (y - 1) + z - 1] +
+                        2.875f * src[src_stride_0 * (x + 1) + src_stride_1 * (y - 1) + z] +
+                        3.0f * src[src_stride_0 * (x + 1) + src_stride_1 * (y - 1) + z + 1] +
+                        3.125f * src[src_stride_0 * (x + 1) + src_stride_1 * y + z - 1] +
+                        3.25f * src[src_stride_0 * (x + 1) + src_stride_1 * y + z] +
+                        3.375f * src[src_stride_0 * (x + 1) + src_stride_1 * y + z + 1] +
+                        3.5f * src[src_stride_0 * (x + 1) + src_stride_1 * (y + 1) + z - 1] +
+                        3.625f * src[src_stride_0 * (x + 1) + src_stride_1 * (y + 1) + z] +
+                        3.75f * src[src_stride_0 * (x + 1) + src_stride_1 * (y + 1) + z + 1];
             }
         }
     }

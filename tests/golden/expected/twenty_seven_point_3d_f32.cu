@@ -11,13 +11,13 @@ extern "C" __global__ void twenty_seven_point(
     const int size_0, const int size_1, const int size_2,
     const int dst_stride_0, const int dst_stride_1, const int src_stride_0, const int src_stride_1)
 {
-    const int ctr_1 = (int) (blockIdx.y * blockDim.y + threadIdx.y) + 1;
-    const int ctr_2 = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
-    if (ctr_1 < size_1 - 1 && ctr_2 < size_2 - 1) {
+    const int y = (int) (blockIdx.y * blockDim.y + threadIdx.y) + 1;
+    const int z = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
+    if (y < size_1 - 1 && z < size_2 - 1) {
         #pragma unroll
         for (int cell = 0; cell < 4; ++cell) {
-            const int ctr_0 = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell + 1;
-            if (ctr_0 < size_0 - 1) {
+            const int x = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell + 1;
+            if (x < size_0 - 1) {
                 // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
                 //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
                 //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
@@ -28,54 +28,34 @@ extern "C" __global__ void twenty_seven_point(
                 //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
                 //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
                 //     3.75f * src[1, 1, 1]
-                dst[dst_stride_0 * ctr_0 + dst_stride_1 * ctr_1 + ctr_2] =
-                        0.5f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] +
-                        0.625f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2] +
-                        0.75f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] +
-                        0.875f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2 - 1] +
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2] +
-                        1.125f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * ctr_1 + ctr_2 + 1] +
-                        1.25f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] +
-                        1.375f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2] +
-                        1.5f *
-                        src[src_stride_0 * (ctr_0 - 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1] +
-                        1.625f *
-                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] +
-                        1.75f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2] +
-                        1.875f *
-                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] +
-                        2.0f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 - 1] +
-                        2.125f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2] +
-                        2.25f * src[src_stride_0 * ctr_0 + src_stride_1 * ctr_1 + ctr_2 + 1] +
-                        2.375f *
-                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] +
-                        2.5f * src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2] +
-                        2.625f *
-                        src[src_stride_0 * ctr_0 + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1] +
-                        2.75f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 - 1] +
-                        2.875f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2] +
-                        3.0f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 - 1) + ctr_2 + 1] +
-                        3.125f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2 - 1] +
-                        3.25f * src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2] +
-                        3.375f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * ctr_1 + ctr_2 + 1] +
-                        3.5f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 - 1] +
-                        3.625f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2] +
-                        3.75f *
-                        src[src_stride_0 * (ctr_0 + 1) + src_stride_1 * (ctr_1 + 1) + ctr_2 + 1];
+                dst[dst_stride_0 * x + dst_stride_1 * y + z] =
+                        0.5f * src[src_stride_0 * (x - 1) + src_stride_1 * (y - 1) + z - 1] +
+                        0.625f * src[src_stride_0 * (x - 1) + src_stride_1 * (y - 1) + z] +
+                        0.75f * src[src_stride_0 * (x - 1) + src_stride_1 * (y - 1) + z + 1] +
+                        0.875f * src[src_stride_0 * (x - 1) + src_stride_1 * y + z - 1] +
+                        src[src_stride_0 * (x - 1) + src_stride_1 * y + z] +
+                        1.125f * src[src_stride_0 * (x - 1) + src_stride_1 * y + z + 1] +
+                        1.25f * src[src_stride_0 * (x - 1) + src_stride_1 * (y + 1) + z - 1] +
+                        1.375f * src[src_stride_0 * (x - 1) + src_stride_1 * (y + 1) + z] +
+                        1.5f * src[src_stride_0 * (x - 1) + src_stride_1 * (y + 1) + z + 1] +
+                        1.625f * src[src_stride_0 * x + src_stride_1 * (y - 1) + z - 1] +
+                        1.75f * src[src_stride_0 * x + src_stride_1 * (y - 1) + z] +
+                        1.875f * src[src_stride_0 * x + src_stride_1 * (y - 1) + z + 1] +
+                        2.0f * src[src_stride_0 * x + src_stride_1 * y + z - 1] +
+                        2.125f * src[src_stride_0 * x + src_stride_1 * y + z] +
+                        2.25f * src[src_stride_0 * x + src_stride_1 * y + z + 1] +
+                        2.375f * src[src_stride_0 * x + src_stride_1 * (y + 1) + z - 1] +
+                        2.5f * src[src_stride_0 * x + src_stride_1 * (y + 1) + z] +
+                        2.625f * src[src_stride_0 * x + src_stride_1 * (y + 1) + z + 1] +
+                        2.75f * src[src_stride_0 * (x + 1) + src_stride_1 * (y - 1) + z - 1] +
+                        2.875f * src[src_stride_0 * (x + 1) + src_stride_1 * (y - 1) + z] +
+                        3.0f * src[src_stride_0 * (x + 1) + src_stride_1 * (y - 1) + z + 1] +
+                        3.125f * src[src_stride_0 * (x + 1) + src_stride_1 * y + z - 1] +
+                        3.25f * src[src_stride_0 * (x + 1) + src_stride_1 * y + z] +
+                        3.375f * src[src_stride_0 * (x + 1) + src_stride_1 * y + z + 1] +
+                        3.5f * src[src_stride_0 * (x + 1) + src_stride_1 * (y + 1) + z - 1] +
+                        3.625f * src[src_stride_0 * (x + 1) + src_stride_1 * (y + 1) + z] +
+                        3.75f * src[src_stride_0 * (x + 1) + src_stride_1 * (y + 1) + z + 1];
             }
         }
     }

@@ -16,15 +16,14 @@ static void loom_kernel_momentum(
             const int32_t u_stride_1, const int32_t u_stride_2)
 {
     #pragma omp parallel for
-    for (int32_t ctr_1 = 0; ctr_1 < size_1; ++ctr_1) {
+    for (int32_t y = 0; y < size_1; ++y) {
         #pragma omp simd
-        for (int32_t ctr_0 = 0; ctr_0 < size_0; ++ctr_0) {
+        for (int32_t x = 0; x < size_0; ++x) {
             // m[0, 0](0) = rho[0, 0] * u[0, 0](0)
-            m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1] =
-                    rho[rho_stride_0 * ctr_0 + ctr_1] * u[ctr_0 + u_stride_1 * ctr_1];
+            m[m_stride_0 * x + m_stride_1 * y] = rho[rho_stride_0 * x + y] * u[x + u_stride_1 * y];
             // m[0, 0](1) = rho[0, 0] * u[0, 0](1)
-            m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1 + 1] =
-                    rho[rho_stride_0 * ctr_0 + ctr_1] * u[ctr_0 + u_stride_1 * ctr_1 + u_stride_2];
+            m[m_stride_0 * x + m_stride_1 * y + 1] =
+                    rho[rho_stride_0 * x + y] * u[x + u_stride_1 * y + u_stride_2];
         }
     }
 }

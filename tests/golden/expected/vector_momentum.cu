@@ -12,18 +12,18 @@ extern "C" __global__ void momentum(
     const int m_stride_0, const int m_stride_1, const int rho_stride_0, const int u_stride_1,
             const int u_stride_2)
 {
-    const int ctr_0 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
-    if (ctr_0 < size_0) {
+    const int x = (int) (blockIdx.x * blockDim.x + threadIdx.x);
+    if (x < size_0) {
         #pragma unroll
         for (int cell = 0; cell < 4; ++cell) {
-            const int ctr_1 = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
-            if (ctr_1 < size_1) {
+            const int y = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
+            if (y < size_1) {
                 // m[0, 0](0) = rho[0, 0] * u[0, 0](0)
-                m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1] =
-                        rho[rho_stride_0 * ctr_0 + ctr_1] * u[ctr_0 + u_stride_1 * ctr_1];
+                m[m_stride_0 * x + m_stride_1 * y] =
+                        rho[rho_stride_0 * x + y] * u[x + u_stride_1 * y];
                 // m[0, 0](1) = rho[0, 0] * u[0, 0](1)
-                m[m_stride_0 * ctr_0 + m_stride_1 * ctr_1 + 1] = rho[rho_stride_0 * ctr_0 + ctr_1] *
-                        u[ctr_0 + u_stride_1 * ctr_1 + u_stride_2];
+                m[m_stride_0 * x + m_stride_1 * y + 1] =
+                        rho[rho_stride_0 * x + y] * u[x + u_stride_1 * y + u_stride_2];
             }
         }
     }
