@@ -71,8 +71,11 @@ std::string LaunchDescription::describe() const {
     std::string shared;
     if (shared_bytes) shared = fmt::format("; {} bytes of dynamic shared memory", shared_bytes);
     if (static_shared_bytes) shared = fmt::format("; {} bytes of static shared memory", static_shared_bytes);
-    return fmt::format("block {} by default; grid = ceil(({}) / block){}{}", block, fmt::join(e, ", "),
-                       cells, shared);
+    std::string bound;
+    if (max_threads_per_block)
+        bound = fmt::format("; compiled for at most {} threads per block", max_threads_per_block);
+    return fmt::format("block {} by default; grid = ceil(({}) / block){}{}{}", block, fmt::join(e, ", "),
+                       cells, shared, bound);
 }
 
 } // namespace loom

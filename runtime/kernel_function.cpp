@@ -710,6 +710,13 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
             arg_error(k, fmt::format("the inferred grid {} exceeds the device limit {} along {}; "
                                      "use a larger block_size", dims(grid), dev.max_grid_dims[d], axis[d]));
     }
+    if (L.max_threads_per_block > 0 && threads > L.max_threads_per_block)
+        arg_error(k, fmt::format("block_size {} has {} threads, but the kernel is compiled for at "
+                                 "most {} (__launch_bounds__, from the block its Schedule fixes); "
+                                 "use at most {} threads per block, or create the kernel with a "
+                                 "larger Schedule::block",
+                                 dims(block), threads, L.max_threads_per_block,
+                                 L.max_threads_per_block));
     if (threads > dev.max_threads_per_block)
         arg_error(k, fmt::format("block_size {} has {} threads, but {} allows at most {} per "
                                  "block; use fewer threads, e.g. (128, 4, 1)",

@@ -118,9 +118,12 @@ protected:
                                  t, name, t, a->array->shared_offset);
     }
 
+    // CUDA allows one of the two on a kernel: a register cap is the stronger request.
     std::string function_attributes() override {
         const int r = kernel_.max_registers;
-        return r > 0 ? fmt::format("__maxnreg__({}) ", r) : "";
+        if (r > 0) return fmt::format("__maxnreg__({}) ", r);
+        const int threads = kernel_.launch.max_threads_per_block;
+        return threads > 0 ? fmt::format("__launch_bounds__({}) ", threads) : "";
     }
 
     // A staging copy (a global load stored into a shared array) starts without waiting; the

@@ -21,7 +21,13 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
 }
 
 void fit_chosen_block(Schedule& resolved, const Schedule& requested, LaunchDescription& launch) {
-    if (requested.block) return;
+    if (requested.block) {
+        // A block the schedule fixes is the one the kernel is compiled for: the code generator
+        // may assume it (__launch_bounds__), and a launch may use it or fewer threads.
+        const auto& b = *requested.block;
+        launch.max_threads_per_block = b[0] * b[1] * b[2];
+        return;
+    }
     bool known = !launch.manual;
     Dim3 ext{};
     for (int d = 0; d < 3 && known; ++d) {

@@ -40,7 +40,8 @@ struct ScheduleFacts {
 Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts);
 
 /// A chosen block (the request left it unset) trimmed to the launch's extents where all of them
-/// are known at generation time, in both `launch.default_block` and `resolved.block`.
+/// are known at generation time, in both `launch.default_block` and `resolved.block`. A block
+/// the request fixes stays, and bounds the launch: `launch.max_threads_per_block`.
 void fit_chosen_block(Schedule& resolved, const Schedule& requested, LaunchDescription& launch);
 
 } // namespace loom::ir

@@ -72,6 +72,9 @@ struct LaunchSpec {
     /// Dynamic shared memory per block, in bytes. Above the default 48 KB the function's limit
     /// is raised automatically (up to the device's opt-in maximum).
     std::size_t shared_bytes = 0;
+    /// At most this many threads per block (the block the schedule fixed, `__launch_bounds__`);
+    /// 0: any block the device allows.
+    std::int64_t max_threads_per_block = 0;
     /// Threads needed along x, y, z from the values of the parameters (indexed like
     /// KernelSpec::params; pointers are left zero). Unset for manual grids.
     std::function<Dim3(const std::vector<ScalarValue>&)> extents;

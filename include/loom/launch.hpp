@@ -37,6 +37,9 @@ struct LaunchDescription {
     std::array<int, 3> cells_per_thread{1, 1, 1}; ///< consecutive cells one thread computes
     std::size_t shared_bytes = 0; ///< dynamic shared memory per block (staged buffers), at launch
     std::size_t static_shared_bytes = 0; ///< static __shared__ arrays (staged buffers up to 48 KB)
+    /// The threads per block the kernel is compiled for (`__launch_bounds__`), when the schedule
+    /// fixed the block; a launch with more is refused. 0: any block.
+    int max_threads_per_block = 0;
 
     /// The description of a kernel without a launch grid (the CPU target's loops).
     static LaunchDescription none(std::string reason);

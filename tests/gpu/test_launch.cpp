@@ -4,6 +4,7 @@
 // many shapes, streams, benchmark() and copies of a KernelFunction.
 #include "gpu_test_support.hpp"
 #include "runtime/driver.hpp"
+#include "tests/support/expect_error.hpp"
 
 #include <loom/loom.hpp>
 
@@ -37,6 +38,35 @@ struct StreamGuard {
 };
 
 // ---- block_size overrides ---------------------------------------------------------------------
+
+TEST(GpuLaunch, AFixedBlockBoundsTheLaunchAndSmallerBlocksStillRun) {
+    // Schedule::block (32, 4, 2) compiles the kernel with __launch_bounds__(256): that block and
+    // smaller ones run and give the same cells; a larger block is refused before launching.
+    LOOM_REQUIRE_GPU();
+    golden::GoldenKernel g = golden::seven_point_3d_f64(Layout::C);
+    g.config.name = "seven_point_bounded";
+    g.schedule.block = std::array<int, 3>{32, 4, 2};
+    Kernel kernel = g.create();
+    ASSERT_NE(kernel.source().find("__launch_bounds__(256)"), std::string::npos) << kernel.source();
+    KernelFunction k = kernel.compile();
+    const Shape shape{40, 36, 70};
+    Input<double> src = random_input<double>(shape, 2002);
+    const auto expected = cube_cells(src.host, 1, interior(shape, 1));
+    for (const Dim3& block : std::vector<Dim3>{{32, 4, 2}, {64, 4, 1}, {7, 3, 2}, {1, 1, 1}}) {
+        SCOPED_TRACE("block_size " + dim3_string(block));
+        DeviceArray<double> dst = poisoned<double>(shape);
+        k.block_size = {block[0], block[1], block[2]};
+        k(args("src", src.device, "dst", dst));
+        k.synchronize();
+        EXPECT_EQ(k.last_block(), block);
+        EXPECT_TRUE(check_output(dst, expected));
+    }
+    DeviceArray<double> dst = poisoned<double>(shape);
+    k.block_size = {64, 8, 1};
+    LOOM_EXPECT_ERROR(k(args("src", src.device, "dst", dst)), UserError,
+                      {"kernel 'seven_point_bounded'", "block_size (64, 8, 1) has 512 threads",
+                       "compiled for at most 256", "__launch_bounds__", "larger Schedule::block"});
+}
 
 TEST(GpuLaunch, SevenPointBlockSizeOverrides) {
     LOOM_REQUIRE_GPU();

@@ -137,6 +137,29 @@ TEST(KernelSchedule, CellsCanRunAlongTheFastestAxis) {
     loom::test::expect_compiles_for_sm90(k);
 }
 
+TEST(KernelSchedule, AFixedBlockIsTheKernelsLaunchBoundUnlessRegistersAreCapped) {
+    auto [src, dst] = fields<2>("src, dst: float32[2D]");
+    Assignment a(dst.center(), src[{1, 0}] + src[{0, -1}]);
+    Kernel fixed = create_kernel(a, {.name = "fixed"}, {.block = Block{64, 2, 1}});
+    EXPECT_NE(fixed.source().find("__global__ void __launch_bounds__(128) fixed("), std::string::npos)
+        << fixed.source();
+    EXPECT_EQ(fixed.launch().max_threads_per_block, 128);
+    EXPECT_EQ(fixed.spec().launch.max_threads_per_block, 128);
+    EXPECT_NE(fixed.launch().describe().find("compiled for at most 128 threads per block"),
+              std::string::npos) << fixed.launch().describe();
+    loom::test::expect_compiles_for_sm90(fixed);
+
+    // A chosen block may be overridden at launch by any block: no bound.
+    Kernel chosen = create_kernel(a, {.name = "chosen"});
+    EXPECT_EQ(chosen.source().find("__launch_bounds__"), std::string::npos) << chosen.source();
+    EXPECT_EQ(chosen.launch().max_threads_per_block, 0);
+    // CUDA takes one of __maxnreg__ and __launch_bounds__: the register cap wins.
+    Kernel capped = create_kernel(a, {.name = "capped"}, {.block = Block{64, 2, 1}, .max_registers = 64});
+    EXPECT_NE(capped.source().find("__maxnreg__(64) capped("), std::string::npos) << capped.source();
+    EXPECT_EQ(capped.source().find("__launch_bounds__"), std::string::npos);
+    loom::test::expect_compiles_for_sm90(capped);
+}
+
 TEST(KernelSchedule, TheInt64VariantIsLoweredWithTheSameSchedule) {
     auto [src, dst] = fields<2>("src, dst: float64[3D]");
     Kernel k = create_kernel(Assignment(dst.center(), 2.0 * src.center()), {.name = "wide_sched"},
