@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <set>
+#include <vector>
 
 namespace loom::ir {
 
@@ -52,6 +53,7 @@ protected:
             fail(fmt::format("the definition of array '{}'", n->array->name), "analyze_kernel");
         if (!arrays_.insert(n->array.get()).second)
             throw InternalError(fmt::format("verify: array '{}' is allocated twice", n->array->name));
+        scopes_.back().arrays.push_back(n->array.get());
     }
     void visit_ArrayLoad(const ArrayLoadNode* n) override {
         check_array(n->array.get(), "read");
@@ -62,14 +64,23 @@ protected:
         visit(n->index);
         visit(n->value);
     }
+    // A loop's variable, and what its body or a guarded statement declares, is in scope there
+    // only (as in C): two sibling loops may use one variable (two reductions over k), and a
+    // use after the scope is an error.
     void visit_For(const ForNode* n) override {
         visit(n->start);
         visit(n->stop);
         visit(n->step);
+        scopes_.emplace_back();
         declare(n->var);
         visit(n->body);
-        // An IndexVar's loops are siblings (two reductions over k): its scope is the loop.
-        if (n->var.as<VarNode>()->role == VarRole::Index) defined_.erase(n->var.get());
+        close_scope();
+    }
+    void visit_IfThen(const IfThenNode* n) override {
+        visit(n->cond);
+        scopes_.emplace_back();
+        visit(n->then_case);
+        close_scope();
     }
 
 private:
@@ -83,7 +94,18 @@ private:
         if (!defined_.insert(var.get()).second)
             throw InternalError(fmt::format("verify: variable '{}' is declared twice",
                                             var.as<VarNode>()->name));
+        scopes_.back().vars.push_back(var.get());
     }
+    void close_scope() {
+        for (const void* v : scopes_.back().vars) defined_.erase(v);
+        for (const ArrayInfo* a : scopes_.back().arrays) arrays_.erase(a);
+        scopes_.pop_back();
+    }
+    struct Scope {
+        std::vector<const void*> vars;
+        std::vector<const ArrayInfo*> arrays;
+    };
+    std::vector<Scope> scopes_{1}; ///< the kernel body, then one per loop and guard
     [[noreturn]] static void fail(const std::string& what, const char* pass) {
         throw InternalError(fmt::format("verify: {} reached the printer; the pass {} must run "
                                         "before printing", what, pass));

@@ -310,6 +310,26 @@ TEST(Verify, RejectsUnloweredNodesAndUndeclaredVariables) {
     LOOM_EXPECT_ERROR(verify_lowered(twice, {}), InternalError, {"'ghost'", "declared twice"});
 }
 
+TEST(Verify, LoopsAndGuardsAreScopesAsInC) {
+    auto f = field("f: float64[1D]");
+    Expr i = VarNode::make(ScalarType::Int64, "i", VarRole::LoopIndex);
+    Expr t = VarNode::make(ScalarType::Int64, "t", VarRole::CseTemp);
+    auto store = [&](Expr at) { return StoreNode::make(f.ptr(), at, ConstNode::make(ScalarType::Float64, 1.0)); };
+    auto loop = [&](Stmt body) { return ForNode::make(i, i64(0), i64(4), i64(1), body, -1); };
+    // One loop variable in two sibling loops, and a temporary declared in each: fine.
+    Stmt siblings = BlockNode::make({loop(BlockNode::make({DeclareNode::make(t, i), store(t)})),
+                                     loop(BlockNode::make({DeclareNode::make(t, i), store(t)}))});
+    EXPECT_NO_THROW(verify_lowered(siblings, {}));
+    // Used after its loop, or after the guard that declared it: not in scope.
+    LOOM_EXPECT_ERROR(verify_lowered(BlockNode::make({loop(store(i)), store(i)}), {}), InternalError,
+                      {"'i'", "before it is declared"});
+    Stmt guarded = IfThenNode::make(ConstNode::make_bool(true), DeclareNode::make(t, i64(1)));
+    LOOM_EXPECT_ERROR(verify_lowered(BlockNode::make({guarded, store(t)}), {}), InternalError,
+                      {"'t'", "before it is declared"});
+    // A nested loop over the same variable shadows nothing: it is declared twice.
+    LOOM_EXPECT_ERROR(verify_lowered(loop(loop(store(i))), {}), InternalError, {"'i'", "declared twice"});
+}
+
 TEST(Verify, AcceptsTheLoweredPipelineOutput) {
     auto [src, dst] = fields<2>("src, dst: float64[2D]");
     Kernel k = create_kernel(Assignment(dst.center(), src[{1, 0}] + src[{-1, 0}]));
