@@ -25,6 +25,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace loom::ir {
 
 namespace {
@@ -151,8 +153,17 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     } else {
         // 7. CPU mapping: the fastest memory axis innermost, OpenMP on the outermost loop.
         log.start();
-        mapped = map_to_cpu(nest, plan_cpu_loop_order(nest, *analysis.primary));
-        log.record("map_to_cpu", nest, mapped);
+        Stmt loops = map_to_cpu(nest, plan_cpu_loop_order(nest, *analysis.primary));
+        log.record("map_to_cpu", nest, loops);
+
+        // 7c. The same staging as on the GPU, the call being one block: the CPU oracle checks
+        // the staged kernel's loads. The arrays live on the caller's stack, so at most what a
+        // GPU block can have (a larger budget fails at launch on any GPU anyway).
+        log.start();
+        const std::size_t budget = std::min(
+            schedule.shared_memory_budget.value_or(kDefaultSharedMemoryBudget), kMaxSharedMemoryPerBlock);
+        mapped = stage_buffers_in_shared(loops, analysis.buffers, budget).body;
+        log.record("stage_buffers_in_shared", loops, mapped);
 
         // 8. No launch grid: the loops cover the iteration space themselves.
         log.start();

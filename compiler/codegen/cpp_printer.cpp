@@ -94,8 +94,31 @@ protected:
         // A layer's loops: the compiler unrolls small constant trip counts by itself.
         case ForKind::Unrolled:
         case ForKind::Rolled: return "";
+        case ForKind::GpuGrid:
+        case ForKind::Cooperative: return ""; // bound_loop prints these
         }
         return "";
+    }
+
+    // The CPU runs the kernel as one block whose one thread does the work of all: a cooperative
+    // loop runs every iteration, and the barrier after it has nothing to wait for. A grid loop
+    // never reaches the CPU (map_to_cpu keeps its loops in memory order).
+    std::string bound_loop(const ForNode* f, int indent) override {
+        if (f->kind != ForKind::Cooperative) return CFamilyPrinter::bound_loop(f, indent);
+        const std::string pad(std::size_t(indent) * 4, ' ');
+        std::string var = print(f->var);
+        std::string step = is_const_value(f->step, 1) ? "++" + var : fmt::format("{} += {}", var, print(f->step));
+        return fmt::format("{}for ({} {} = {}; {} < {}; {}) {{\n{}{}}}\n", pad,
+                           type_name_of(f->var.type()), var, print(f->start), var, print(f->stop),
+                           step, print_stmt(f->body, indent + 1), pad);
+    }
+    std::string barrier(const std::string& pad) override {
+        return pad + "// (barrier: on the CPU one thread ran the copies above)\n";
+    }
+    // A shared array is one per block: one per call on the CPU, shared by its OpenMP threads.
+    std::string allocate(const AllocateNode* a, const std::string& pad) override {
+        return fmt::format("{}{} {}[{}];\n", pad, type_name_of(a->array->type),
+                           name_of(a->array.get(), a->array->name), a->array->size);
     }
 
     // A literal slice may leave a size unread: say so rather than have the host compiler warn

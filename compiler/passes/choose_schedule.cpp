@@ -15,7 +15,7 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     else if (s.cells_per_thread == 0)
         s.cells_per_thread = facts.has_layers ? 1 : 4;
     if (!s.cells_axis && mapped > 0) s.cells_axis = facts.axis_of_dim[std::size_t(mapped - 1)];
-    if (!s.shared_memory_budget) s.shared_memory_budget = std::size_t(100) * 1024;
+    if (!s.shared_memory_budget) s.shared_memory_budget = kDefaultSharedMemoryBudget;
     if (s.vector_width == 0) s.vector_width = 1;
     return s;
 }

@@ -25,8 +25,14 @@
 #include <loom/schedule.hpp>
 
 #include <array>
+#include <cstddef>
 
 namespace loom::ir {
+
+/// The shared memory staged buffers may take per block when the schedule leaves it open.
+inline constexpr std::size_t kDefaultSharedMemoryBudget = std::size_t(100) * 1024;
+/// The most shared memory any GPU loom targets gives one block (sm_90: 227 KiB).
+inline constexpr std::size_t kMaxSharedMemoryPerBlock = std::size_t(227) * 1024;
 
 /// What the heuristic looks at, all known once the loop nest is built.
 struct ScheduleFacts {

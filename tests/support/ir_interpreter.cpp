@@ -52,6 +52,19 @@ public:
             }
             return;
         }
+        // Arrays of the kernel (staged buffers, layer activations): one per run, as one block.
+        case StmtKind::Allocate: {
+            auto a = s.as<AllocateNode>()->array;
+            local_arrays_[a.get()].assign(std::size_t(a->size), Value());
+            return;
+        }
+        case StmtKind::ArrayStore: {
+            auto st = s.as<ArrayStoreNode>();
+            std::vector<Value>& a = local_array(st->array.get(), eval(st->index).i, "writes");
+            a[std::size_t(eval(st->index).i)] = eval(st->value);
+            return;
+        }
+        case StmtKind::Barrier: return; // one thread ran everything before it
         default:
             throw std::logic_error("interpreter: no support for the statement\n" + to_string(s));
         }
@@ -84,7 +97,21 @@ private:
                                    shape_string(a.shape));
     }
 
+    std::vector<Value>& local_array(const ArrayInfo* array, std::int64_t i, const char* what) {
+        auto it = local_arrays_.find(array);
+        if (it == local_arrays_.end())
+            throw std::logic_error("interpreter: array " + array->name + " used before its allocation");
+        if (i < 0 || i >= std::int64_t(it->second.size()))
+            throw std::logic_error("interpreter: the kernel " + std::string(what) + " element " +
+                                   std::to_string(i) + " outside array " + array->name);
+        return it->second;
+    }
+
     Value load(const Expr& e) {
+        if (auto al = e.as<ArrayLoadNode>()) {
+            const std::int64_t i = eval(al->index).i;
+            return local_array(al->array.get(), i, "reads")[std::size_t(i)];
+        }
         auto l = e.as<LoadNode>();
         if (!l) throw std::logic_error("interpreter: no support for the read " + to_string(e));
         const InterpretedArray& a = *array_of(l->field.get());
@@ -114,6 +141,7 @@ private:
 
     const std::map<std::string, InterpretedArray>& arrays_;
     std::map<const FieldInfo*, const InterpretedArray*> by_field_;
+    std::map<const ArrayInfo*, std::vector<Value>> local_arrays_;
     std::function<Value(const Expr&)> loads_;
 };
 

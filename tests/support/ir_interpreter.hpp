@@ -31,7 +31,7 @@ struct InterpretedScalar {
 
 /// Runs `kernel` (Target::CPU) over the iteration space of spatial shape `sizes`, on `arrays`
 /// (by field name) and `scalars` (by parameter name), writing its outputs in place. Throws
-/// std::logic_error for IR the interpreter does not know (layers' local arrays) or a missing
+/// std::logic_error for IR the interpreter does not know or a missing
 /// argument; loom's own errors (UserError from a division by zero in evaluate) pass through.
 void interpret_kernel(const Kernel& kernel, const Shape& sizes,
                       const std::map<std::string, InterpretedArray>& arrays,

@@ -72,8 +72,9 @@ using test::cpu;
 template <typename T>
 void run_and_check(const AssignmentCollection& ac, std::vector<HostLayer<T>>& layers,
                    const std::string& name, int in, int out,
-                   const std::function<std::vector<double>(const std::vector<double>&)>& reference) {
-    KernelFunction k = create_kernel(ac, cpu(name)).compile();
+                   const std::function<std::vector<double>(const std::vector<double>&)>& reference,
+                   const Schedule& schedule = {}) {
+    KernelFunction k = create_kernel(ac, cpu(name), schedule).compile();
     std::vector<T> xs = fresh<T>(std::size_t(kCells) * in, 99, 2.0);
     auto x = HostArray<T>::from_host(xs, {kCells, in});
     auto y = HostArray<T>::zeros({kCells, out});
@@ -330,6 +331,27 @@ TEST(NnRuntime, CudaStagesWeightsInSharedMemory) {
     EXPECT_EQ(g.source().find("__shared__"), std::string::npos) << g.source();
     EXPECT_EQ(g.launch().shared_bytes + g.launch().static_shared_bytes, 0u);
     loom::test::expect_compiles_for_sm90(g);
+}
+
+TEST(NnRuntime, TheCpuStagesWeightsAsTheGpuDoesAndComputesTheSame) {
+    // The CPU runs the same staging (the call is one block): the copies, then loads from the
+    // staged arrays, which the reference checks; with the budget at 0 nothing is staged.
+    std::vector<HostLayer<float>> L;
+    L.emplace_back(nn::Dense::runtime("l0", 40, 14, nn::relu), relu_ref, 7);
+    L.emplace_back(nn::Dense::runtime("l1", 3, 40, nn::sigmoid), sigmoid_ref, 8);
+    nn::Chain mlp(L[0].layer, L[1].layer);
+    auto [x, y] = fields<2>("x(14), y(3): float32[1D]");
+    AssignmentCollection ac;
+    mlp.assign(ac, y.vec(), x.vec());
+    auto reference = [&](const std::vector<double>& v) { return L[1].forward(L[0].forward(v)); };
+    const std::string staged = create_kernel(ac, cpu("cpu_staged")).source();
+    EXPECT_NE(staged.find("float l0_W_shared[560];"), std::string::npos) << staged;
+    EXPECT_NE(staged.find("l0_W_shared[k_1] = l0_W[k_1];"), std::string::npos) << staged;
+    EXPECT_NE(staged.find("l1_W_shared[40 * i"), std::string::npos) << staged;
+    run_and_check<float>(ac, L, "cpu_staged", 14, 3, reference);
+    const std::string unstaged = create_kernel(ac, cpu("cpu_unstaged"), {.shared_memory_budget = 0}).source();
+    EXPECT_EQ(unstaged.find("_shared"), std::string::npos) << unstaged;
+    run_and_check<float>(ac, L, "cpu_unstaged", 14, 3, reference, {.shared_memory_budget = 0});
 }
 
 TEST(NnRuntime, OverFortyEightKilobytesUsesDynamicSharedMemory) {

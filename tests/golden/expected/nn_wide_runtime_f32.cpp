@@ -18,6 +18,27 @@ static void loom_kernel_wide_mlp(
     const int32_t size_0,
     const int32_t y_stride_0, const int32_t x_stride_0)
 {
+    // stage wide_b in shared memory (128 bytes)
+    float wide_b_shared[32];
+    for (int32_t k = 0; k < 32; ++k) {
+        wide_b_shared[k] = wide_b[k];
+    }
+    // stage wide_W in shared memory (4224 bytes)
+    float wide_W_shared[1056];
+    for (int32_t k_1 = 0; k_1 < 1056; ++k_1) {
+        wide_W_shared[k_1] = wide_W[k_1];
+    }
+    // stage narrow_b in shared memory (8 bytes)
+    float narrow_b_shared[2];
+    for (int32_t k_2 = 0; k_2 < 2; ++k_2) {
+        narrow_b_shared[k_2] = narrow_b[k_2];
+    }
+    // stage narrow_W in shared memory (256 bytes)
+    float narrow_W_shared[64];
+    for (int32_t k_3 = 0; k_3 < 64; ++k_3) {
+        narrow_W_shared[k_3] = narrow_W[k_3];
+    }
+    // (barrier: on the CPU one thread ran the copies above)
     #pragma omp parallel for simd
     for (int32_t x_1 = 0; x_1 < size_0; ++x_1) {
         // wide_in: the layer's 33 inputs
@@ -59,11 +80,11 @@ static void loom_kernel_wide_mlp(
         float wide[32];
         float wide_acc[32];
         for (int32_t i = 0; i < 32; ++i) {
-            wide_acc[i] = wide_b[i];
+            wide_acc[i] = wide_b_shared[i];
         }
         for (int32_t j = 0; j < 33; ++j) {
             for (int32_t i_1 = 0; i_1 < 32; ++i_1) {
-                wide_acc[i_1] += wide_W[33 * i_1 + j] * wide_in[j];
+                wide_acc[i_1] += wide_W_shared[33 * i_1 + j] * wide_in[j];
             }
         }
         for (int32_t i_2 = 0; i_2 < 32; ++i_2) {
@@ -72,9 +93,9 @@ static void loom_kernel_wide_mlp(
         // narrow: Dense 32 -> 2, identity, weights narrow_W, bias narrow_b
         float narrow[2];
         for (int32_t i_3 = 0; i_3 < 2; ++i_3) {
-            narrow[i_3] = narrow_b[i_3];
+            narrow[i_3] = narrow_b_shared[i_3];
             for (int32_t j_1 = 0; j_1 < 32; ++j_1) {
-                narrow[i_3] += narrow_W[32 * i_3 + j_1] * wide[j_1];
+                narrow[i_3] += narrow_W_shared[32 * i_3 + j_1] * wide[j_1];
             }
         }
         // y[0](0) = narrow[0]
