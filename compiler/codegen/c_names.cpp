@@ -72,7 +72,17 @@ std::string CNames::unique(const std::string& hint) {
 std::string CNames::name_of(const void* key, const std::string& hint) {
     auto it = names_.find(key);
     if (it != names_.end()) return it->second;
+    order_.push_back(key);
     return names_[key] = unique(hint);
+}
+
+void CNames::release(std::size_t mark) {
+    for (std::size_t i = mark; i < order_.size(); ++i) {
+        auto it = names_.find(order_[i]);
+        used_.erase(it->second);
+        names_.erase(it);
+    }
+    order_.resize(mark);
 }
 
 std::string CNames::find(const void* key) const {

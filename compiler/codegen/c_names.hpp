@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace loom::ir {
 
@@ -19,7 +20,14 @@ public:
     /// The name given to `key`, or "" if none was.
     std::string find(const void* key) const;
 
+    /// Scopes, as in C: the names given after mark() are freed by release(mark), when the block
+    /// that declared them ends, so a sibling block may use them again (`k` in every staging
+    /// loop rather than k, k_1, k_2).
+    std::size_t mark() const { return order_.size(); }
+    void release(std::size_t mark);
+
 private:
+    std::vector<const void*> order_; ///< the keys in the order they were named
     std::map<const void*, std::string> names_;
     std::set<std::string> used_;
     std::map<std::string, int> next_suffix_; ///< per base name: the last suffix tried

@@ -103,6 +103,21 @@ std::string CFamilyPrinter::param_declaration(const KernelParam& p) {
 
 std::string CFamilyPrinter::loop_pragma(const ForNode*) { return ""; }
 
+std::string CFamilyPrinter::c_loop(const ForNode* f, const Expr& first, const Expr& step,
+                                   const std::string& pragma, int indent) {
+    const std::string pad(std::size_t(indent) * 4, ' ');
+    const std::size_t scope = names_.mark(); // the loop's variable and what its body declares
+    std::string var = print(f->var);
+    std::string header = fmt::format("{}for ({} {} = {}; {} < {}; {}) {{\n", pad,
+                                     type_name_of(f->var.type()), var, print(first), var,
+                                     print(f->stop),
+                                     is_const_value(step, 1) ? "++" + var
+                                                             : fmt::format("{} += {}", var, print(step)));
+    std::string body = print_stmt(f->body, indent + 1) + loop_body_end(f, pad + "    ");
+    names_.release(scope);
+    return (pragma.empty() ? "" : pad + pragma + "\n") + header + body + pad + "}\n";
+}
+
 std::string CFamilyPrinter::bound_loop(const ForNode* f, int) {
     throw InternalError(fmt::format("a {} loop reached the {} printer, which has no GPU threads",
                                     for_kind_name(f->kind), function_name()));
@@ -270,19 +285,16 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
     case StmtKind::Barrier: return barrier(pad);
     case StmtKind::IfThen: {
         auto n = s.as<IfThenNode>();
-        return fmt::format("{}if ({}) {{\n{}{}}}\n", pad, print(n->cond), print_stmt(n->then_case, indent + 1), pad);
+        std::string cond = print(n->cond);
+        const std::size_t scope = names_.mark();
+        std::string then_case = print_stmt(n->then_case, indent + 1);
+        names_.release(scope); // what the braces declared
+        return fmt::format("{}if ({}) {{\n{}{}}}\n", pad, cond, then_case, pad);
     }
     case StmtKind::For: {
         auto f = s.as<ForNode>();
         if (is_gpu_bound(f->kind)) return bound_loop(f, indent);
-        std::string var = print(f->var);
-        std::string step = is_const_value(f->step, 1) ? "++" + var : fmt::format("{} += {}", var, print(f->step));
-        std::string pragma = loop_pragma(f);
-        if (!pragma.empty()) pragma = pad + pragma + "\n";
-        return pragma + fmt::format("{}for ({} {} = {}; {} < {}; {}) {{\n{}{}{}}}\n", pad,
-                           type_name_of(f->var.type()), var, print(f->start), var, print(f->stop),
-                           step, print_stmt(f->body, indent + 1),
-                           loop_body_end(f, pad + "    "), pad);
+        return c_loop(f, f->start, f->step, loop_pragma(f), indent);
     }
     case StmtKind::Assign: {
         // Only an accumulator's update is left after lowering (verify_lowered checks it).

@@ -105,12 +105,7 @@ protected:
     // never reaches the CPU (map_to_cpu keeps its loops in memory order).
     std::string bound_loop(const ForNode* f, int indent) override {
         if (f->kind != ForKind::Cooperative) return CFamilyPrinter::bound_loop(f, indent);
-        const std::string pad(std::size_t(indent) * 4, ' ');
-        std::string var = print(f->var);
-        std::string step = is_const_value(f->step, 1) ? "++" + var : fmt::format("{} += {}", var, print(f->step));
-        return fmt::format("{}for ({} {} = {}; {} < {}; {}) {{\n{}{}}}\n", pad,
-                           type_name_of(f->var.type()), var, print(f->start), var, print(f->stop),
-                           step, print_stmt(f->body, indent + 1), pad);
+        return c_loop(f, f->start, f->step, "", indent);
     }
     std::string barrier(const std::string& pad) override {
         return pad + "// (barrier: on the CPU one thread ran the copies above)\n";

@@ -180,10 +180,7 @@ protected:
             Expr first = is_const_value(f->step, 1) ? rank : mul(rank, f->step);
             if (!is_const_value(f->start, 0)) first = add(first, f->start);
             Expr stride = is_const_value(f->step, 1) ? count : mul(count, f->step);
-            std::string var = print(f->var);
-            return fmt::format("{}for ({} {} = {}; {} < {}; {} += {}) {{\n{}{}}}\n", pad,
-                               type_name_of(t), var, print(first), var, print(f->stop), var,
-                               print(stride), print_stmt(f->body, indent + 1), pad);
+            return c_loop(f, first, stride, "", indent);
         }
         std::string out, guard;
         Stmt body;

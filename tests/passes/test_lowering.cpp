@@ -298,6 +298,20 @@ TEST(NameParameters, ThePassNamesAndTypesTheParametersBeforeAnyPrinting) {
     EXPECT_EQ(k.params[2].c_type, "const int64_t") << "the CPU target's spelling";
 }
 
+TEST(NameParameters, NamesAreUniquePerScopeAsInC) {
+    CNames names;
+    int outer = 0, first = 0, second = 0, later = 0;
+    EXPECT_EQ(names.name_of(&outer, "k"), "k");
+    const std::size_t scope = names.mark();
+    EXPECT_EQ(names.name_of(&first, "i"), "i");
+    EXPECT_EQ(names.name_of(&second, "k"), "k_1") << "the enclosing k is in scope";
+    names.release(scope);
+    EXPECT_EQ(names.find(&first), "") << "gone with its scope";
+    EXPECT_EQ(names.name_of(&later, "i"), "i") << "a sibling scope reuses the name";
+    EXPECT_EQ(names.name_of(&outer, "k"), "k") << "the enclosing name stays";
+    EXPECT_EQ(names.unique("for"), "for_") << "keywords still get a trailing _";
+}
+
 TEST(Verify, RejectsUnloweredNodesAndUndeclaredVariables) {
     auto f = field("f: float64[1D]");
     Stmt unlowered = BlockNode::make({AssignNode::make(f.center(), f.center())});

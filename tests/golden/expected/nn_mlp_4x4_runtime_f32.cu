@@ -27,18 +27,18 @@ extern "C" __global__ void mlp_runtime(
     }
     // stage hidden_W in shared memory (64 bytes)
     __shared__ __align__(16) float hidden_W_shared[16];
-    for (int k_1 = thread_in_block; k_1 < 16; k_1 += threads_per_block) {
-        loom::stage(&hidden_W_shared[k_1], &hidden_W[k_1]);
+    for (int k = thread_in_block; k < 16; k += threads_per_block) {
+        loom::stage(&hidden_W_shared[k], &hidden_W[k]);
     }
     // stage output_b in shared memory (16 bytes)
     __shared__ __align__(16) float output_b_shared[4];
-    for (int k_2 = thread_in_block; k_2 < 4; k_2 += threads_per_block) {
-        loom::stage(&output_b_shared[k_2], &output_b[k_2]);
+    for (int k = thread_in_block; k < 4; k += threads_per_block) {
+        loom::stage(&output_b_shared[k], &output_b[k]);
     }
     // stage output_W in shared memory (64 bytes)
     __shared__ __align__(16) float output_W_shared[16];
-    for (int k_3 = thread_in_block; k_3 < 16; k_3 += threads_per_block) {
-        loom::stage(&output_W_shared[k_3], &output_W[k_3]);
+    for (int k = thread_in_block; k < 16; k += threads_per_block) {
+        loom::stage(&output_W_shared[k], &output_W[k]);
     }
     loom::stage_wait();
     __syncthreads();
@@ -65,11 +65,11 @@ extern "C" __global__ void mlp_runtime(
         // output: Dense 4 -> 4, identity, weights output_W, bias output_b
         float output[4];
         #pragma unroll
-        for (int i_1 = 0; i_1 < 4; ++i_1) {
-            output[i_1] = output_b_shared[i_1];
+        for (int i = 0; i < 4; ++i) {
+            output[i] = output_b_shared[i];
             #pragma unroll
-            for (int j_1 = 0; j_1 < 4; ++j_1) {
-                output[i_1] += output_W_shared[4 * i_1 + j_1] * hidden[j_1];
+            for (int j = 0; j < 4; ++j) {
+                output[i] += output_W_shared[4 * i + j] * hidden[j];
             }
             asm volatile("" ::: "memory"); // compile-time barrier, see loom's cuda_printer
         }

@@ -25,18 +25,18 @@ static void loom_kernel_wide_mlp(
     }
     // stage wide_W in shared memory (4224 bytes)
     float wide_W_shared[1056];
-    for (int32_t k_1 = 0; k_1 < 1056; ++k_1) {
-        wide_W_shared[k_1] = wide_W[k_1];
+    for (int32_t k = 0; k < 1056; ++k) {
+        wide_W_shared[k] = wide_W[k];
     }
     // stage narrow_b in shared memory (8 bytes)
     float narrow_b_shared[2];
-    for (int32_t k_2 = 0; k_2 < 2; ++k_2) {
-        narrow_b_shared[k_2] = narrow_b[k_2];
+    for (int32_t k = 0; k < 2; ++k) {
+        narrow_b_shared[k] = narrow_b[k];
     }
     // stage narrow_W in shared memory (256 bytes)
     float narrow_W_shared[64];
-    for (int32_t k_3 = 0; k_3 < 64; ++k_3) {
-        narrow_W_shared[k_3] = narrow_W[k_3];
+    for (int32_t k = 0; k < 64; ++k) {
+        narrow_W_shared[k] = narrow_W[k];
     }
     // (barrier: on the CPU one thread ran the copies above)
     #pragma omp parallel for simd
@@ -83,19 +83,19 @@ static void loom_kernel_wide_mlp(
             wide_acc[i] = wide_b_shared[i];
         }
         for (int32_t j = 0; j < 33; ++j) {
-            for (int32_t i_1 = 0; i_1 < 32; ++i_1) {
-                wide_acc[i_1] += wide_W_shared[33 * i_1 + j] * wide_in[j];
+            for (int32_t i = 0; i < 32; ++i) {
+                wide_acc[i] += wide_W_shared[33 * i + j] * wide_in[j];
             }
         }
-        for (int32_t i_2 = 0; i_2 < 32; ++i_2) {
-            wide[i_2] = wide_acc[i_2] > 0.0f ? wide_acc[i_2] : 0.0f;
+        for (int32_t i = 0; i < 32; ++i) {
+            wide[i] = wide_acc[i] > 0.0f ? wide_acc[i] : 0.0f;
         }
         // narrow: Dense 32 -> 2, identity, weights narrow_W, bias narrow_b
         float narrow[2];
-        for (int32_t i_3 = 0; i_3 < 2; ++i_3) {
-            narrow[i_3] = narrow_b_shared[i_3];
-            for (int32_t j_1 = 0; j_1 < 32; ++j_1) {
-                narrow[i_3] += narrow_W_shared[32 * i_3 + j_1] * wide[j_1];
+        for (int32_t i = 0; i < 2; ++i) {
+            narrow[i] = narrow_b_shared[i];
+            for (int32_t j = 0; j < 32; ++j) {
+                narrow[i] += narrow_W_shared[32 * i + j] * wide[j];
             }
         }
         // y[0](0) = narrow[0]

@@ -27,18 +27,18 @@ extern "C" __global__ void wide_mlp(
     }
     // stage wide_W in shared memory (4224 bytes)
     __shared__ __align__(16) float wide_W_shared[1056];
-    for (int k_1 = thread_in_block; k_1 < 1056; k_1 += threads_per_block) {
-        loom::stage(&wide_W_shared[k_1], &wide_W[k_1]);
+    for (int k = thread_in_block; k < 1056; k += threads_per_block) {
+        loom::stage(&wide_W_shared[k], &wide_W[k]);
     }
     // stage narrow_b in shared memory (8 bytes)
     __shared__ __align__(16) float narrow_b_shared[2];
-    for (int k_2 = thread_in_block; k_2 < 2; k_2 += threads_per_block) {
-        loom::stage(&narrow_b_shared[k_2], &narrow_b[k_2]);
+    for (int k = thread_in_block; k < 2; k += threads_per_block) {
+        loom::stage(&narrow_b_shared[k], &narrow_b[k]);
     }
     // stage narrow_W in shared memory (256 bytes)
     __shared__ __align__(16) float narrow_W_shared[64];
-    for (int k_3 = thread_in_block; k_3 < 64; k_3 += threads_per_block) {
-        loom::stage(&narrow_W_shared[k_3], &narrow_W[k_3]);
+    for (int k = thread_in_block; k < 64; k += threads_per_block) {
+        loom::stage(&narrow_W_shared[k], &narrow_W[k]);
     }
     loom::stage_wait();
     __syncthreads();
@@ -89,22 +89,22 @@ extern "C" __global__ void wide_mlp(
         #pragma unroll 1
         for (int j = 0; j < 33; ++j) {
             #pragma unroll
-            for (int i_1 = 0; i_1 < 32; ++i_1) {
-                wide_acc[i_1] += wide_W_shared[33 * i_1 + j] * wide_in[j];
+            for (int i = 0; i < 32; ++i) {
+                wide_acc[i] += wide_W_shared[33 * i + j] * wide_in[j];
             }
         }
         #pragma unroll
-        for (int i_2 = 0; i_2 < 32; ++i_2) {
-            wide[i_2] = wide_acc[i_2] > 0.0f ? wide_acc[i_2] : 0.0f;
+        for (int i = 0; i < 32; ++i) {
+            wide[i] = wide_acc[i] > 0.0f ? wide_acc[i] : 0.0f;
         }
         // narrow: Dense 32 -> 2, identity, weights narrow_W, bias narrow_b
         float narrow[2];
         #pragma unroll
-        for (int i_3 = 0; i_3 < 2; ++i_3) {
-            narrow[i_3] = narrow_b_shared[i_3];
+        for (int i = 0; i < 2; ++i) {
+            narrow[i] = narrow_b_shared[i];
             #pragma unroll
-            for (int j_1 = 0; j_1 < 32; ++j_1) {
-                narrow[i_3] += narrow_W_shared[32 * i_3 + j_1] * wide[j_1];
+            for (int j = 0; j < 32; ++j) {
+                narrow[i] += narrow_W_shared[32 * i + j] * wide[j];
             }
             asm volatile("" ::: "memory"); // compile-time barrier, see loom's cuda_printer
         }
