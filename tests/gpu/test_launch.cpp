@@ -39,6 +39,20 @@ struct StreamGuard {
 
 // ---- block_size overrides ---------------------------------------------------------------------
 
+/// Runs `k` (fields src, dst) with block_size `block` into a poisoned dst and checks every cell
+/// against `expected`.
+template <typename T, typename Expected>
+void run_with_block(KernelFunction& k, const Input<T>& src, const Shape& shape, const Dim3& block,
+                    const Expected& expected) {
+    SCOPED_TRACE("block_size " + dim3_string(block));
+    DeviceArray<T> dst = poisoned<T>(shape);
+    k.block_size = {block[0], block[1], block[2]};
+    k(args("src", src.device, "dst", dst));
+    k.synchronize();
+    EXPECT_EQ(k.last_block(), block);
+    EXPECT_TRUE(check_output(dst, expected));
+}
+
 TEST(GpuLaunch, AFixedBlockBoundsTheLaunchAndSmallerBlocksStillRun) {
     // Schedule::block (32, 4, 2) compiles the kernel with __launch_bounds__(256): that block and
     // smaller ones run and give the same cells; a larger block is refused before launching.
@@ -52,15 +66,8 @@ TEST(GpuLaunch, AFixedBlockBoundsTheLaunchAndSmallerBlocksStillRun) {
     const Shape shape{40, 36, 70};
     Input<double> src = random_input<double>(shape, 2002);
     const auto expected = cube_cells(src.host, 1, interior(shape, 1));
-    for (const Dim3& block : std::vector<Dim3>{{32, 4, 2}, {64, 4, 1}, {7, 3, 2}, {1, 1, 1}}) {
-        SCOPED_TRACE("block_size " + dim3_string(block));
-        DeviceArray<double> dst = poisoned<double>(shape);
-        k.block_size = {block[0], block[1], block[2]};
-        k(args("src", src.device, "dst", dst));
-        k.synchronize();
-        EXPECT_EQ(k.last_block(), block);
-        EXPECT_TRUE(check_output(dst, expected));
-    }
+    for (const Dim3& block : std::vector<Dim3>{{32, 4, 2}, {64, 4, 1}, {7, 3, 2}, {1, 1, 1}})
+        run_with_block(k, src, shape, block, expected);
     DeviceArray<double> dst = poisoned<double>(shape);
     k.block_size = {64, 8, 1};
     LOOM_EXPECT_ERROR(k(args("src", src.device, "dst", dst)), UserError,
@@ -79,14 +86,8 @@ TEST(GpuLaunch, SevenPointBlockSizeOverrides) {
                                       {8, 8, 8},   {3, 5, 7},  {1, 1, 64},   {2, 512, 1},
                                       {128, 2, 4}, {64, 4, 1}, {1, 64, 16},  {96, 1, 1}};
     for (const Dim3& block : blocks) {
-        SCOPED_TRACE("block_size " + dim3_string(block));
-        DeviceArray<double> dst = poisoned<double>(shape);
-        k.block_size = {block[0], block[1], block[2]};
-        k(args("src", src.device, "dst", dst));
-        k.synchronize();
-        EXPECT_EQ(k.last_block(), block);
+        run_with_block(k, src, shape, block, expected);
         EXPECT_EQ(k.last_grid(), grid_for(threads_for(extents, k.spec().launch.cells_per_thread), block));
-        EXPECT_TRUE(check_output(dst, expected));
     }
 }
 
@@ -102,14 +103,8 @@ TEST(GpuLaunch, JacobiBlockSizeOverrides) {
                                       {32, 32, 1}, {1, 1024, 1}, {5, 7, 1},
                                       {16, 16, 4}, {33, 1, 1},   {2, 2, 64}};
     for (const Dim3& block : blocks) {
-        SCOPED_TRACE("block_size " + dim3_string(block));
-        DeviceArray<float> dst = poisoned<float>(shape);
-        k.block_size = {block[0], block[1], block[2]};
-        k(args("src", src.device, "dst", dst));
-        k.synchronize();
-        EXPECT_EQ(k.last_block(), block);
+        run_with_block(k, src, shape, block, expected);
         EXPECT_EQ(k.last_grid(), grid_for(threads_for(extents, k.spec().launch.cells_per_thread), block));
-        EXPECT_TRUE(check_output(dst, expected));
     }
 }
 

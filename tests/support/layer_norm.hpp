@@ -4,6 +4,8 @@
 
 #include <loom/loom.hpp>
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -56,6 +58,18 @@ inline std::vector<double> layer_norm_reference(const std::vector<float>& x,
             y[std::size_t(r) * width + k] = (row[k] - mu) * rstd * w[k] + b[k];
     }
     return y;
+}
+
+/// Success if every element of `got` is within 2e-5 (relative, at least absolute) of `want`;
+/// else the first element that is not, by row and element.
+inline ::testing::AssertionResult layer_norm_close(const std::vector<float>& got,
+                                                   const std::vector<double>& want, int width) {
+    for (std::size_t i = 0; i < want.size(); ++i)
+        if (!(std::abs(got[i] - want[i]) <= 2e-5 * (1 + std::abs(want[i]))))
+            return ::testing::AssertionFailure()
+                   << "row " << i / std::size_t(width) << ", element " << i % std::size_t(width)
+                   << " of " << width << ": got " << got[i] << ", expected " << want[i];
+    return ::testing::AssertionSuccess();
 }
 
 } // namespace loom::test
