@@ -11,6 +11,7 @@
 #include "compiler/passes/choose_schedule.hpp"
 #include "compiler/passes/cpu_mapping.hpp"
 #include "compiler/passes/cse.hpp"
+#include "compiler/passes/flatten_addresses.hpp"
 #include "compiler/passes/gpu_mapping.hpp"
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/passes/launch_grid.hpp"
@@ -104,9 +105,12 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     Stmt cse = eliminate_common_subexpressions(body);
     log.record("eliminate_common_subexpressions", body, cse);
 
-    // 5. Iteration space: one loop per axis; field accesses become loads and stores.
+    // 5. Iteration space: one loop per axis; field accesses become loads and stores at
+    // coordinates; the signature.
     log.start();
-    Stmt spatial = lower_iteration_space(cse, analysis, config, k.params);
+    IterationSpace space = lower_iteration_space(cse, analysis, config);
+    Stmt spatial = space.nest;
+    k.params = space.params;
     log.record("lower_iteration_space", cse, spatial);
 
     // 6. Reductions: each becomes an accumulator and a loop, before the statement that uses it.
@@ -138,12 +142,17 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         Stmt threads = map_to_gpu(nest, mapping);
         log.record("map_to_gpu", nest, threads);
 
-        // 7c. Shared-memory staging: buffers every thread reads (weights), once per block.
+        // 7c. Addresses: coordinates become linear indices.
         log.start();
-        SharedStaging staging = stage_buffers_in_shared(threads, analysis.buffers,
+        Stmt flat = flatten_addresses(threads, space.strides);
+        log.record("flatten_addresses", threads, flat);
+
+        // 7d. Shared-memory staging: buffers every thread reads (weights), once per block.
+        log.start();
+        SharedStaging staging = stage_buffers_in_shared(flat, analysis.buffers,
                                                         *k.schedule.shared_memory_budget);
         mapped = staging.body;
-        log.record("stage_buffers_in_shared", threads, mapped);
+        log.record("stage_buffers_in_shared", flat, mapped);
 
         // 8. Launch grid and shared memory, read off the bound loops and the shared arrays.
         log.start();
@@ -156,14 +165,19 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         Stmt loops = map_to_cpu(nest, plan_cpu_loop_order(nest, *analysis.primary));
         log.record("map_to_cpu", nest, loops);
 
-        // 7c. The same staging as on the GPU, the call being one block: the CPU oracle checks
+        // 7c. Addresses: coordinates become linear indices.
+        log.start();
+        Stmt flat = flatten_addresses(loops, space.strides);
+        log.record("flatten_addresses", loops, flat);
+
+        // 7d. The same staging as on the GPU, the call being one block: the CPU oracle checks
         // the staged kernel's loads. The arrays live on the caller's stack, so at most what a
         // GPU block can have (a larger budget fails at launch on any GPU anyway).
         log.start();
         const std::size_t budget = std::min(
             schedule.shared_memory_budget.value_or(kDefaultSharedMemoryBudget), kMaxSharedMemoryPerBlock);
-        mapped = stage_buffers_in_shared(loops, analysis.buffers, budget).body;
-        log.record("stage_buffers_in_shared", loops, mapped);
+        mapped = stage_buffers_in_shared(flat, analysis.buffers, budget).body;
+        log.record("stage_buffers_in_shared", flat, mapped);
 
         // 8. No launch grid: the loops cover the iteration space themselves.
         log.start();

@@ -175,7 +175,7 @@ void CFamilyPrinter::field_access(const FieldAccessNode* a, std::string&) {
 void CFamilyPrinter::load(const LoadNode* l, std::string& out) {
     out += name_of(l->field.get(), l->field->name);
     out += '[';
-    emit(l->index, 0, out);
+    emit(l->flat_index(), 0, out);
     out += ']';
 }
 
@@ -278,7 +278,7 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
     case StmtKind::Store: {
         auto st = s.as<StoreNode>();
         return fmt::format("{}{}[{}] = {};\n", pad, name_of(st->field.get(), st->field->name),
-                           print(st->index), print(st->value));
+                           print(st->flat_index()), print(st->value));
     }
     case StmtKind::ArrayStore: return array_store(s.as<ArrayStoreNode>(), pad);
     case StmtKind::Allocate: return allocate(s.as<AllocateNode>(), pad);

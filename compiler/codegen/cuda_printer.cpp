@@ -135,7 +135,7 @@ protected:
         staged_ = true;
         return fmt::format("{}loom::stage(&{}[{}], &{}[{}]);\n", pad,
                            name_of(st->array.get(), st->array->name), print(st->index),
-                           name_of(load->field.get(), load->field->name), print(load->index));
+                           name_of(load->field.get(), load->field->name), print(load->flat_index()));
     }
 
     std::string barrier(const std::string& pad) override {

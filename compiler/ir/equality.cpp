@@ -131,7 +131,8 @@ StmtParts parts(const Stmt& s) {
     }
     case StmtKind::Store: {
         auto n = s.as<StoreNode>();
-        p.exprs = {n->index, n->value};
+        p.exprs = n->indices;
+        p.exprs.push_back(n->value);
         p.objects = {n->field.get()};
         break;
     }

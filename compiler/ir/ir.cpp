@@ -296,11 +296,32 @@ Expr ThreadIndexNode::make(ScalarType index_type, int dim) {
     return Expr(std::make_shared<ThreadIndexNode>(index_type, dim));
 }
 
-Expr LoadNode::make(FieldPtr field, Expr index) {
+namespace {
+/// Checks the indices of a load or store of `field`: one linear index, or one per array axis,
+/// all integers.
+void require_field_indices(const FieldInfo& field, const std::vector<Expr>& indices, const char* node) {
+    require(indices.size() == 1 || int(indices.size()) == field.array_dims(), node,
+            "neither one linear index nor one index per array axis");
+    for (const Expr& i : indices) {
+        require_defined(i, node);
+        require(is_int(i.type()), node, "index is not an integer");
+    }
+}
+const Expr& require_flat(const std::vector<Expr>& indices, const char* node) {
+    if (indices.size() != 1)
+        throw InternalError(fmt::format("{}: not flat ({} coordinates); run flatten_addresses first",
+                                        node, indices.size()));
+    return indices[0];
+}
+} // namespace
+
+const Expr& LoadNode::flat_index() const { return require_flat(indices, "Load"); }
+const Expr& StoreNode::flat_index() const { return require_flat(indices, "Store"); }
+
+Expr LoadNode::make(FieldPtr field, std::vector<Expr> indices) {
     require(field != nullptr, "Load", "no field");
-    require_defined(index, "Load");
-    require(is_int(index.type()), "Load", "index is not an integer");
-    return Expr(std::make_shared<LoadNode>(std::move(field), std::move(index)));
+    require_field_indices(*field, indices, "Load");
+    return Expr(std::make_shared<LoadNode>(std::move(field), std::move(indices)));
 }
 
 Expr UnaryNode::make(UnaryOp op, Expr a) {
@@ -376,15 +397,14 @@ Stmt DeclareNode::make(Expr var, Expr value) {
     return Stmt(std::make_shared<DeclareNode>(std::move(var), std::move(value)));
 }
 
-Stmt StoreNode::make(FieldPtr field, Expr index, Expr value) {
+Stmt StoreNode::make(FieldPtr field, std::vector<Expr> indices, Expr value) {
     require(field != nullptr, "Store", "no field");
-    require_defined(index, "Store");
+    require_field_indices(*field, indices, "Store");
     require_defined(value, "Store");
-    require(is_int(index.type()), "Store", "index is not an integer");
     if (value.type() != field->type)
         fail("Store", fmt::format("storing {} into {} field {}", type_name(value.type()),
                                   type_name(field->type), field->name));
-    return Stmt(std::make_shared<StoreNode>(std::move(field), std::move(index), std::move(value)));
+    return Stmt(std::make_shared<StoreNode>(std::move(field), std::move(indices), std::move(value)));
 }
 
 Stmt ArrayStoreNode::make(ArrayPtr array, Expr index, Expr value) {

@@ -248,13 +248,21 @@ struct BlockThreadNode : ExprNode {
     static Expr make(ScalarType type, bool count);
 };
 
-/// A read of `field` at linear element index `index`.
+/// A read of `field`. Before flatten_addresses: one index per array axis of the field (its
+/// spatial axes, then its index axes), each a coordinate of the index type; after it, one index,
+/// the linear element index (strides applied). A field of one axis reads the same either way.
 struct LoadNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::Load;
-    LoadNode(FieldPtr f, Expr i) : ExprNode(static_kind, f->type, depth_above(i)), field(std::move(f)), index(std::move(i)) {}
+    LoadNode(FieldPtr f, std::vector<Expr> i)
+        : ExprNode(static_kind, f->type, depth_above(i)), field(std::move(f)), indices(std::move(i)) {}
     const FieldPtr field;
-    const Expr index;
-    static Expr make(FieldPtr field, Expr index);
+    const std::vector<Expr> indices;
+    bool flat() const { return indices.size() == 1; }
+    /// The linear element index of a flat load; InternalError before flatten_addresses.
+    const Expr& flat_index() const;
+    /// A load at coordinates, one per array axis of `field`, or at one linear index.
+    static Expr make(FieldPtr field, std::vector<Expr> indices);
+    static Expr make(FieldPtr field, Expr index) { return make(std::move(field), std::vector<Expr>{std::move(index)}); }
 };
 
 /// A read of element `index` of an array. What computes the array is a statement of its own (a
@@ -350,14 +358,21 @@ struct DeclareNode : StmtNode {
     static Stmt make(Expr var, Expr value);
 };
 
-/// Writes `value` into `field` at linear element index `index`.
+/// Writes `value` into `field`: at coordinates, one per array axis, or (after
+/// flatten_addresses) at one linear element index, as LoadNode.
 struct StoreNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::Store;
-    StoreNode(FieldPtr f, Expr i, Expr v)
-        : StmtNode(static_kind), field(std::move(f)), index(std::move(i)), value(std::move(v)) {}
+    StoreNode(FieldPtr f, std::vector<Expr> i, Expr v)
+        : StmtNode(static_kind), field(std::move(f)), indices(std::move(i)), value(std::move(v)) {}
     const FieldPtr field;
-    const Expr index, value;
-    static Stmt make(FieldPtr field, Expr index, Expr value);
+    const std::vector<Expr> indices;
+    const Expr value;
+    bool flat() const { return indices.size() == 1; }
+    const Expr& flat_index() const; ///< as LoadNode::flat_index
+    static Stmt make(FieldPtr field, std::vector<Expr> indices, Expr value);
+    static Stmt make(FieldPtr field, Expr index, Expr value) {
+        return make(std::move(field), std::vector<Expr>{std::move(index)}, std::move(value));
+    }
 };
 
 /// Writes `value` into element `index` of `array`.

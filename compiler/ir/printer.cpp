@@ -161,7 +161,10 @@ void ExprPrinter::thread_index(const ThreadIndexNode* t, std::string& out) {
 void ExprPrinter::load(const LoadNode* l, std::string& out) {
     out += l->field->name;
     out += '[';
-    emit(l->index, 0, out);
+    for (std::size_t i = 0; i < l->indices.size(); ++i) {
+        if (i) out += ", ";
+        emit(l->indices[i], 0, out);
+    }
     out += ']';
 }
 
@@ -221,8 +224,9 @@ public:
         }
         case StmtKind::Store: {
             auto n = s.as<StoreNode>();
-            out += fmt::format("{}{}[{}] = {}\n", pad, n->field->name, p.print(n->index),
-                               p.print(n->value));
+            std::string at;
+            for (const Expr& i : n->indices) at += (at.empty() ? "" : ", ") + p.print(i);
+            out += fmt::format("{}{}[{}] = {}\n", pad, n->field->name, at, p.print(n->value));
             break;
         }
         case StmtKind::ArrayStore: {

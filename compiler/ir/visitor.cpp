@@ -31,7 +31,9 @@ void IRVisitor::visit_FieldAccess(const FieldAccessNode* n) {
 }
 void IRVisitor::visit_ThreadIndex(const ThreadIndexNode*) {}
 void IRVisitor::visit_BlockThread(const BlockThreadNode*) {}
-void IRVisitor::visit_Load(const LoadNode* n) { visit(n->index); }
+void IRVisitor::visit_Load(const LoadNode* n) {
+    for (auto& i : n->indices) visit(i);
+}
 void IRVisitor::visit_ArrayLoad(const ArrayLoadNode* n) { visit(n->index); }
 void IRVisitor::visit_Unary(const UnaryNode* n) { visit(n->a); }
 void IRVisitor::visit_Binary(const BinaryNode* n) {
@@ -62,7 +64,7 @@ void IRVisitor::visit_Declare(const DeclareNode* n) {
     visit(n->value);
 }
 void IRVisitor::visit_Store(const StoreNode* n) {
-    visit(n->index);
+    for (auto& i : n->indices) visit(i);
     visit(n->value);
 }
 void IRVisitor::visit_ArrayStore(const ArrayStoreNode* n) {
@@ -144,8 +146,13 @@ Expr IRMutator::visit_ArrayLoad(const ArrayLoadNode* n, const Expr& self) {
 }
 
 Expr IRMutator::visit_Load(const LoadNode* n, const Expr& self) {
-    Expr i = mutate(n->index);
-    return i.same_as(n->index) ? self : LoadNode::make(n->field, i);
+    std::vector<Expr> indices;
+    bool changed = false;
+    for (auto& i : n->indices) {
+        indices.push_back(mutate(i));
+        changed |= !indices.back().same_as(i);
+    }
+    return changed ? LoadNode::make(n->field, std::move(indices)) : self;
 }
 Expr IRMutator::visit_Unary(const UnaryNode* n, const Expr& self) {
     Expr a = mutate(n->a);
@@ -189,8 +196,14 @@ Stmt IRMutator::visit_Declare(const DeclareNode* n, const Stmt& self) {
     return v.same_as(n->var) && x.same_as(n->value) ? self : DeclareNode::make(v, x);
 }
 Stmt IRMutator::visit_Store(const StoreNode* n, const Stmt& self) {
-    Expr i = mutate(n->index), v = mutate(n->value);
-    return i.same_as(n->index) && v.same_as(n->value) ? self : StoreNode::make(n->field, i, v);
+    std::vector<Expr> indices;
+    bool changed = false;
+    for (auto& i : n->indices) {
+        indices.push_back(mutate(i));
+        changed |= !indices.back().same_as(i);
+    }
+    Expr v = mutate(n->value);
+    return !changed && v.same_as(n->value) ? self : StoreNode::make(n->field, std::move(indices), v);
 }
 Stmt IRMutator::visit_ArrayStore(const ArrayStoreNode* n, const Stmt& self) {
     Expr i = mutate(n->index), v = mutate(n->value);
@@ -235,7 +248,7 @@ Stmt IRMutator::visit_Dense(const DenseNode* n, const Stmt& self) {
 
 std::vector<Expr> children(const Expr& e) {
     switch (e.kind()) {
-    case ExprKind::Load: return {e.as<LoadNode>()->index};
+    case ExprKind::Load: return e.as<LoadNode>()->indices;
     case ExprKind::ArrayLoad: return {e.as<ArrayLoadNode>()->index};
     case ExprKind::FieldAccess: {
         auto n = e.as<FieldAccessNode>();

@@ -29,15 +29,21 @@ bool is_leaf(ExprKind k) {
 /// The operands of an interior node in evaluation order, without allocating (at most three:
 /// select and fma).
 struct Operands {
-    const Expr* at[3] = {};
+    static constexpr int kMax = 8; // a load's coordinates: array axes of a field
+    const Expr* at[kMax] = {};
     int count = 0;
 };
 
 Operands operands_of(const Expr& e) {
     Operands o;
-    auto add = [&o](const Expr& x) { o.at[o.count++] = &x; };
+    auto add = [&o](const Expr& x) {
+        if (o.count == Operands::kMax) throw InternalError("CSE: an expression with over 8 operands");
+        o.at[o.count++] = &x;
+    };
     switch (e.kind()) {
-    case ExprKind::Load: add(e.as<LoadNode>()->index); break;
+    case ExprKind::Load:
+        for (const Expr& i : e.as<LoadNode>()->indices) add(i);
+        break;
     case ExprKind::ArrayLoad: add(e.as<ArrayLoadNode>()->index); break;
     case ExprKind::Unary: add(e.as<UnaryNode>()->a); break;
     case ExprKind::Binary:
@@ -63,7 +69,10 @@ Operands operands_of(const Expr& e) {
 /// `e` with its operands replaced (same count and order as operands_of).
 Expr with_operands(const Expr& e, const Expr* ops) {
     switch (e.kind()) {
-    case ExprKind::Load: return LoadNode::make(e.as<LoadNode>()->field, ops[0]);
+    case ExprKind::Load: {
+        auto l = e.as<LoadNode>();
+        return LoadNode::make(l->field, std::vector<Expr>(ops, ops + l->indices.size()));
+    }
     case ExprKind::ArrayLoad: return ArrayLoadNode::make(e.as<ArrayLoadNode>()->array, ops[0]);
     case ExprKind::Unary: return UnaryNode::make(e.as<UnaryNode>()->op, ops[0]);
     case ExprKind::Binary: return BinaryNode::make(e.as<BinaryNode>()->op, ops[0], ops[1]);
@@ -169,10 +178,10 @@ struct NodeKey {
     ScalarType type;
     int op;            ///< unary/binary operator or math function
     const void* field; ///< for Load
-    int child[3];
+    int child[Operands::kMax];
     bool operator==(const NodeKey& o) const {
         return kind == o.kind && type == o.type && op == o.op && field == o.field &&
-               child[0] == o.child[0] && child[1] == o.child[1] && child[2] == o.child[2];
+               std::equal(child, child + Operands::kMax, o.child);
     }
 };
 
@@ -257,7 +266,7 @@ private:
         bool trivial; ///< never extracted (too cheap, or it traps)
         bool traps = false; ///< contains an integer division or modulo
         int children = 0;   ///< operand value numbers (interior nodes)
-        int child[3] = {-1, -1, -1};
+        int child[Operands::kMax] = {-1, -1, -1, -1, -1, -1, -1, -1};
         int count = 0;      ///< occurrences in all trees, with multiplicity
         int first = 0;      ///< order of the first occurrence
     };
@@ -326,7 +335,7 @@ private:
         if (is_leaf(e.kind())) {
             id = leaf_id(e);
         } else {
-            NodeKey key{e.kind(), e.type(), 0, nullptr, {-1, -1, -1}};
+            NodeKey key{e.kind(), e.type(), 0, nullptr, {-1, -1, -1, -1, -1, -1, -1, -1}};
             if (auto u = e.as<UnaryNode>()) key.op = int(u->op);
             if (auto b = e.as<BinaryNode>()) key.op = int(b->op);
             if (auto c = e.as<CallNode>()) key.op = int(c->fn);
@@ -425,7 +434,7 @@ private:
         const Info& info = info_[id];
         if (info.leaf) return e;
         Operands ops = operands_of(e);
-        Expr replaced[3];
+        Expr replaced[Operands::kMax];
         bool changed = false;
         for (int k = 0; k < ops.count; ++k) {
             replaced[k] = replace(*ops.at[k], info.child[k], true);

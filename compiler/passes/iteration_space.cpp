@@ -20,18 +20,20 @@ Expr mul(const Expr& a, const Expr& b) { return BinaryNode::make(BinaryOp::Mul, 
 
 class Lowering : public IRMutator {
 public:
-    Lowering(const KernelAnalysis& a, const KernelConfig& c, std::vector<KernelParam>& params)
-        : a_(a), cfg_(c), it_(c.index_type.value_or(ScalarType::Int64)) {
-        make_signature(params);
-    }
+    Lowering(const KernelAnalysis& a, const KernelConfig& c)
+        : a_(a), cfg_(c), it_(c.index_type.value_or(ScalarType::Int64)) {}
 
-    Stmt run(const Stmt& body) {
+    IterationSpace run(const Stmt& body) {
+        IterationSpace out;
+        make_signature(out.params);
         Stmt nest = mutate(body);
         for (int d = a_.spatial_dims - 1; d >= 0; --d) {
             auto [start, stop, step] = bounds(d);
             nest = ForNode::make(counters_[d], simplify(start), simplify(stop), idx(step), nest, d);
         }
-        return nest;
+        out.nest = nest;
+        out.strides = strides_;
+        return out;
     }
 
 private:
@@ -100,80 +102,28 @@ private:
         return {start, bound(s.stop, d), s.step};
     }
 
-    /// Linear element index of a field access: sum over array axes of stride * coordinate.
-    Expr address(const FieldPtr& f, const std::vector<int>& offsets, const std::vector<int>& comps,
-                 const std::vector<Expr>& comp_vars) {
-        const std::vector<Expr>& st = strides_.at(f.get());
-        Expr index;
-        std::int64_t constant = 0;
-        auto term = [&](const Expr& t) { index = index.defined() ? add(index, t) : t; };
+    /// The coordinates of a field access, one per array axis: the counter plus the offset
+    /// along each spatial axis (or the lowered index expressions of an absolute access), then
+    /// the component along each index axis (a literal, or the lowered Index variable).
+    std::vector<Expr> coordinates(const FieldAccessNode* n) {
+        const FieldPtr& f = n->field;
+        std::vector<Expr> at;
         for (int d = 0; d < f->spatial_dims; ++d) {
-            if (is_const_value(st[d], 1)) {
-                // Unit stride: "ctr_1 + 1" joins the constant term, so the index reads
-                // "stride * ctr_0 + ctr_1 + 1" rather than "... + (ctr_1 + 1)".
-                term(counters_[d]);
-                constant += offsets[d];
+            if (n->absolute()) {
+                at.push_back(to_index(mutate(n->indices[d])));
                 continue;
             }
-            Expr coord = offsets[d] == 0 ? counters_[d]
-                         : offsets[d] > 0 ? add(counters_[d], idx(offsets[d]))
-                                          : sub(counters_[d], idx(-offsets[d]));
-            term(mul(st[d], coord));
+            const int o = n->offsets[d];
+            at.push_back(o == 0 ? counters_[d] : o > 0 ? add(counters_[d], idx(o)) : sub(counters_[d], idx(-o)));
         }
-        component_terms(f, comp_vars, term);
-        for (std::size_t c = 0; c < comps.size(); ++c) {
-            const Expr& s = st[f->spatial_dims + c];
-            if (comps[c] == 0) continue;
-            if (auto k = s.as<ConstNode>())
-                constant += k->int_value * comps[c];
-            else
-                term(mul(s, idx(comps[c])));
-        }
-        if (constant > 0) term(idx(constant));
-        if (constant < 0) index = sub(index, idx(-constant));
-        return simplify(index);
-    }
-
-    /// The address terms of components chosen by IndexVars: stride * k per index axis.
-    template <typename Term>
-    void component_terms(const FieldPtr& f, const std::vector<Expr>& vars, Term& term) {
-        const std::vector<Expr>& st = strides_.at(f.get());
-        for (std::size_t c = 0; c < vars.size(); ++c) {
-            const Expr& s = st[f->spatial_dims + c];
-            Expr k = to_index(mutate(vars[c]));
-            term(is_const_value(s, 1) ? k : mul(s, k));
-        }
-    }
-
-    /// Linear element index of an absolute access (a gather): sum over spatial axes of
-    /// stride * index, the index expressions lowered themselves and cast to the index type.
-    Expr absolute_address(const FieldAccessNode* n) {
-        const FieldPtr& f = n->field;
-        const std::vector<Expr>& st = strides_.at(f.get());
-        Expr index;
-        std::int64_t constant = 0;
-        auto term = [&](const Expr& t) { index = index.defined() ? add(index, t) : t; };
-        for (int d = 0; d < f->spatial_dims; ++d) {
-            Expr coord = to_index(mutate(n->indices[d]));
-            term(is_const_value(st[d], 1) ? coord : mul(st[d], coord));
-        }
-        component_terms(f, n->component_indices, term);
-        for (std::size_t c = 0; c < n->components.size(); ++c) {
-            const Expr& s = st[f->spatial_dims + c];
-            if (n->components[c] == 0) continue;
-            if (auto k = s.as<ConstNode>())
-                constant += k->int_value * n->components[c];
-            else
-                term(mul(s, idx(n->components[c])));
-        }
-        if (constant > 0) term(idx(constant));
-        return simplify(index);
+        for (std::size_t c = 0; c < n->components.size(); ++c)
+            at.push_back(n->indexed_components() ? to_index(mutate(n->component_indices[c]))
+                                                 : idx(n->components[c]));
+        return at;
     }
 
     Expr visit_FieldAccess(const FieldAccessNode* n, const Expr&) override {
-        if (n->absolute()) return LoadNode::make(n->field, absolute_address(n));
-        return LoadNode::make(n->field, address(n->field, n->offsets, n->components,
-                                                n->component_indices));
+        return LoadNode::make(n->field, coordinates(n));
     }
     Expr visit_Counter(const CounterNode* n, const Expr&) override {
         const Expr& c = counters_.at(n->axis);
@@ -181,9 +131,7 @@ private:
     }
     Stmt visit_Assign(const AssignNode* n, const Stmt&) override {
         Expr rhs = mutate(n->rhs);
-        if (auto fa = n->lhs.as<FieldAccessNode>())
-            return StoreNode::make(fa->field, address(fa->field, fa->offsets, fa->components,
-                                                       fa->component_indices), rhs);
+        if (auto fa = n->lhs.as<FieldAccessNode>()) return StoreNode::make(fa->field, coordinates(fa), rhs);
         return DeclareNode::make(n->lhs, rhs);
     }
 
@@ -191,14 +139,14 @@ private:
     const KernelConfig& cfg_;
     ScalarType it_;
     std::vector<Expr> counters_, sizes_;
-    std::map<const FieldInfo*, std::vector<Expr>> strides_;
+    FieldStrides strides_;
 };
 
 } // namespace
 
-Stmt lower_iteration_space(const Stmt& body, const KernelAnalysis& analysis,
-                           const KernelConfig& config, std::vector<KernelParam>& params) {
-    return Lowering(analysis, config, params).run(body);
+IterationSpace lower_iteration_space(const Stmt& body, const KernelAnalysis& analysis,
+                                     const KernelConfig& config) {
+    return Lowering(analysis, config).run(body);
 }
 
 } // namespace loom::ir

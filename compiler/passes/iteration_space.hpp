@@ -4,6 +4,7 @@
 #include "compiler/ir/ir.hpp"
 #include "compiler/lower.hpp"
 #include "compiler/passes/analyze.hpp"
+#include "compiler/passes/flatten_addresses.hpp"
 
 #include <loom/config.hpp>
 
@@ -11,14 +12,23 @@
 
 namespace loom::ir {
 
+/// The loop nest of a kernel, its signature, and the strides its addresses need.
+struct IterationSpace {
+    Stmt nest;
+    /// Field pointers, sizes, strides (the unit-stride axis of each field gets none), scalar
+    /// parameters, unnamed (name_parameters names them). Fixed-shape fields get their sizes and
+    /// strides as literals. Sizes come from the iteration space alone: buffers only get strides.
+    std::vector<KernelParam> params;
+    FieldStrides strides; ///< per field: a stride variable or literal per array axis
+};
+
 /// Wraps `body` (Comment, Assign and Declare statements) into one For loop per spatial axis,
 /// axis 0 outermost, over the ghost-layer interior or the iteration slice. Field accesses become
-/// Loads and Stores at linear element indices (an absolute access: its index expressions times
-/// the strides), temporaries become Declares, spatial counters become the loop variables. Fills
-/// `params` with the kernel signature: field pointers, sizes, strides (the unit-stride axis of
-/// each field gets none), scalar parameters. Fixed-shape fields get their sizes and strides as
-/// literals. Sizes come from the iteration space alone: buffers only get their strides.
-Stmt lower_iteration_space(const Stmt& body, const KernelAnalysis& analysis,
-                           const KernelConfig& config, std::vector<KernelParam>& params);
+/// Loads and Stores at coordinates, one per array axis (the counter plus the offset, or an
+/// absolute access's index expressions; then the components): flatten_addresses applies the
+/// strides later, so the passes between see where each access lies. Temporaries become
+/// Declares, spatial counters become the loop variables.
+IterationSpace lower_iteration_space(const Stmt& body, const KernelAnalysis& analysis,
+                                     const KernelConfig& config);
 
 } // namespace loom::ir

@@ -29,7 +29,7 @@ protected:
         Expr e = IRMutator::visit_Load(n, self);
         auto it = to_.find(n->field.get());
         if (it == to_.end()) return e;
-        return ArrayLoadNode::make(it->second, e.as<LoadNode>()->index);
+        return ArrayLoadNode::make(it->second, e.as<LoadNode>()->flat_index());
     }
 
 private:

@@ -33,7 +33,7 @@ public:
         }
         case StmtKind::Store: {
             auto st = s.as<StoreNode>();
-            store(*array_of(st->field.get()), eval(st->index).i, eval(st->value));
+            store(*array_of(st->field.get()), eval(st->flat_index()).i, eval(st->value));
             return;
         }
         case StmtKind::IfThen: {
@@ -115,7 +115,7 @@ private:
         auto l = e.as<LoadNode>();
         if (!l) throw std::logic_error("interpreter: no support for the read " + to_string(e));
         const InterpretedArray& a = *array_of(l->field.get());
-        const std::int64_t i = eval(l->index).i;
+        const std::int64_t i = eval(l->flat_index()).i;
         check_bounds(a, i, "reads");
         switch (a.type) {
         case ScalarType::Float32: return Value::of_float(a.type, static_cast<float*>(a.data)[i]);

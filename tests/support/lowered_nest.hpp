@@ -70,7 +70,10 @@ inline LoweredNest lower_nest(const std::vector<SourceAssignment>& in, const Ker
                               const Schedule& schedule = {}) {
     LoweredNest l;
     l.analysis = analyze_kernel(in, cfg, schedule);
-    l.nest = lower_iteration_space(lower_layers(l.analysis.body), l.analysis, cfg, l.params);
+    // The nest with its addresses flattened, as the printers see them.
+    IterationSpace space = lower_iteration_space(lower_layers(l.analysis.body), l.analysis, cfg);
+    l.nest = flatten_addresses(space.nest, space.strides);
+    l.params = space.params;
     return l;
 }
 
