@@ -35,6 +35,7 @@ Dim3 LaunchDescription::evaluate_extents(const Bindings& args) const {
 
 Dim3 LaunchDescription::block_for(const Dim3& ext) const {
     Dim3 b{default_block[0], default_block[1], default_block[2]};
+    if (exact_block) return b; // the code assumes this very block
     auto pow2_at_least = [](std::int64_t n) {
         std::int64_t p = 1;
         while (p < n) p *= 2;
@@ -74,6 +75,7 @@ std::string LaunchDescription::describe() const {
     std::string bound;
     if (max_threads_per_block)
         bound = fmt::format("; compiled for at most {} threads per block", max_threads_per_block);
+    if (exact_block) bound = "; compiled for exactly this block (shared tiles)";
     return fmt::format("block {} by default; grid = ceil(({}) / block){}{}{}", block, fmt::join(e, ", "),
                        cells, shared, bound);
 }

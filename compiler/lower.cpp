@@ -19,6 +19,7 @@
 #include "compiler/passes/lower_layers.hpp"
 #include "compiler/passes/name_parameters.hpp"
 #include "compiler/passes/shared_staging.hpp"
+#include "compiler/passes/shared_tiles.hpp"
 #include "compiler/passes/simplify.hpp"
 #include "compiler/passes/verify.hpp"
 
@@ -121,11 +122,13 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     // knows: the launch checks them (KernelSpec::slice_bounds), so keep them.
     if (config.iteration_slice) k.slice_bounds = read_slice_bounds(nest);
 
-    // 7-8. Target mapping. CUDA: the loops are bound to the grid and the launch grid is read
-    // off them. CPU: the loops stay, in memory order, the outermost parallel and the
-    // innermost vectorized; there is no grid, and no schedule to choose.
+    // 7-8. Target mapping. CUDA: the loops are bound to the grid (or to blocks and threads, for
+    // tiles) and the launch grid is read off them. CPU: the loops stay, in memory order, the
+    // outermost parallel and the innermost vectorized; a tiled kernel keeps its blocks and
+    // threads as loops, so that the CPU oracle checks the tiles too.
+    const bool cuda = config.target == Target::CUDA;
     Stmt mapped;
-    if (config.target == Target::CUDA) {
+    if (cuda || schedule.shared_tiles) {
         // 7a. The schedule: what the request leaves open is chosen here, and only here.
         log.start();
         ScheduleFacts facts;
@@ -138,52 +141,48 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
 
         // 7b. GPU mapping: each mapped loop is bound to the grid, the fastest memory axis to x.
         log.start();
-        ThreadMapping mapping = plan_thread_mapping(*analysis.primary, k.schedule);
-        Stmt threads = map_to_gpu(nest, mapping);
-        log.record("map_to_gpu", nest, threads);
+        GpuMapped threads = map_to_gpu(nest, plan_thread_mapping(*analysis.primary, k.schedule));
+        log.record("map_to_gpu", nest, threads.body);
 
-        // 7c. Addresses: coordinates become linear indices.
+        // 7c. Shared tiles: what each block reads of a field at neighbouring cells, copied once.
         log.start();
-        Stmt flat = flatten_addresses(threads, space.strides);
-        log.record("flatten_addresses", threads, flat);
-
-        // 7d. Shared-memory staging: buffers every thread reads (weights), once per block.
-        log.start();
-        SharedStaging staging = stage_buffers_in_shared(flat, analysis.buffers,
-                                                        *k.schedule.shared_memory_budget);
-        mapped = staging.body;
-        log.record("stage_buffers_in_shared", flat, mapped);
-
-        // 8. Launch grid and shared memory, read off the bound loops and the shared arrays.
-        log.start();
-        k.launch = infer_launch_grid(mapped, k.schedule, *config.index_type);
-        fit_chosen_block(k.schedule, schedule, k.launch);
-        log.note("infer_launch_grid", k.launch.describe());
+        SharedTiles tiles = stage_tiles_in_shared(threads.body, threads.tiles,
+                                                  *k.schedule.shared_memory_budget, config.name);
+        mapped = tiles.body;
+        log.record("stage_tiles_in_shared", threads.body, mapped);
     } else {
         // 7. CPU mapping: the fastest memory axis innermost, OpenMP on the outermost loop.
         log.start();
-        Stmt loops = map_to_cpu(nest, plan_cpu_loop_order(nest, *analysis.primary));
-        log.record("map_to_cpu", nest, loops);
-
-        // 7c. Addresses: coordinates become linear indices.
-        log.start();
-        Stmt flat = flatten_addresses(loops, space.strides);
-        log.record("flatten_addresses", loops, flat);
-
-        // 7d. The same staging as on the GPU, the call being one block: the CPU oracle checks
-        // the staged kernel's loads. The arrays live on the caller's stack, so at most what a
-        // GPU block can have (a larger budget fails at launch on any GPU anyway).
-        log.start();
-        const std::size_t budget = std::min(
-            schedule.shared_memory_budget.value_or(kDefaultSharedMemoryBudget), kMaxSharedMemoryPerBlock);
-        mapped = stage_buffers_in_shared(flat, analysis.buffers, budget).body;
-        log.record("stage_buffers_in_shared", flat, mapped);
-
-        // 8. No launch grid: the loops cover the iteration space themselves.
-        log.start();
-        k.launch = LaunchDescription::none("CPU target: loops, no launch grid");
-        log.note("launch", k.launch.describe());
+        mapped = map_to_cpu(nest, plan_cpu_loop_order(nest, *analysis.primary));
+        log.record("map_to_cpu", nest, mapped);
     }
+
+    // 7d. Addresses: coordinates become linear indices.
+    log.start();
+    Stmt flat = flatten_addresses(mapped, space.strides);
+    log.record("flatten_addresses", mapped, flat);
+
+    // 7e. Shared-memory staging: buffers every thread reads (weights), once per block. On the
+    // CPU too, the call being one block, so that the CPU oracle checks the staged loads. There
+    // the arrays live on the caller's stack: at most what a GPU block can have (a larger budget
+    // fails at launch on any GPU anyway).
+    log.start();
+    const std::size_t budget =
+        cuda ? *k.schedule.shared_memory_budget
+             : std::min(schedule.shared_memory_budget.value_or(kDefaultSharedMemoryBudget), kMaxSharedMemoryPerBlock);
+    mapped = stage_buffers_in_shared(flat, analysis.buffers, budget).body;
+    log.record("stage_buffers_in_shared", flat, mapped);
+
+    // 8. Launch grid and shared memory, read off the bound loops and the shared arrays. The
+    // CPU has none: its loops cover the iteration space themselves.
+    log.start();
+    if (cuda) {
+        k.launch = infer_launch_grid(mapped, k.schedule, *config.index_type);
+        fit_chosen_block(k.schedule, schedule, k.launch);
+    } else {
+        k.launch = LaunchDescription::none("CPU target: loops, no launch grid");
+    }
+    log.note("infer_launch_grid", k.launch.describe());
 
     // 9. Verify the invariants the printer relies on.
     log.start();
@@ -198,7 +197,6 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
 
     // 11. Print readable CUDA or C++, naming the locals around the parameters.
     log.start();
-    const bool cuda = config.target == Target::CUDA;
     if (cuda)
         print_cuda(k);
     else

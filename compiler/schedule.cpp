@@ -33,6 +33,7 @@ std::string describe_fields(const Schedule& s, const Schedule* requested) {
         s.manual_launch_grid != r.manual_launch_grid);
     add("vector_width", s.vector_width ? std::to_string(s.vector_width) : "choose",
         s.vector_width != r.vector_width);
+    add("shared_tiles", s.shared_tiles ? "true" : "false", s.shared_tiles != r.shared_tiles);
     return fmt::format("{}", fmt::join(parts, ", "));
 }
 } // namespace

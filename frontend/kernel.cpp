@@ -231,6 +231,7 @@ KernelSpec spec_of(const std::shared_ptr<const LoweredKernel>& k_) {
     s.launch.default_block = {L.default_block[0], L.default_block[1], L.default_block[2]};
     s.launch.cells_per_thread = {L.cells_per_thread[0], L.cells_per_thread[1], L.cells_per_thread[2]};
     s.launch.max_threads_per_block = L.max_threads_per_block;
+    s.launch.exact_block = L.exact_block;
     s.launch.shared_bytes = L.shared_bytes;
     s.slice_bounds = slice_bounds_of(k_);
     auto k = k_; // the closures keep the IR of the extents alive

@@ -710,6 +710,12 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
             arg_error(k, fmt::format("the inferred grid {} exceeds the device limit {} along {}; "
                                      "use a larger block_size", dims(grid), dev.max_grid_dims[d], axis[d]));
     }
+    if (L.exact_block && block != L.default_block)
+        arg_error(k, fmt::format("block_size {} differs from the block {} the kernel is compiled "
+                                 "for: its blocks compute shared-memory tiles of exactly that many "
+                                 "threads (Schedule::shared_tiles); reset block_size, or create the "
+                                 "kernel with Schedule::block = {}",
+                                 dims(block), dims(L.default_block), dims(block)));
     if (L.max_threads_per_block > 0 && threads > L.max_threads_per_block)
         arg_error(k, fmt::format("block_size {} has {} threads, but the kernel is compiled for at "
                                  "most {} (__launch_bounds__, from the block its Schedule fixes); "

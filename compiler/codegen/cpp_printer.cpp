@@ -95,22 +95,31 @@ protected:
         case ForKind::Unrolled:
         case ForKind::Rolled: return "";
         case ForKind::GpuGrid:
-        case ForKind::Cooperative: return ""; // bound_loop prints these
+        case ForKind::Cooperative:
+        case ForKind::GpuBlock:
+        case ForKind::GpuThread: return ""; // bound_loop prints these
         }
         return "";
     }
 
-    // The CPU runs the kernel as one block whose one thread does the work of all: a cooperative
-    // loop runs every iteration, and the barrier after it has nothing to wait for. A grid loop
-    // never reaches the CPU (map_to_cpu keeps its loops in memory order).
+    // The CPU runs each block with one thread that does the work of all the block's threads: a
+    // cooperative loop runs every iteration, then the thread loops run one after the other, and
+    // the barrier between has nothing to wait for. Blocks (tiles) are loops too, the outermost
+    // one spread over OpenMP threads. A grid loop never reaches the CPU (map_to_cpu keeps its
+    // loops in memory order, and a tiled kernel is bound to blocks and threads).
     std::string bound_loop(const ForNode* f, int indent) override {
-        if (f->kind != ForKind::Cooperative) return CFamilyPrinter::bound_loop(f, indent);
-        return c_loop(f, f->start, f->step, "", indent);
+        if (f->kind == ForKind::GpuGrid) return CFamilyPrinter::bound_loop(f, indent);
+        const bool parallel = f->kind == ForKind::GpuBlock && block_loops_ == 0;
+        block_loops_ += f->kind == ForKind::GpuBlock;
+        std::string out = c_loop(f, f->start, f->step, parallel ? "#pragma omp parallel for" : "", indent);
+        block_loops_ -= f->kind == ForKind::GpuBlock;
+        return out;
     }
     std::string barrier(const std::string& pad) override {
         return pad + "// (barrier: on the CPU one thread ran the copies above)\n";
     }
-    // A shared array is one per block: one per call on the CPU, shared by its OpenMP threads.
+    // A shared array is one per block: declared in the block loop, so each OpenMP thread has its
+    // own; staged buffers are declared before any loop, one per call, shared by the threads.
     std::string allocate(const AllocateNode* a, const std::string& pad) override {
         return fmt::format("{}{} {}[{}];\n", pad, type_name_of(a->array->type),
                            name_of(a->array.get(), a->array->name), a->array->size);
@@ -164,6 +173,7 @@ private:
     }
 
     std::set<std::pair<BinaryOp, ScalarType>> helpers_;
+    int block_loops_ = 0; ///< GpuBlock loops around the one printing
 };
 
 } // namespace

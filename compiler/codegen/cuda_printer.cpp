@@ -64,7 +64,8 @@ protected:
     }
 
     int precedence(const Expr& e) override {
-        if (auto t = e.as<ThreadIndexNode>()) return t->type == ScalarType::Int64 ? kAdd : kUnary;
+        if (auto t = e.as<ThreadIndexNode>())
+            return t->type == ScalarType::Int64 && t->which == GpuIndex::Global ? kAdd : kUnary;
         if (e.is<BlockThreadNode>()) return kUnary;
         return CFamilyPrinter::precedence(e);
     }
@@ -88,6 +89,11 @@ protected:
 
     void thread_index(const ThreadIndexNode* t, std::string& out) override {
         char d = "xyz"[t->dim];
+        if (t->which != GpuIndex::Global) {
+            const char* what = t->which == GpuIndex::Block ? "blockIdx" : "threadIdx";
+            out += fmt::format("({}) {}.{}", t->type == ScalarType::Int64 ? "long long" : "int", what, d);
+            return;
+        }
         if (t->type == ScalarType::Int64)
             out += fmt::format("(long long) blockIdx.{0} * blockDim.{0} + threadIdx.{0}", d);
         else
@@ -181,6 +187,15 @@ protected:
             if (!is_const_value(f->start, 0)) first = add(first, f->start);
             Expr stride = is_const_value(f->step, 1) ? count : mul(count, f->step);
             return c_loop(f, first, stride, "", indent);
+        }
+        if (f->kind == ForKind::GpuBlock || f->kind == ForKind::GpuThread) {
+            // The launch has exactly as many blocks, and the block exactly as many threads, as
+            // the loop has iterations (LaunchDescription::exact_block): a declaration, no guard.
+            const GpuIndex which = f->kind == ForKind::GpuBlock ? GpuIndex::Block : GpuIndex::Thread;
+            Expr pos = ThreadIndexNode::make(f->var.type(), f->dim, which);
+            if (!is_const_value(f->step, 1)) pos = mul(pos, f->step);
+            if (!is_const_value(f->start, 0)) pos = add(pos, f->start);
+            return print_stmt(DeclareNode::make(f->var, pos), indent) + print_stmt(f->body, indent);
         }
         std::string out, guard;
         Stmt body;

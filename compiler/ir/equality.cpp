@@ -36,7 +36,9 @@ bool equal_payload(const Expr& a, const Expr& b) {
         auto x = a.as<FieldAccessNode>(), y = b.as<FieldAccessNode>();
         return x->field == y->field && x->offsets == y->offsets && x->components == y->components;
     }
-    case ExprKind::ThreadIndex: return a.as<ThreadIndexNode>()->dim == b.as<ThreadIndexNode>()->dim;
+    case ExprKind::ThreadIndex:
+        return a.as<ThreadIndexNode>()->dim == b.as<ThreadIndexNode>()->dim &&
+               a.as<ThreadIndexNode>()->which == b.as<ThreadIndexNode>()->which;
     case ExprKind::BlockThread: return a.as<BlockThreadNode>()->count == b.as<BlockThreadNode>()->count;
     case ExprKind::Load: return a.as<LoadNode>()->field == b.as<LoadNode>()->field;
     case ExprKind::ArrayLoad: return a.as<ArrayLoadNode>()->array == b.as<ArrayLoadNode>()->array;
@@ -66,7 +68,8 @@ std::size_t hash_payload(const Expr& e) {
         for (int c : f->components) h = mix(h, std::size_t(c));
         return h;
     }
-    case ExprKind::ThreadIndex: return mix(h, e.as<ThreadIndexNode>()->dim);
+    case ExprKind::ThreadIndex:
+        return mix(h, std::size_t(e.as<ThreadIndexNode>()->dim) * 3 + std::size_t(e.as<ThreadIndexNode>()->which));
     case ExprKind::BlockThread: return mix(h, e.as<BlockThreadNode>()->count);
     case ExprKind::Load: return mix(h, std::hash<const void*>{}(e.as<LoadNode>()->field.get()));
     case ExprKind::ArrayLoad:

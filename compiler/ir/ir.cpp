@@ -119,11 +119,18 @@ std::string_view for_kind_name(ForKind k) {
         return "gpu grid";
     case ForKind::Cooperative:
         return "cooperative";
+    case ForKind::GpuBlock:
+        return "gpu block";
+    case ForKind::GpuThread:
+        return "gpu thread";
     }
     return "?";
 }
 
-bool is_gpu_bound(ForKind k) { return k == ForKind::GpuGrid || k == ForKind::Cooperative; }
+bool is_gpu_bound(ForKind k) {
+    return k == ForKind::GpuGrid || k == ForKind::Cooperative || k == ForKind::GpuBlock ||
+           k == ForKind::GpuThread;
+}
 
 bool is_parallel(ForKind k) {
     return k == ForKind::Parallel || k == ForKind::ParallelVectorized;
@@ -291,9 +298,9 @@ Expr ArrayLoadNode::make(ArrayPtr array, Expr index) {
     return Expr(std::make_shared<ArrayLoadNode>(std::move(array), std::move(index)));
 }
 
-Expr ThreadIndexNode::make(ScalarType index_type, int dim) {
+Expr ThreadIndexNode::make(ScalarType index_type, int dim, GpuIndex which) {
     require(is_int(index_type) && dim >= 0 && dim < 3, "ThreadIndex", "bad type or dim");
-    return Expr(std::make_shared<ThreadIndexNode>(index_type, dim));
+    return Expr(std::make_shared<ThreadIndexNode>(index_type, dim, which));
 }
 
 namespace {
@@ -441,8 +448,9 @@ Stmt ForNode::make(Expr var, Expr start, Expr stop, Expr step, Stmt body, int ax
         require(e->type() == var.type(), "For", "bound type differs from the loop variable");
     }
     require(body.defined(), "For", "no body");
-    require(kind == ForKind::GpuGrid ? dim >= 0 && dim < 3 : dim == -1, "For",
-            "a GpuGrid loop needs a hardware dimension 0-2, and only it has one");
+    const bool bound = kind == ForKind::GpuGrid || kind == ForKind::GpuBlock || kind == ForKind::GpuThread;
+    require(bound ? dim >= 0 && dim < 3 : dim == -1, "For",
+            "a GpuGrid, GpuBlock or GpuThread loop needs a hardware dimension 0-2, and only they have one");
     return Stmt(std::make_shared<ForNode>(std::move(var), std::move(start), std::move(stop),
                                           std::move(step), std::move(body), axis, kind, dim));
 }
@@ -459,7 +467,12 @@ Stmt CommentNode::make(std::string text) {
 }
 
 std::string ArrayInfo::describe() const {
-    return fmt::format("{} {}[{}] ({})", type_name(type), name, size,
+    std::string extents = std::to_string(size);
+    if (!shape.empty()) {
+        extents.clear();
+        for (std::int64_t e : shape) extents += (extents.empty() ? "" : "][") + std::to_string(e);
+    }
+    return fmt::format("{} {}[{}] ({})", type_name(type), name, extents,
                        space == MemorySpace::Local ? "local" : "shared");
 }
 

@@ -42,15 +42,23 @@ enum class MathFn : std::uint8_t {
 ///   that is below stop. The launch grid is read off these loops (launch_grid.hpp).
 /// Cooperative: the threads of a block share the iterations, each running every
 ///   (threads per block)-th one from its rank in the block on; a barrier after it is block-wide.
+/// GpuBlock: over [0, n), one iteration per block of the launch along `dim` (blockIdx): the
+///   launch has exactly n blocks there. What it holds runs once per block (shared tiles).
+/// GpuThread: over [0, n), n constant, one iteration per thread of the block along `dim`
+///   (threadIdx): the block has exactly n threads there. It holds no barrier.
+/// The CPU runs GpuBlock, GpuThread and Cooperative loops as loops (the outermost GpuBlock loop
+/// in parallel), one block after the other and the threads of a block one after the other: the
+/// same result, because a barrier only ever stands between the thread loops of a block.
 enum class ForKind : std::uint8_t {
-    Serial, Parallel, Vectorized, ParallelVectorized, Unrolled, Rolled, GpuGrid, Cooperative
+    Serial, Parallel, Vectorized, ParallelVectorized, Unrolled, Rolled, GpuGrid, Cooperative,
+    GpuBlock, GpuThread
 };
 
 std::string_view op_name(UnaryOp op);   // "-", "!"
 std::string_view op_name(BinaryOp op);  // "+", "<=", "min", ...
 std::string_view fn_name(MathFn fn);    // "sqrt", ...
 std::string_view for_kind_name(ForKind k); // "serial", "parallel", "vectorized", ...
-bool is_gpu_bound(ForKind k);              // GpuGrid or Cooperative: only the CUDA target runs it
+bool is_gpu_bound(ForKind k);              // GpuGrid, Cooperative, GpuBlock or GpuThread
 bool is_parallel(ForKind k);
 bool is_vectorized(ForKind k);
 int fn_arity(MathFn fn);
@@ -125,6 +133,9 @@ struct ArrayInfo {
     std::string name;
     ScalarType type = ScalarType::Float32;
     int size = 0;
+    /// The extents of a multi-dimensional array (a shared tile), slowest first, row-major;
+    /// empty for a plain array of `size` elements. Their product is `size`.
+    std::vector<std::int64_t> shape;
     MemorySpace space = MemorySpace::Local;
     std::size_t shared_offset = 0; ///< byte offset in the block's dynamic shared memory
     /// A Shared array declared as a static `__shared__` array (no offset): what staging does
@@ -231,12 +242,21 @@ struct FieldAccessNode : ExprNode {
     static Expr make_absolute(FieldPtr field, std::vector<Expr> indices, std::vector<int> components);
 };
 
-/// The global thread index along block dimension `dim` (0 = x): blockIdx * blockDim + threadIdx.
+/// Which index of a thread ThreadIndexNode reads.
+enum class GpuIndex : std::uint8_t {
+    Global, ///< blockIdx * blockDim + threadIdx: the thread's index in the whole launch
+    Block,  ///< blockIdx: the block's index in the launch
+    Thread, ///< threadIdx: the thread's index in its block
+};
+
+/// A thread's index along hardware dimension `dim` (0 = x), global (blockIdx * blockDim +
+/// threadIdx), or of its block, or in its block.
 struct ThreadIndexNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::ThreadIndex;
-    ThreadIndexNode(ScalarType t, int d) : ExprNode(static_kind, t), dim(d) {}
+    ThreadIndexNode(ScalarType t, int d, GpuIndex w) : ExprNode(static_kind, t), dim(d), which(w) {}
     const int dim;
-    static Expr make(ScalarType index_type, int dim);
+    const GpuIndex which;
+    static Expr make(ScalarType index_type, int dim, GpuIndex which = GpuIndex::Global);
 };
 
 /// The thread's rank inside its GPU block (threadIdx flattened, x fastest), or with `count` the

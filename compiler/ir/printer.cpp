@@ -155,7 +155,8 @@ void ExprPrinter::reduce(const ReduceNode* r, std::string& out) {
 }
 
 void ExprPrinter::thread_index(const ThreadIndexNode* t, std::string& out) {
-    out += fmt::format("thread_index.{}", "xyz"[t->dim]);
+    static const char* what[] = {"thread_index", "block_index", "thread_in_block"};
+    out += fmt::format("{}.{}", what[int(t->which)], "xyz"[t->dim]);
 }
 
 void ExprPrinter::load(const LoadNode* l, std::string& out) {

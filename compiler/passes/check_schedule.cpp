@@ -52,6 +52,31 @@ void check_schedule(const Schedule& s, const std::string& kernel) {
                                  "or 0 to let loom choose", s.vector_width));
 }
 
+void check_shared_tiles(const Schedule& s, int dims, const std::optional<Slice>& slice,
+                        bool bounds_depend_on_counters, const std::string& kernel) {
+    if (!s.shared_tiles) return;
+    const char* fix = "set shared_tiles to false for this kernel";
+    if (dims > 3)
+        fail(kernel, fmt::format("shared_tiles = true, but the kernel has {} spatial axes: tiles "
+                                 "cover the (at most three) axes mapped onto the block; {}",
+                                 dims, fix));
+    if (s.manual_launch_grid)
+        fail(kernel, fmt::format("shared_tiles = true with manual_launch_grid = true: a tile is "
+                                 "the block's cells, so loom must choose the grid; {}, or the "
+                                 "manual grid to false", fix));
+    if (bounds_depend_on_counters)
+        fail(kernel, fmt::format("shared_tiles = true, but a slice bound uses another counter "
+                                 "(the slice {}): the blocks' tiles would differ in shape; {}",
+                                 slice ? slice->describe() : "?", fix));
+    if (slice)
+        for (int d = 0; d < dims; ++d)
+            if (slice->dims[std::size_t(d)].step != 1)
+                fail(kernel, fmt::format("shared_tiles = true, but the slice {} steps by {} on "
+                                         "axis {}: tiles hold neighbouring cells, so steps must "
+                                         "be 1; {}",
+                                         slice->describe(), slice->dims[std::size_t(d)].step, d, fix));
+}
+
 void check_cells_axis(const Schedule& s, const FieldInfo& primary, const std::string& kernel) {
     if (!s.cells_axis) return;
     const int axis = *s.cells_axis;

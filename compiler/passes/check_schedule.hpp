@@ -2,9 +2,11 @@
 // schedule that passes for Target::CPU passes for Target::CUDA too, so one schedule serves both.
 #pragma once
 
+#include <loom/config.hpp>
 #include <loom/field_info.hpp>
 #include <loom/schedule.hpp>
 
+#include <optional>
 #include <string>
 
 namespace loom::ir {
@@ -13,6 +15,12 @@ namespace loom::ir {
 /// threads, cells_per_thread 0 to 64, max_registers 0 or 16 to 255, vector_width 0 or 1. Throws
 /// UserError starting "kernel '<kernel>' has Schedule::<field> ...".
 void check_schedule(const Schedule& schedule, const std::string& kernel);
+
+/// shared_tiles against the kernel: at most three spatial axes, unit steps, bounds that use no
+/// other counter, and a launch grid loom infers. Throws UserError.
+void check_shared_tiles(const Schedule& schedule, int spatial_dims,
+                        const std::optional<Slice>& slice, bool bounds_depend_on_counters,
+                        const std::string& kernel);
 
 /// cells_axis against the kernel: one of its spatial axes, and one mapped onto threads (in 4D
 /// the slowest memory axis of `primary` stays a loop). Throws UserError.

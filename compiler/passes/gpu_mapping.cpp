@@ -19,6 +19,8 @@ std::array<int, 3> thread_axes(const FieldInfo& primary) {
 ThreadMapping plan_thread_mapping(const FieldInfo& primary, const Schedule& schedule) {
     ThreadMapping m;
     m.axis_of_dim = thread_axes(primary);
+    m.tiles = schedule.shared_tiles;
+    if (schedule.block) m.block = *schedule.block;
     if (schedule.cells_per_thread <= 1) return m;
     const auto& a = m.axis_of_dim;
     auto it = schedule.cells_axis ? std::find(a.begin(), a.end(), *schedule.cells_axis) : a.end();
@@ -34,7 +36,73 @@ Expr add(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Add, a, b); }
 Expr mul(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Mul, a, b); }
 } // namespace
 
-Stmt map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping) {
+namespace {
+
+/// The tiled form (ThreadMapping::tiles): blocks of tiles, threads within, one guard.
+GpuMapped map_tiles(const std::vector<const ForNode*>& loops, const Stmt& inner,
+                    const ThreadMapping& mapping, const std::vector<int>& dims) {
+    GpuMapped out;
+    const ScalarType t = loops[0]->var.type();
+    auto idx = [t](std::int64_t v) { return ConstNode::make_int(t, v); };
+    const char* names = "xyz";
+    // The thread's cells: an unrolled loop along the cells dimension.
+    int cells_dim = -1, cells = 1;
+    for (int d = 0; d < 3; ++d)
+        if (mapping.cells_per_thread[std::size_t(d)] > 1) {
+            cells_dim = d;
+            cells = mapping.cells_per_thread[std::size_t(d)];
+        }
+    Expr cell = VarNode::make(t, "cell", VarRole::Counter, nullptr, -1);
+
+    std::vector<Stmt> counters, origins;
+    std::vector<Expr> threads(loops.size()), tiles(loops.size());
+    Expr guard;
+    for (std::size_t i = 0; i < loops.size(); ++i) {
+        const ForNode* f = loops[i];
+        const int d = dims[i];
+        if (!is_const_value(f->step, 1))
+            throw InternalError("map_to_gpu: tiles need unit steps (check_shared_tiles)");
+        const std::string axis = f->axis < 3 ? std::string(1, names[f->axis]) : std::to_string(f->axis);
+        const int k = d == cells_dim ? cells : 1;
+        const std::int64_t span = std::int64_t(mapping.block[std::size_t(d)]) * k;
+        threads[i] = VarNode::make(t, "thread_" + axis, VarRole::Counter, nullptr, -1);
+        tiles[i] = VarNode::make(t, "tile_" + axis, VarRole::Counter, nullptr, -1);
+        Expr origin = VarNode::make(t, axis + "_origin", VarRole::Counter, nullptr, -1);
+        origins.push_back(DeclareNode::make(origin, simplify(add(f->start, mul(tiles[i], idx(span))))));
+        // Consecutive cells per thread, as without tiles: thread r computes r * k + cell.
+        Expr local = k > 1 ? add(mul(threads[i], idx(k)), cell) : threads[i];
+        counters.push_back(DeclareNode::make(f->var, add(origin, local)));
+        Expr inside = BinaryNode::make(BinaryOp::Lt, f->var, f->stop);
+        guard = guard.defined() ? BinaryNode::make(BinaryOp::And, guard, inside) : inside;
+        out.tiles.push_back({f->axis, d, f->var, origin, local, span, f->stop});
+    }
+    // Innermost first: the guarded body, the cells, the threads, the origins, the blocks.
+    std::vector<Stmt> cell_body = counters;
+    cell_body.push_back(IfThenNode::make(guard, inner));
+    Stmt body = BlockNode::make(std::move(cell_body));
+    if (cells > 1) body = ForNode::make(cell, idx(0), idx(cells), idx(1), body, -1, ForKind::Unrolled);
+    for (std::size_t i = loops.size(); i-- > 0;) {
+        const int d = dims[i];
+        body = ForNode::make(threads[i], idx(0), idx(mapping.block[std::size_t(d)]), idx(1), body,
+                             -1, ForKind::GpuThread, d);
+    }
+    std::vector<Stmt> block = origins;
+    block.push_back(body);
+    body = BlockNode::make(std::move(block));
+    for (std::size_t i = loops.size(); i-- > 0;) {
+        const ForNode* f = loops[i];
+        Expr count = simplify(BinaryNode::make(
+            BinaryOp::Div, add(BinaryNode::make(BinaryOp::Sub, f->stop, f->start), idx(out.tiles[i].span - 1)),
+            idx(out.tiles[i].span)));
+        body = ForNode::make(tiles[i], idx(0), count, idx(1), body, f->axis, ForKind::GpuBlock, dims[i]);
+    }
+    out.body = body;
+    return out;
+}
+
+} // namespace
+
+GpuMapped map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping) {
     // Peel the perfect nest: one For per spatial axis, axis 0 outermost.
     std::vector<const ForNode*> loops;
     Stmt inner = loop_nest;
@@ -49,6 +117,15 @@ Stmt map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping) {
         auto it = std::find(a.begin(), a.end(), axis);
         return it == a.end() ? -1 : int(it - a.begin());
     };
+    if (mapping.tiles) {
+        std::vector<int> dims;
+        for (const ForNode* f : loops) {
+            dims.push_back(dim_of_axis(f->axis));
+            if (dims.back() < 0)
+                throw InternalError("map_to_gpu: tiles need every axis on the block (check_shared_tiles)");
+        }
+        return map_tiles(loops, inner, mapping, dims);
+    }
 
     Stmt body = inner;
     // Unmapped axes (only in 4D) stay serial loops, innermost.
@@ -85,7 +162,7 @@ Stmt map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping) {
         if (dim < 0 || f == coarse) continue;
         body = ForNode::make(f->var, f->start, f->stop, f->step, body, f->axis, ForKind::GpuGrid, dim);
     }
-    return body;
+    return {body, {}};
 }
 
 } // namespace loom::ir

@@ -7,6 +7,8 @@
 #include <loom/schedule.hpp>
 
 #include <array>
+#include <cstdint>
+#include <vector>
 
 namespace loom::ir {
 
@@ -17,6 +19,28 @@ struct ThreadMapping {
     /// the slowest mapped dimension has several independent loads in flight, which a memory-bound
     /// stencil needs to approach copy bandwidth (one float per thread reaches about 0.6 of it).
     std::array<int, 3> cells_per_thread{1, 1, 1};
+    /// Blocks of exactly `block` threads, each computing one tile of cells (Schedule::
+    /// shared_tiles): the loops are bound to blocks and threads, not to the whole grid.
+    bool tiles = false;
+    std::array<int, 3> block{1, 1, 1};
+};
+
+/// Where a block's tile lies along one spatial axis, for the passes that fill tiles
+/// (stage_tiles_in_shared): the cell a thread computes is `origin + local`.
+struct BlockTileAxis {
+    int axis = -1;          ///< the spatial axis
+    int dim = -1;           ///< the hardware dimension it is bound to
+    Expr counter;           ///< the axis counter (declared as origin + local in the threads)
+    Expr origin;            ///< a variable declared once per block: the tile's first cell
+    Expr local;             ///< the cell's position in the tile, 0 to span - 1 (thread and cell)
+    std::int64_t span = 1;  ///< the cells a block covers along the axis
+    Expr stop;              ///< the end of the iteration space along the axis (exclusive)
+};
+
+/// A mapped loop nest, and where its blocks' tiles lie (empty unless ThreadMapping::tiles).
+struct GpuMapped {
+    Stmt body;
+    std::vector<BlockTileAxis> tiles;
 };
 
 /// The spatial axis each block dimension walks: the fastest-varying memory axis of `primary` to
@@ -28,11 +52,13 @@ std::array<int, 3> thread_axes(const FieldInfo& primary);
 /// cells, and along which axis, is decided there.
 ThreadMapping plan_thread_mapping(const FieldInfo& primary, const Schedule& schedule);
 
-/// Replaces the loops of the nest built by lower_iteration_space by thread indices. Each mapped
-/// counter is declared from its thread index (in axis order, so a bound may use an earlier
-/// counter), and one guard keeps threads outside the iteration space idle. A thread that
-/// computes several cells runs an unrolled loop over them, each with its own guard. A fourth
-/// spatial axis stays a loop inside each thread.
-Stmt map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping);
+/// Binds the loops of the nest built by lower_iteration_space to the GPU. Without tiles: a
+/// GpuGrid loop per mapped axis (the counter from the thread's global index, axis 0 outermost,
+/// so a bound may use an earlier counter); a thread that computes several cells runs an
+/// unrolled loop over them, a grid loop each. A fourth spatial axis stays a loop inside each
+/// thread. With tiles: a GpuBlock loop per mapped axis over the tiles, the tiles' origins
+/// declared in the block, a GpuThread loop per mapped axis over the block's threads, the
+/// unrolled loop over a thread's cells, each counter declared as origin + local, and one guard.
+GpuMapped map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping);
 
 } // namespace loom::ir

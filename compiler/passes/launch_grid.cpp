@@ -34,11 +34,19 @@ public:
         std::vector<const ForNode*> enclosing; ///< the loops around it, outermost first
     };
     std::vector<Grid> grids;
-    std::size_t shared_end = 0; ///< the end of the last shared array, in bytes
-    bool dynamic = false;
+    std::array<const ForNode*, 3> blocks{}, threads{}; ///< GpuBlock and GpuThread loops per dim
+    std::size_t dynamic_end = 0; ///< the end of the last dynamic shared array, in bytes
+    std::size_t static_bytes = 0; ///< all static shared arrays, each 16-byte aligned
 
     void visit_For(const ForNode* f) override {
         if (f->kind == ForKind::GpuGrid) grids.push_back({f, enclosing_});
+        if (f->kind == ForKind::GpuBlock || f->kind == ForKind::GpuThread) {
+            auto& slot = (f->kind == ForKind::GpuBlock ? blocks : threads)[std::size_t(f->dim)];
+            if (slot)
+                throw InternalError(fmt::format("infer_launch_grid: two {} loops along dimension {}",
+                                                for_kind_name(f->kind), "xyz"[f->dim]));
+            slot = f;
+        }
         enclosing_.push_back(f);
         IRVisitor::visit_For(f);
         enclosing_.pop_back();
@@ -46,9 +54,11 @@ public:
     void visit_Allocate(const AllocateNode* a) override {
         const ArrayInfo& array = *a->array;
         if (array.space != MemorySpace::Shared) return;
-        shared_end = std::max(shared_end, array.shared_offset + std::size_t(array.size) *
-                                                                   std::size_t(bit_width(array.type) / 8));
-        dynamic |= !array.static_shared;
+        const std::size_t bytes = std::size_t(array.size) * std::size_t(bit_width(array.type) / 8);
+        if (array.static_shared)
+            static_bytes += (bytes + 15) / 16 * 16;
+        else
+            dynamic_end = std::max(dynamic_end, array.shared_offset + bytes);
     }
 
 private:
@@ -68,6 +78,30 @@ Expr at_first_iteration(const Expr& e, const std::vector<const ForNode*>& loops)
     return s.mutate(e);
 }
 
+/// The launch of a body bound to blocks and threads: exactly the GpuThread loops' extents per
+/// block, and the GpuBlock loops' extents of blocks.
+LaunchDescription block_launch(const FindBound& found, ScalarType index_type, LaunchDescription L) {
+    L.exact_block = true;
+    for (int d = 0; d < 3; ++d) {
+        const ForNode* b = found.blocks[std::size_t(d)];
+        const ForNode* t = found.threads[std::size_t(d)];
+        if (t && !t->stop.is<ConstNode>())
+            throw InternalError("infer_launch_grid: a GpuThread loop of variable extent");
+        const int threads = t ? int(t->stop.as<ConstNode>()->int_value) : 1;
+        L.default_block[std::size_t(d)] = threads;
+        if (!b) {
+            L.extents[std::size_t(d)] = ConstNode::make_int(index_type, threads);
+            continue;
+        }
+        L.axis_of_dim[std::size_t(d)] = b->axis;
+        Expr blocks = b->stop.type() == index_type ? b->stop : CastNode::make(index_type, b->stop);
+        L.extents[std::size_t(d)] =
+            simplify(BinaryNode::make(BinaryOp::Mul, blocks, ConstNode::make_int(index_type, threads)));
+    }
+    L.max_threads_per_block = L.default_block[0] * L.default_block[1] * L.default_block[2];
+    return L;
+}
+
 } // namespace
 
 LaunchDescription infer_launch_grid(const Stmt& body, const Schedule& schedule,
@@ -78,6 +112,13 @@ LaunchDescription infer_launch_grid(const Stmt& body, const Schedule& schedule,
     FindBound found;
     found.visit(body);
     LaunchDescription L;
+    L.shared_bytes = found.dynamic_end;
+    L.static_shared_bytes = found.static_bytes;
+    if (found.blocks[0] || found.blocks[1] || found.blocks[2]) {
+        if (!found.grids.empty())
+            throw InternalError("infer_launch_grid: grid loops beside block loops");
+        return block_launch(found, index_type, L);
+    }
     std::array<int, 3> block = *schedule.block;
     std::array<const FindBound::Grid*, 3> grid_of_dim{};
     for (const auto& g : found.grids) {
@@ -122,8 +163,6 @@ LaunchDescription infer_launch_grid(const Stmt& body, const Schedule& schedule,
     L.default_block = block;
     if (L.manual)
         for (auto& e : L.extents) e = Expr();
-    L.shared_bytes = found.dynamic ? found.shared_end : 0;
-    L.static_shared_bytes = found.dynamic ? 0 : found.shared_end;
     return L;
 }
 

@@ -36,11 +36,26 @@ private:
     const std::map<const FieldInfo*, ArrayPtr>& to_;
 };
 
+/// The bytes of the shared arrays `body` allocates already (tiles), each 16-byte aligned.
+std::size_t shared_bytes_of(const Stmt& body) {
+    struct Sum : IRVisitor {
+        std::size_t bytes = 0;
+        void visit_Allocate(const AllocateNode* a) override {
+            if (a->array->space != MemorySpace::Shared) return;
+            bytes += (std::size_t(a->array->size) * std::size_t(bit_width(a->array->type) / 8) + 15) / 16 * 16;
+        }
+    } sum;
+    sum.visit(body);
+    return sum.bytes;
+}
+
 } // namespace
 
 SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldPtr>& buffers,
                                       std::size_t budget) {
     SharedStaging out;
+    const std::size_t reserved = shared_bytes_of(body); // the tiles' (static) arrays
+    budget = budget > reserved ? budget - reserved : 0;
     std::size_t used = 0; // bytes of shared memory so far
     // 1. Which buffers fit, and where.
     std::vector<std::pair<FieldPtr, std::shared_ptr<ArrayInfo>>> staged;
@@ -65,7 +80,7 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldP
         return out;
     }
     // 2. Static arrays while everything fits the static limit (see ArrayInfo::static_shared).
-    for (auto& entry : staged) entry.second->static_shared = used <= kStaticSharedLimit;
+    for (auto& entry : staged) entry.second->static_shared = used + reserved <= kStaticSharedLimit;
 
     // 3. The copies: a cooperative loop each (the block's threads share its iterations),
     // W_shared[k] = W[k].

@@ -71,16 +71,41 @@ protected:
         visit(n->start);
         visit(n->stop);
         visit(n->step);
+        if ((n->kind == ForKind::GpuBlock || n->kind == ForKind::GpuThread) &&
+            (!is_const_value(n->start, 0) || !is_const_value(n->step, 1) ||
+             (n->kind == ForKind::GpuThread && !is_const(n->stop))))
+            throw InternalError(fmt::format("verify: the {} loop over '{}' is not over [0, n) in steps "
+                                            "of 1{}", for_kind_name(n->kind), n->var.as<VarNode>()->name,
+                                            n->kind == ForKind::GpuThread ? " with n constant" : ""));
+        const bool per_thread = n->kind == ForKind::GpuThread || n->kind == ForKind::GpuGrid;
+        divergent_ += per_thread;
         scopes_.emplace_back();
         declare(n->var);
         visit(n->body);
         close_scope();
+        divergent_ -= per_thread;
     }
     void visit_IfThen(const IfThenNode* n) override {
         visit(n->cond);
+        ++divergent_;
         scopes_.emplace_back();
         visit(n->then_case);
         close_scope();
+        --divergent_;
+    }
+    // Every thread of the block must reach a barrier: none inside a thread's own loop or guard.
+    void visit_Barrier(const BarrierNode*) override {
+        if (divergent_ > 0)
+            throw InternalError("verify: a barrier inside a thread loop or a guard, which some "
+                                "threads of the block would never reach");
+    }
+    void visit_Load(const LoadNode* n) override {
+        if (!n->flat()) fail(fmt::format("a load of {} at coordinates", n->field->name), "flatten_addresses");
+        IRVisitor::visit_Load(n);
+    }
+    void visit_Store(const StoreNode* n) override {
+        if (!n->flat()) fail(fmt::format("a store to {} at coordinates", n->field->name), "flatten_addresses");
+        IRVisitor::visit_Store(n);
     }
 
 private:
@@ -111,6 +136,7 @@ private:
                                         "before printing", what, pass));
     }
     std::set<const void*> defined_;
+    int divergent_ = 0; ///< thread loops and guards around the statement
 };
 
 } // namespace

@@ -75,6 +75,8 @@ struct LaunchSpec {
     /// At most this many threads per block (the block the schedule fixed, `__launch_bounds__`);
     /// 0: any block the device allows.
     std::int64_t max_threads_per_block = 0;
+    /// The kernel computes tiles of exactly `default_block` threads: no other block launches it.
+    bool exact_block = false;
     /// Threads needed along x, y, z from the values of the parameters (indexed like
     /// KernelSpec::params; pointers are left zero). Unset for manual grids.
     std::function<Dim3(const std::vector<ScalarValue>&)> extents;

@@ -40,6 +40,10 @@ struct LaunchDescription {
     /// The threads per block the kernel is compiled for (`__launch_bounds__`), when the schedule
     /// fixed the block; a launch with more is refused. 0: any block.
     int max_threads_per_block = 0;
+    /// The kernel's code assumes exactly `default_block` (its blocks compute tiles of that many
+    /// threads, Schedule::shared_tiles): the block is not trimmed to small extents, and a launch
+    /// with another block_size is refused.
+    bool exact_block = false;
 
     /// The description of a kernel without a launch grid (the CPU target's loops).
     static LaunchDescription none(std::string reason);

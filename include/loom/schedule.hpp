@@ -44,6 +44,15 @@ struct Schedule {
     /// Elements each load and store moves at once. 0 chooses, 1 is scalar loads and stores: the
     /// only width implemented so far (others are refused).
     int vector_width = 0;
+    /// Shared-memory tiles: each block first copies what its cells read of every field read at
+    /// neighbouring cells (the block's cells plus the halo the stencil reaches, one tile per
+    /// field and component) into shared memory, then computes from there: one global read per
+    /// element and block instead of one per stencil point. The block is then fixed: the kernel
+    /// is compiled for exactly `block` threads, and a launch with another block_size is refused.
+    /// Needs unit steps, bounds that use no other counter, and at most three axes. The tiles
+    /// take shared memory from shared_memory_budget and must fit CUDA's 48 KB of static shared
+    /// memory. The CPU target runs the tiled kernel too, a block at a time. Off by default.
+    bool shared_tiles = false;
 
     /// One line, the fields as C++ names them: "block = (64, 4, 1), cells_per_thread = 4, ...";
     /// an open field reads "choose".

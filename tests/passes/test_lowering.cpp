@@ -136,7 +136,7 @@ TEST(GpuMapping, EachMappedLoopIsBoundToTheGridFastestAxisToX) {
     Lowered l = lower_nest({{dst.center(), src[{1, 0}], ""}});
     ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {.cells_per_thread = 1});
     EXPECT_EQ(m.axis_of_dim, (std::array<int, 3>{1, 0, -1})) << "C layout: axis 1 is fastest";
-    Stmt mapped = map_to_gpu(l.nest, m);
+    Stmt mapped = map_to_gpu(l.nest, m).body;
 
     // The loops stay, with their bounds; only who runs them changes.
     auto outer = l.nest.as<ForNode>();
@@ -154,7 +154,7 @@ TEST(GpuMapping, SeveralCellsPerThreadBecomeAnUnrolledLoopOverGridLoopsThatStart
     Lowered l = lower_nest({{dst.center(), src[{1, 0}], ""}});
     ThreadMapping m = plan_thread_mapping(*l.analysis.primary, resolved(l));
     EXPECT_EQ(m.cells_per_thread, (std::array<int, 3>{1, 4, 1})) << "4 cells along y by default";
-    Stmt mapped = map_to_gpu(l.nest, m);
+    Stmt mapped = map_to_gpu(l.nest, m).body;
 
     auto outer = l.nest.as<ForNode>();
     auto inner = outer->body.as<ForNode>();
@@ -202,7 +202,7 @@ TEST(GpuMapping, FourthAxisStaysASerialLoopInsideTheGridLoops) {
     Lowered l = lower_nest({{b.center(), a.center(), ""}});
     ThreadMapping m = plan_thread_mapping(*l.analysis.primary, {.cells_per_thread = 1});
     EXPECT_EQ(m.axis_of_dim, (std::array<int, 3>{3, 2, 1}));
-    Stmt s = map_to_gpu(l.nest, m);
+    Stmt s = map_to_gpu(l.nest, m).body;
     std::vector<std::pair<ForKind, int>> loops; // kind and hardware dimension, outermost first
     while (auto f = s.as<ForNode>()) {
         loops.emplace_back(f->kind, f->dim);
@@ -216,7 +216,7 @@ TEST(LaunchGrid, ExtentsAreExpressionsOverSizes) {
     auto [src, dst] = fields<2>("src, dst: float64[3D]");
     Lowered l = lower_nest({{dst.center(), src[{0, 0, 2}], ""}});
     ThreadMapping m{{2, 1, 0}, {1, 1, 1}};
-    LaunchDescription L = infer_launch_grid(map_to_gpu(l.nest, m), resolved(l), ScalarType::Int64);
+    LaunchDescription L = infer_launch_grid(map_to_gpu(l.nest, m).body, resolved(l), ScalarType::Int64);
     EXPECT_FALSE(L.manual);
     EXPECT_EQ(L.default_block, (std::array<int, 3>{64, 4, 1}));
     Expr n2 = l.param(ParamRole::Size, 2);
@@ -239,7 +239,7 @@ TEST(LaunchGrid, CounterDependentBoundsAreManual) {
     KernelConfig cfg{.iteration_slice = Slice{all(), from(x)}};
     Schedule manual{.manual_launch_grid = true};
     Lowered l = lower_nest({{f.center(), 1, ""}}, cfg, manual);
-    LaunchDescription L = infer_launch_grid(map_to_gpu(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}),
+    LaunchDescription L = infer_launch_grid(map_to_gpu(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}).body,
                                             resolved(l, manual, true), ScalarType::Int64);
     EXPECT_TRUE(L.manual);
     EXPECT_NE(L.manual_reason.find("another counter"), std::string::npos);
@@ -251,7 +251,7 @@ TEST(LaunchGrid, FixedShapesTrimTheDefaultBlockAtGenerationTime) {
     Lowered l = lower_nest({{b.center(), a[{0, 1}], ""}});
     Schedule s = resolved(l);
     LaunchDescription L =
-        infer_launch_grid(map_to_gpu(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}), s, ScalarType::Int64);
+        infer_launch_grid(map_to_gpu(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}).body, s, ScalarType::Int64);
     EXPECT_IR_EQ(L.extents[0], i64(18));
     EXPECT_IR_EQ(L.extents[1], i64(6));
     EXPECT_EQ(L.default_block, (std::array<int, 3>{64, 4, 1})) << "the chosen block";
@@ -266,7 +266,7 @@ TEST(LaunchGrid, AGivenBlockIsKeptEvenForFixedShapes) {
     Lowered l = lower_nest({{b.center(), a.center(), ""}}, {}, given);
     Schedule s = resolved(l, given);
     LaunchDescription L =
-        infer_launch_grid(map_to_gpu(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}), s, ScalarType::Int64);
+        infer_launch_grid(map_to_gpu(l.nest, ThreadMapping{{1, 0, -1}, {1, 1, 1}}).body, s, ScalarType::Int64);
     fit_chosen_block(s, given, L);
     EXPECT_EQ(L.default_block, (std::array<int, 3>{128, 2, 1}));
 }
