@@ -64,22 +64,27 @@ int gpu_case_count() {
     return 100;
 }
 
-TEST(GpuVsCpu, RandomStencilsAgreeAcrossTargets) {
-    if (!cuda_available()) GTEST_SKIP() << cuda_unavailable_reason();
+/// Runs `count` random stencils on both targets; with `tiled`, the GPU kernel uses shared tiles
+/// (StencilCase::tiled) and the CPU kernel does not, so the two share no lowering past the loop
+/// nest. Stops at the first failing case.
+void run_cases(int count, bool tiled) {
     const std::uint64_t base = base_seed(20261121);
-    const int count = gpu_case_count();
     GeneratorOptions options;
     options.counter_bounds = false;
     std::int64_t cells = 0;
+    int ran = 0;
     for (int k = 0; k < count; ++k) {
         const std::uint64_t seed = base + static_cast<std::uint64_t>(k);
-        const StencilCase c = generate_stencil(seed, options);
+        const StencilCase plain = generate_stencil(seed, options);
+        if (tiled && !plain.tileable()) continue;
+        const StencilCase c = tiled ? plain.tiled() : plain;
+        ++ran;
         std::optional<Kernel> gpu_kernel, cpu_kernel;
         std::string stage = "create_kernel (CUDA)";
         try {
             gpu_kernel = c.kernel(Target::CUDA);
             stage = "create_kernel (CPU)";
-            cpu_kernel = c.kernel(Target::CPU);
+            cpu_kernel = plain.kernel(Target::CPU);
             stage = "the CPU run";
             KernelFunction on_cpu = cpu_kernel->compile();
             HostBuffers host(c);
@@ -116,14 +121,28 @@ TEST(GpuVsCpu, RandomStencilsAgreeAcrossTargets) {
             ADD_FAILURE() << c.describe() << "\n" << stage << " threw: " << e.what()
                           << (gpu_kernel ? "\nCUDA:\n" + gpu_kernel->source() : std::string());
         }
-        if (HasFailure()) {
+        if (::testing::Test::HasFailure()) {
             std::printf("stopping after the first failing case (seed %llu)\n",
                         static_cast<unsigned long long>(seed));
             return;
         }
     }
-    std::printf("[ gpu vs cpu ] %d random stencils (seeds %llu + k), %lld cells compared\n", count,
-                static_cast<unsigned long long>(base), static_cast<long long>(cells));
+    std::printf("[ gpu vs cpu ] %d random stencils%s (seeds %llu + k), %lld cells compared\n", ran,
+                tiled ? " with shared tiles on the GPU" : "", static_cast<unsigned long long>(base),
+                static_cast<long long>(cells));
+    EXPECT_GT(ran, 0);
+}
+
+TEST(GpuVsCpu, RandomStencilsAgreeAcrossTargets) {
+    if (!cuda_available()) GTEST_SKIP() << cuda_unavailable_reason();
+    run_cases(gpu_case_count(), false);
+}
+
+// Shared tiles are filled by every thread of a block and read by its neighbours: racecheck
+// (tools/gpu-check) watches these cases.
+TEST(GpuVsCpu, RandomStencilsWithSharedTilesAgreeAcrossTargets) {
+    if (!cuda_available()) GTEST_SKIP() << cuda_unavailable_reason();
+    run_cases(gpu_case_count() / 2, true);
 }
 
 } // namespace

@@ -59,6 +59,49 @@ TEST(GpuKernels, Jacobi2DFloat32) {
     expect_jacobi(k, {300, 517}, 1002);
 }
 
+TEST(GpuKernels, SharedTilesOnManyBlocksMatchTheLoops) {
+    LOOM_REQUIRE_GPU();
+    // Schedule::shared_tiles on shapes that are no multiple of the tiles, so the last blocks
+    // hold partial tiles; 2D with cells along y, 3D with a 27-point stencil (corners in the
+    // halo). Every cell once, none outside the interior.
+    golden::GoldenKernel g = golden::jacobi_2d_f32();
+    g.config.name = "jacobi_tiled";
+    g.schedule = {.block = std::array<int, 3>{32, 8, 1}, .cells_per_thread = 3, .shared_tiles = true};
+    KernelFunction k = g.create().compile();
+    EXPECT_NE(g.create().source().find("__shared__"), std::string::npos);
+    expect_jacobi(k, {301, 517}, 1015);
+    expect_jacobi(k, {3, 3}, 1016); // one cell, one block
+    for (int l1 : {1, 3}) {
+        SCOPED_TRACE("3D, max_l1 " + std::to_string(l1));
+        golden::GoldenKernel c = l1 == 1 ? golden::seven_point_3d_f64() : golden::twenty_seven_point_3d_f32();
+        c.config.name = "cube_tiled_" + std::to_string(l1);
+        c.schedule = {.block = std::array<int, 3>{32, 4, 2}, .cells_per_thread = 2, .shared_tiles = true};
+        KernelFunction kc = c.create().compile();
+        if (l1 == 1)
+            expect_cube<double>(kc, 1, {40, 52, 70}, 1017);
+        else
+            expect_cube<float>(kc, 3, {37, 21, 66}, 1018);
+    }
+}
+
+TEST(GpuKernels, ATiledKernelRefusesAnotherBlockSize) {
+    LOOM_REQUIRE_GPU();
+    golden::GoldenKernel g = golden::jacobi_2d_f32();
+    g.config.name = "jacobi_tiled_block";
+    g.schedule = {.block = std::array<int, 3>{32, 8, 1}, .shared_tiles = true};
+    KernelFunction k = g.create().compile();
+    k.block_size = {64, 4, 1};
+    Input<float> src = random_input<float>({64, 64}, 1019);
+    DeviceArray<float> dst = poisoned<float>({64, 64});
+    LOOM_EXPECT_ERROR(k(args("src", src.device, "dst", dst)), UserError,
+                      {"block_size (64, 4, 1) differs from the block (32, 8, 1)",
+                       "Schedule::shared_tiles", "reset block_size"});
+    k.block_size.reset();
+    k(args("src", src.device, "dst", dst));
+    k.synchronize();
+    EXPECT_TRUE(check_output(dst, jacobi_cells(src.host, interior({64, 64}, 1))));
+}
+
 TEST(GpuKernels, CellsPerThreadAlongEveryMappedAxis) {
     LOOM_REQUIRE_GPU();
     // Schedule::cells_axis: 3 cells per thread along y (axis 0, the default) or along x (axis 1),

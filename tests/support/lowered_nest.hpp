@@ -27,7 +27,8 @@ using namespace loom::ir;
 struct LoweredNest {
     KernelAnalysis analysis;
     std::vector<KernelParam> params;
-    Stmt nest;
+    Stmt nest;            ///< with flat addresses, as the printers see them
+    IterationSpace space; ///< what lower_iteration_space returned: accesses at coordinates
 
     /// The variable of a Size, Stride or Scalar parameter (of `field`, if given).
     Expr param(ParamRole role, int axis, const FieldInfo* field = nullptr) const {
@@ -71,9 +72,9 @@ inline LoweredNest lower_nest(const std::vector<SourceAssignment>& in, const Ker
     LoweredNest l;
     l.analysis = analyze_kernel(in, cfg, schedule);
     // The nest with its addresses flattened, as the printers see them.
-    IterationSpace space = lower_iteration_space(lower_layers(l.analysis.body), l.analysis, cfg);
-    l.nest = flatten_addresses(space.nest, space.strides);
-    l.params = space.params;
+    l.space = lower_iteration_space(lower_layers(l.analysis.body), l.analysis, cfg);
+    l.nest = flatten_addresses(l.space.nest, l.space.strides);
+    l.params = l.space.params;
     return l;
 }
 

@@ -34,6 +34,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -243,8 +244,29 @@ public:
     std::vector<CaseTemp> temps; ///< the expression fuzzer's (random stencils keep theirs inline)
     AssignmentCollection assignments;
     KernelConfig config; ///< target CUDA; kernel() sets the target
-    Schedule schedule;   ///< the CPU target ignores it
+    Schedule schedule;   ///< the CPU target ignores it (but shared_tiles)
     RefAst ast;
+
+    /// Whether Schedule::shared_tiles applies: at most three axes and unit steps (the GPU tests
+    /// leave out slices that follow a counter already).
+    bool tileable() const {
+        if (dims > 3) return false;
+        if (config.iteration_slice)
+            for (const SliceDim& d : config.iteration_slice->dims)
+                if (d.step != 1) return false;
+        return true;
+    }
+    /// This case with shared tiles, in a block and with cells per thread drawn from its seed
+    /// (small blocks, so that every tile fits the 48 KB of static shared memory).
+    StencilCase tiled() const {
+        StencilCase t = *this;
+        static const std::array<std::array<int, 3>, 4> blocks{{{32, 4, 1}, {16, 8, 2}, {64, 2, 1}, {8, 4, 4}}};
+        t.schedule = Schedule{};
+        t.schedule.block = blocks[seed % blocks.size()];
+        t.schedule.cells_per_thread = int(1 + (seed / 4) % 3); // 1 to 3: odd spans too
+        t.schedule.shared_tiles = true;
+        return t;
+    }
 
     Kernel kernel(Target target) const {
         KernelConfig c = config;

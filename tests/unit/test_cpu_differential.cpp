@@ -43,10 +43,12 @@ struct Outcome {
     double compile_s = 0.0;
 };
 
-/// Generates, compiles and runs one case. Never throws: errors land in Outcome::error.
-Outcome run_case(std::uint64_t seed) {
+/// Generates, compiles and runs one case (with shared tiles: `tiled`). Never throws: errors
+/// land in Outcome::error.
+Outcome run_case(std::uint64_t seed, bool tiled = false) {
     Outcome o;
     o.c = generate_stencil(seed);
+    if (tiled) o.c = o.c.tiled();
     try {
         o.kernel = o.c.kernel(Target::CPU);
         auto t0 = std::chrono::steady_clock::now();
@@ -97,7 +99,7 @@ TEST_P(CpuDifferential, RandomStencilsMatchTheReferenceEvaluator) {
     for (std::size_t k = 0; k < seeds.size(); k += 2) {
         std::future<Outcome> second;
         if (k + 1 < seeds.size())
-            second = std::async(std::launch::async, run_case, seeds[k + 1]);
+            second = std::async(std::launch::async, run_case, seeds[k + 1], false);
         Outcome first = run_case(seeds[k]);
         cells += check_outcome(first);
         compile_s += first.compile_s;
@@ -120,6 +122,33 @@ TEST_P(CpuDifferential, RandomStencilsMatchTheReferenceEvaluator) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shards, CpuDifferential, ::testing::Range(0, kShards));
+
+// The same random stencils with Schedule::shared_tiles: the CPU runs the tiled kernel block by
+// block (tiles filled, then the block's threads one after the other), so the reference checks
+// the tiles' extents, halos and indices in every layout, slice and block shape the cases draw.
+class TiledCpuDifferential : public ::testing::TestWithParam<int> {};
+
+TEST_P(TiledCpuDifferential, RandomStencilsWithSharedTilesMatchTheReferenceEvaluator) {
+    const int shard = GetParam();
+    const std::uint64_t base = base_seed(kDefaultSeed);
+    const int count = case_count(kDefaultCount) / 4;
+    int checked = 0, tiled = 0;
+    std::int64_t cells = 0;
+    for (int k = shard; k < count; k += kShards) {
+        const std::uint64_t seed = base + static_cast<std::uint64_t>(k);
+        if (!generate_stencil(seed).tileable()) continue;
+        Outcome o = run_case(seed, true);
+        cells += check_outcome(o);
+        ++checked;
+        tiled += o.kernel && o.kernel->source().find("_tile") != std::string::npos;
+        if (HasFatalFailure()) return;
+    }
+    std::printf("[ shard %d ] %d tiled random stencils (%d with a tile), %lld cells compared\n",
+                shard, checked, tiled, static_cast<long long>(cells));
+    EXPECT_GT(checked, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shards, TiledCpuDifferential, ::testing::Range(0, kShards));
 
 // ---- The generator itself ---------------------------------------------------------------------
 
