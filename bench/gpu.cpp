@@ -191,7 +191,8 @@ const std::vector<Tap> kTaps5 = {
 // dst = sum of weight * src[offset]; `type` is "float32" or "float64", dims 2 (taps' dy, dx) or 3.
 Kernel make_stencil(const std::string& name, const std::string& type, int dims,
                     const std::vector<Tap>& taps, int cells_per_thread = 0,
-                    std::optional<ScalarType> index_type = std::nullopt) {
+                    std::optional<ScalarType> index_type = std::nullopt,
+                    std::optional<std::array<int, 3>> tiles = std::nullopt) {
     auto [src, dst] = fields<2>("src, dst: " + type + "[" + std::to_string(dims) + "D]");
     Expr sum;
     for (const Tap& t : taps) {
@@ -205,6 +206,10 @@ Kernel make_stencil(const std::string& name, const std::string& type, int dims,
     cfg.index_type = index_type;
     Schedule schedule;
     schedule.cells_per_thread = cells_per_thread;
+    if (tiles) { // Schedule::shared_tiles, in this block
+        schedule.block = *tiles;
+        schedule.shared_tiles = true;
+    }
     return create_kernel({Assignment(dst.center(), sum)}, cfg, schedule);
 }
 
@@ -434,6 +439,23 @@ void measure_kernels(EventTimer& timer, double copy_gbs) {
             measure_kernel<float>(timer, copy_gbs, "stencil5_f32" + suffix, "5-point f32 8192^2" + label,
                                   kc5, a5, dst2, {0, 1, 1}, stencil_tolerance<float>(), ref5, Ratio{});
         }
+    }
+
+    // Schedule::shared_tiles: each block reads its tile and halo once into shared memory.
+    std::printf("shared tiles (int32 index)\n");
+    for (auto [block, cells] : std::vector<std::pair<std::array<int, 3>, int>>{
+             {{32, 4, 2}, 2}, {{64, 4, 1}, 4}, {{32, 8, 1}, 4}}) {
+        const std::string shape = std::to_string(block[0]) + "x" + std::to_string(block[1]) + "x" +
+                                  std::to_string(block[2]);
+        std::string suffix = "_tiles_" + shape + "_cells" + std::to_string(cells);
+        std::string label = ", shared tiles " + shape + ", " + std::to_string(cells) + " cells/thread";
+        KernelFunction kt7 = make_stencil("stencil7", "float64", 3, kTaps7, cells, ScalarType::Int32, block).compile();
+        measure_kernel<double>(timer, copy_gbs, "stencil7_f64" + suffix, "7-point f64 512^3" + label,
+                               kt7, a7, dst3, {1, 1, 1}, stencil_tolerance<double>(), ref7, Ratio{});
+        std::array<int, 3> block2{block[0], block[1] * block[2], 1};
+        KernelFunction kt5 = make_stencil("stencil5", "float32", 2, kTaps5, cells, ScalarType::Int32, block2).compile();
+        measure_kernel<float>(timer, copy_gbs, "stencil5_f32" + suffix, "5-point f32 8192^2" + label,
+                              kt5, a5, dst2, {0, 1, 1}, stencil_tolerance<float>(), ref5, Ratio{});
     }
 
     std::printf("block sweeps\n");
