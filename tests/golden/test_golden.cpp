@@ -24,6 +24,8 @@ TEST(Golden, SeedScale3DFloat64) { check(golden::seed_scale_3d_f64()); }
 
 TEST(Golden, Jacobi2DFloat32) { check(golden::jacobi_2d_f32()); }
 
+TEST(Golden, Jacobi2DSharedTiles) { check(golden::jacobi_tiled_2d_f32()); }
+
 TEST(Golden, SevenPoint3DFloat64) { check(golden::seven_point_3d_f64()); }
 
 TEST(Golden, TwentySevenPoint3DFloat32) { check(golden::twenty_seven_point_3d_f32()); }

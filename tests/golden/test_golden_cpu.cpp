@@ -77,6 +77,9 @@ TEST(GoldenCpu, SeedScale3DFloat64) { check(golden::seed_scale_3d_f64()); }
 
 TEST(GoldenCpu, Jacobi2DFloat32) { check(golden::jacobi_2d_f32()); }
 
+// The CPU runs the tiled kernel block by block: the tile filled, then the block's threads.
+TEST(GoldenCpu, Jacobi2DSharedTiles) { check(golden::jacobi_tiled_2d_f32()); }
+
 TEST(GoldenCpu, SevenPoint3DFloat64) { check(golden::seven_point_3d_f64()); }
 
 TEST(GoldenCpu, TwentySevenPoint3DFloat32) { check(golden::twenty_seven_point_3d_f32()); }

@@ -7,6 +7,7 @@
 
 #include <loom/loom.hpp>
 
+#include <array>
 #include <cstdlib>
 #include <string>
 
@@ -56,6 +57,19 @@ inline GoldenKernel jacobi_2d_f32(Layout layout = Layout::C) {
             {Assignment(dst.center(),
                         0.25 * (src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}]))},
             {.name = "jacobi"}};
+}
+
+/// The Jacobi sweep with shared-memory tiles (Schedule::shared_tiles): blocks of 32 x 4
+/// threads, 2 cells each along x, int32 indices.
+inline GoldenKernel jacobi_tiled_2d_f32() {
+    GoldenKernel g = jacobi_2d_f32();
+    g.file = "jacobi_tiled_2d_f32";
+    g.config.name = "jacobi_tiled";
+    g.config.index_type = ScalarType::Int32;
+    g.schedule.block = std::array<int, 3>{32, 4, 1};
+    g.schedule.cells_per_thread = 2;
+    g.schedule.shared_tiles = true;
+    return g;
 }
 
 /// The seven-point cube_stencil on 3D float64 fields, int64 indices.
