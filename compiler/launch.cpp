@@ -75,7 +75,7 @@ std::string LaunchDescription::describe() const {
     std::string bound;
     if (max_threads_per_block)
         bound = fmt::format("; compiled for at most {} threads per block", max_threads_per_block);
-    if (exact_block) bound = "; compiled for exactly this block (shared tiles)";
+    if (exact_block) bound = "; compiled for exactly this block, whose threads work together";
     return fmt::format("block {} by default; grid = ceil(({}) / block){}{}{}", block, fmt::join(e, ", "),
                        cells, shared, bound);
 }

@@ -8,6 +8,7 @@
 #include "compiler/ir/visitor.hpp"
 #include "compiler/pass_log.hpp"
 #include "compiler/passes/analyze.hpp"
+#include "compiler/passes/block_reductions.hpp"
 #include "compiler/passes/choose_schedule.hpp"
 #include "compiler/passes/cpu_mapping.hpp"
 #include "compiler/passes/cse.hpp"
@@ -123,12 +124,12 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     if (config.iteration_slice) k.slice_bounds = read_slice_bounds(nest);
 
     // 7-8. Target mapping. CUDA: the loops are bound to the grid (or to blocks and threads, for
-    // tiles) and the launch grid is read off them. CPU: the loops stay, in memory order, the
-    // outermost parallel and the innermost vectorized; a tiled kernel keeps its blocks and
-    // threads as loops, so that the CPU oracle checks the tiles too.
+    // tiles and block reductions) and the launch grid is read off them. CPU: the loops stay, in
+    // memory order, the outermost parallel and the innermost vectorized; a kernel with tiles or
+    // block reductions keeps its blocks and threads as loops, so that the CPU oracle checks them.
     const bool cuda = config.target == Target::CUDA;
     Stmt mapped;
-    if (cuda || schedule.shared_tiles) {
+    if (cuda || schedule.shared_tiles || schedule.reduce_in_block) {
         // 7a. The schedule: what the request leaves open is chosen here, and only here.
         log.start();
         ScheduleFacts facts;
@@ -150,6 +151,14 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
                                                   *k.schedule.shared_memory_budget, config.name);
         mapped = tiles.body;
         log.record("stage_tiles_in_shared", threads.body, mapped);
+
+        // 7c'. Block reductions: with a block per cell, its threads share each reduction.
+        if (k.schedule.reduce_in_block) {
+            log.start();
+            Stmt reduced = reduce_in_blocks(mapped, (*k.schedule.block)[0]);
+            log.record("reduce_in_blocks", mapped, reduced);
+            mapped = reduced;
+        }
     } else {
         // 7. CPU mapping: the fastest memory axis innermost, OpenMP on the outermost loop.
         log.start();

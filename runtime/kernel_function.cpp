@@ -712,8 +712,9 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
     }
     if (L.exact_block && block != L.default_block)
         arg_error(k, fmt::format("block_size {} differs from the block {} the kernel is compiled "
-                                 "for: its blocks compute shared-memory tiles of exactly that many "
-                                 "threads (Schedule::shared_tiles); reset block_size, or create the "
+                                 "for: its threads work together on a tile or a cell of exactly that "
+                                 "many threads (Schedule::shared_tiles or reduce_in_block); reset "
+                                 "block_size, or create the "
                                  "kernel with Schedule::block = {}",
                                  dims(block), dims(L.default_block), dims(block)));
     if (L.max_threads_per_block > 0 && threads > L.max_threads_per_block)

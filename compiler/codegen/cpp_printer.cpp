@@ -116,7 +116,7 @@ protected:
         return out;
     }
     std::string barrier(const std::string& pad) override {
-        return pad + "// (barrier: on the CPU one thread ran the copies above)\n";
+        return pad + "// (barrier: on the CPU one thread ran all of the block's threads above)\n";
     }
     // A shared array is one per block: declared in the block loop, so each OpenMP thread has its
     // own; staged buffers are declared before any loop, one per call, shared by the threads.

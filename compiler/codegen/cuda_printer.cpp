@@ -138,14 +138,17 @@ protected:
         auto load = st->value.as<LoadNode>();
         if (st->array->space != MemorySpace::Shared || !load)
             return CFamilyPrinter::array_store(st, pad);
-        staged_ = true;
+        staged_ = waiting_ = true;
         return fmt::format("{}loom::stage(&{}[{}], &{}[{}]);\n", pad,
                            name_of(st->array.get(), st->array->name), print(st->index),
                            name_of(load->field.get(), load->field->name), print(load->flat_index()));
     }
 
     std::string barrier(const std::string& pad) override {
-        return (staged_ ? pad + "loom::stage_wait();\n" : std::string()) + pad + "__syncthreads();\n";
+        // The copies started since the last barrier are waited for at this one.
+        std::string wait = waiting_ ? pad + "loom::stage_wait();\n" : std::string();
+        waiting_ = false;
+        return wait + pad + "__syncthreads();\n";
     }
 
     // Constant trip counts (the cells of one thread) unroll, so their loads overlap; a Rolled
@@ -195,7 +198,16 @@ protected:
             Expr pos = ThreadIndexNode::make(f->var.type(), f->dim, which);
             if (!is_const_value(f->step, 1)) pos = mul(pos, f->step);
             if (!is_const_value(f->start, 0)) pos = add(pos, f->start);
-            return print_stmt(DeclareNode::make(f->var, pos), indent) + print_stmt(f->body, indent);
+            // A thread loop over fewer threads than the block has (a reduction's tree step, a
+            // store one thread makes): the others skip it, and its index is named inside.
+            auto n = f->stop.as<ConstNode>();
+            Stmt decl = DeclareNode::make(f->var, pos);
+            if (f->kind == ForKind::GpuBlock || (n && n->int_value == kernel_.launch.default_block[std::size_t(f->dim)])) {
+                std::string out = print_stmt(decl, indent); // names the index before the body
+                return out + print_stmt(f->body, indent);
+            }
+            Expr below = BinaryNode::make(BinaryOp::Lt, ThreadIndexNode::make(f->var.type(), f->dim, which), f->stop);
+            return print_stmt(IfThenNode::make(below, BlockNode::make({decl, f->body})), indent);
         }
         std::string out, guard;
         Stmt body;
@@ -236,7 +248,8 @@ protected:
 
     Expr rank_, count_; ///< thread_in_block and threads_per_block, when a cooperative loop needs them
     bool declared_shared_ = false;
-    bool staged_ = false; ///< a staging copy was printed: include stage.cuh, wait at the barrier
+    bool staged_ = false; ///< a staging copy was printed: include stage.cuh
+    bool waiting_ = false; ///< a staging copy was printed since the last barrier: wait there
 };
 
 } // namespace

@@ -58,6 +58,8 @@ public:
         check_slice();
         check_shared_tiles(schedule_, a_.spatial_dims, cfg_.iteration_slice,
                            a_.bounds_depend_on_counters, cfg_.name);
+        check_reduce_in_block(schedule_, a_.spatial_dims, cfg_.iteration_slice,
+                              a_.bounds_depend_on_counters, cfg_.name);
         collect_shifted_reads();
         a_.body = build_body();
         return std::move(a_);

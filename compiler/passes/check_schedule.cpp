@@ -52,6 +52,34 @@ void check_schedule(const Schedule& s, const std::string& kernel) {
                                  "or 0 to let loom choose", s.vector_width));
 }
 
+void check_reduce_in_block(const Schedule& s, int dims, const std::optional<Slice>& slice,
+                           bool bounds_depend_on_counters, const std::string& kernel) {
+    if (!s.reduce_in_block) return;
+    const char* fix = "set reduce_in_block to false for this kernel";
+    if (s.shared_tiles)
+        fail(kernel, "reduce_in_block = true with shared_tiles = true: a block computes one cell "
+                     "or a tile of cells, not both; set one of them to false");
+    if (s.block) {
+        const auto& b = *s.block;
+        if (b[1] != 1 || b[2] != 1 || b[0] < 32 || (b[0] & (b[0] - 1)) != 0)
+            fail(kernel, fmt::format("block ({}) with reduce_in_block = true; the block's threads "
+                                     "combine their partial results in a tree, so the block is "
+                                     "(n, 1, 1) with n a power of two from 32 to 1024, e.g. "
+                                     "(256, 1, 1); or leave block unset for that one",
+                                     fmt::join(b, ", ")));
+    }
+    if (dims > 3)
+        fail(kernel, fmt::format("reduce_in_block = true, but the kernel has {} spatial axes: "
+                                 "blocks cover at most three; {}", dims, fix));
+    if (s.manual_launch_grid)
+        fail(kernel, fmt::format("reduce_in_block = true with manual_launch_grid = true: one "
+                                 "block per cell, so loom must choose the grid; {}, or the manual "
+                                 "grid to false", fix));
+    if (bounds_depend_on_counters)
+        fail(kernel, fmt::format("reduce_in_block = true, but a slice bound uses another counter "
+                                 "(the slice {}); {}", slice ? slice->describe() : "?", fix));
+}
+
 void check_shared_tiles(const Schedule& s, int dims, const std::optional<Slice>& slice,
                         bool bounds_depend_on_counters, const std::string& kernel) {
     if (!s.shared_tiles) return;

@@ -22,6 +22,13 @@ void check_shared_tiles(const Schedule& schedule, int spatial_dims,
                         const std::optional<Slice>& slice, bool bounds_depend_on_counters,
                         const std::string& kernel);
 
+/// reduce_in_block against the kernel: not with shared_tiles, a block (n, 1, 1) with n a power
+/// of two from 32 to 1024, at most three spatial axes, bounds that use no other counter, and a
+/// launch grid loom infers. Throws UserError.
+void check_reduce_in_block(const Schedule& schedule, int spatial_dims,
+                           const std::optional<Slice>& slice, bool bounds_depend_on_counters,
+                           const std::string& kernel);
+
 /// cells_axis against the kernel: one of its spatial axes, and one mapped onto threads (in 4D
 /// the slowest memory axis of `primary` stays a loop). Throws UserError.
 void check_cells_axis(const Schedule& schedule, const FieldInfo& primary,

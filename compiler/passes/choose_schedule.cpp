@@ -9,8 +9,9 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     int mapped = 0;
     for (int a : facts.axis_of_dim) mapped += a >= 0;
     if (!s.block)
-        s.block = mapped == 1 ? std::array<int, 3>{256, 1, 1} : std::array<int, 3>{64, 4, 1};
-    if (mapped < 2 || facts.manual_grid)
+        s.block = mapped == 1 || s.reduce_in_block ? std::array<int, 3>{256, 1, 1}
+                                                   : std::array<int, 3>{64, 4, 1};
+    if (mapped < 2 || facts.manual_grid || s.reduce_in_block)
         s.cells_per_thread = 1;
     else if (s.cells_per_thread == 0)
         s.cells_per_thread = facts.has_layers ? 1 : 4;

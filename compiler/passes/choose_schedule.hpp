@@ -3,7 +3,8 @@
 // ("Launch configuration"); the passes after it read the resolved schedule and decide nothing.
 //
 // The rules, field by field (a field the request sets is kept as it is, but cells_per_thread):
-// - cells_per_thread: 1 in 1D and with a manual grid whatever the request says (a manual grid
+// - cells_per_thread: 1 in 1D, with reduce_in_block (a block per cell) and with a manual grid
+//   whatever the request says (a manual grid
 //   means one cell per thread, as in pystencils; a lone x axis gains nothing from more); else
 //   the request's; else 1 for kernels with layers (a cell with layers is long already: one per
 //   thread keeps code and registers small); else 4 (several independent loads in flight per
@@ -11,14 +12,15 @@
 //   reaches about 0.6 of it).
 // - cells_axis: the slowest memory axis mapped onto threads (the highest block dimension used),
 //   so that at each cell a warp still reads consecutive elements.
-// - block: (256, 1, 1) when one axis is mapped onto threads, (64, 4, 1) for two or more: x a
-//   multiple of the warp. When the launch grid's extents are all known at generation time
-//   (fixed shapes), fit_chosen_block trims it to them as each launch would
-//   (LaunchDescription::block_for).
+// - block: (256, 1, 1) when one axis is mapped onto threads or with reduce_in_block, (64, 4, 1)
+//   for two or more: x a multiple of the warp. When the launch grid's extents are all known at
+//   generation time (fixed shapes), fit_chosen_block trims it to them as each launch would
+//   (LaunchDescription::block_for); never the exact block of tiles or of reduce_in_block.
 // - shared_memory_budget: 100 KiB (each launch checks the staged bytes against the device's
 //   limit per block).
 // - vector_width: 1, scalar loads and stores (the only width implemented).
-// - max_registers and manual_launch_grid: nothing to choose; 0 leaves registers to the compiler.
+// - max_registers, manual_launch_grid, shared_tiles and reduce_in_block: nothing to choose; 0
+//   leaves registers to the compiler, the two forms of blocks are off unless requested.
 #pragma once
 
 #include <loom/launch.hpp>

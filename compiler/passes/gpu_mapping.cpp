@@ -1,5 +1,6 @@
 #include "compiler/passes/gpu_mapping.hpp"
 
+#include "compiler/ir/visitor.hpp"
 #include "compiler/passes/simplify.hpp"
 
 #include <loom/errors.hpp>
@@ -20,6 +21,7 @@ ThreadMapping plan_thread_mapping(const FieldInfo& primary, const Schedule& sche
     ThreadMapping m;
     m.axis_of_dim = thread_axes(primary);
     m.tiles = schedule.shared_tiles;
+    m.block_per_cell = schedule.reduce_in_block;
     if (schedule.block) m.block = *schedule.block;
     if (schedule.cells_per_thread <= 1) return m;
     const auto& a = m.axis_of_dim;
@@ -100,6 +102,60 @@ GpuMapped map_tiles(const std::vector<const ForNode*>& loops, const Stmt& inner,
     return out;
 }
 
+bool stores(const Stmt& s) {
+    struct Find : IRVisitor {
+        bool found = false;
+        void visit_Store(const StoreNode*) override { found = true; }
+    } f;
+    f.visit(s);
+    return f.found;
+}
+
+/// The statements of one cell, shared by the threads of its block (see map_to_gpu).
+Stmt share_among_threads(const Stmt& s) {
+    if (auto b = s.as<BlockNode>()) {
+        std::vector<Stmt> out;
+        for (const Stmt& x : b->stmts) out.push_back(share_among_threads(x));
+        return BlockNode::make(std::move(out));
+    }
+    if (!stores(s)) return s;
+    auto f = s.as<ForNode>();
+    if (f && f->var.as<VarNode>()->role == VarRole::Index)
+        return ForNode::make(f->var, f->start, f->stop, f->step, f->body, f->axis, ForKind::Cooperative);
+    const ScalarType t = ScalarType::Int32;
+    Expr one = VarNode::make(t, "thread", VarRole::Counter, nullptr, -1);
+    return ForNode::make(one, ConstNode::make_int(t, 0), ConstNode::make_int(t, 1),
+                         ConstNode::make_int(t, 1), s, -1, ForKind::GpuThread, 0);
+}
+
+/// One block per cell (ThreadMapping::block_per_cell).
+GpuMapped map_cells_to_blocks(const std::vector<const ForNode*>& loops, const Stmt& inner,
+                              const std::vector<int>& dims) {
+    const ScalarType t = loops[0]->var.type();
+    const char* names = "xyz";
+    std::vector<Stmt> cell;
+    std::vector<Expr> blocks;
+    for (const ForNode* f : loops) {
+        const std::string axis = f->axis < 3 ? std::string(1, names[f->axis]) : std::to_string(f->axis);
+        blocks.push_back(VarNode::make(t, "block_" + axis, VarRole::Counter, nullptr, -1));
+        Expr at = is_const_value(f->step, 1) ? blocks.back() : mul(blocks.back(), f->step);
+        cell.push_back(DeclareNode::make(f->var, simplify(add(f->start, at))));
+    }
+    cell.push_back(share_among_threads(inner));
+    Stmt body = BlockNode::make(std::move(cell));
+    for (std::size_t i = loops.size(); i-- > 0;) {
+        const ForNode* f = loops[i];
+        Expr span = BinaryNode::make(BinaryOp::Sub, f->stop, f->start);
+        if (!is_const_value(f->step, 1))
+            span = BinaryNode::make(BinaryOp::Div,
+                                    add(span, BinaryNode::make(BinaryOp::Sub, f->step, ConstNode::make_int(t, 1))),
+                                    f->step);
+        body = ForNode::make(blocks[i], ConstNode::make_int(t, 0), simplify(span), ConstNode::make_int(t, 1),
+                             body, f->axis, ForKind::GpuBlock, dims[i]);
+    }
+    return {body, {}};
+}
+
 } // namespace
 
 GpuMapped map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping) {
@@ -117,14 +173,15 @@ GpuMapped map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping) {
         auto it = std::find(a.begin(), a.end(), axis);
         return it == a.end() ? -1 : int(it - a.begin());
     };
-    if (mapping.tiles) {
+    if (mapping.tiles || mapping.block_per_cell) {
         std::vector<int> dims;
         for (const ForNode* f : loops) {
             dims.push_back(dim_of_axis(f->axis));
             if (dims.back() < 0)
-                throw InternalError("map_to_gpu: tiles need every axis on the block (check_shared_tiles)");
+                throw InternalError("map_to_gpu: blocks need every axis on the grid (check_schedule)");
         }
-        return map_tiles(loops, inner, mapping, dims);
+        return mapping.tiles ? map_tiles(loops, inner, mapping, dims)
+                             : map_cells_to_blocks(loops, inner, dims);
     }
 
     Stmt body = inner;

@@ -22,6 +22,9 @@ struct ThreadMapping {
     /// Blocks of exactly `block` threads, each computing one tile of cells (Schedule::
     /// shared_tiles): the loops are bound to blocks and threads, not to the whole grid.
     bool tiles = false;
+    /// One block per cell (Schedule::reduce_in_block): the loops are bound to blocks, and the
+    /// block's threads share the cell's statements.
+    bool block_per_cell = false;
     std::array<int, 3> block{1, 1, 1};
 };
 
@@ -59,6 +62,11 @@ ThreadMapping plan_thread_mapping(const FieldInfo& primary, const Schedule& sche
 /// thread. With tiles: a GpuBlock loop per mapped axis over the tiles, the tiles' origins
 /// declared in the block, a GpuThread loop per mapped axis over the block's threads, the
 /// unrolled loop over a thread's cells, each counter declared as origin + local, and one guard.
+/// With a block per cell: a GpuBlock loop per mapped axis, each counter declared from its block,
+/// and the cell's statements shared by the block's threads: a loop over an index axis that
+/// stores (y(k) = ...) becomes a Cooperative loop, any other statement that stores runs on one
+/// thread (a GpuThread loop over [0, 1)), and the rest (declarations, reductions' loops) runs on
+/// every thread alike until reduce_in_blocks shares the reductions.
 GpuMapped map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping);
 
 } // namespace loom::ir

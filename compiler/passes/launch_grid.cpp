@@ -34,18 +34,25 @@ public:
         std::vector<const ForNode*> enclosing; ///< the loops around it, outermost first
     };
     std::vector<Grid> grids;
-    std::array<const ForNode*, 3> blocks{}, threads{}; ///< GpuBlock and GpuThread loops per dim
+    std::array<const ForNode*, 3> blocks{}; ///< the GpuBlock loop per dimension
+    std::array<std::int64_t, 3> threads{}; ///< the largest GpuThread loop per dimension
     std::size_t dynamic_end = 0; ///< the end of the last dynamic shared array, in bytes
     std::size_t static_bytes = 0; ///< all static shared arrays, each 16-byte aligned
 
     void visit_For(const ForNode* f) override {
         if (f->kind == ForKind::GpuGrid) grids.push_back({f, enclosing_});
-        if (f->kind == ForKind::GpuBlock || f->kind == ForKind::GpuThread) {
-            auto& slot = (f->kind == ForKind::GpuBlock ? blocks : threads)[std::size_t(f->dim)];
+        if (f->kind == ForKind::GpuBlock) {
+            auto& slot = blocks[std::size_t(f->dim)];
             if (slot)
-                throw InternalError(fmt::format("infer_launch_grid: two {} loops along dimension {}",
-                                                for_kind_name(f->kind), "xyz"[f->dim]));
+                throw InternalError(fmt::format("infer_launch_grid: two gpu block loops along "
+                                                "dimension {}", "xyz"[f->dim]));
             slot = f;
+        }
+        if (f->kind == ForKind::GpuThread) {
+            auto n = f->stop.as<ConstNode>();
+            if (!n) throw InternalError("infer_launch_grid: a GpuThread loop of variable extent");
+            auto& most = threads[std::size_t(f->dim)];
+            most = std::max(most, n->int_value);
         }
         enclosing_.push_back(f);
         IRVisitor::visit_For(f);
@@ -78,16 +85,21 @@ Expr at_first_iteration(const Expr& e, const std::vector<const ForNode*>& loops)
     return s.mutate(e);
 }
 
-/// The launch of a body bound to blocks and threads: exactly the GpuThread loops' extents per
-/// block, and the GpuBlock loops' extents of blocks.
-LaunchDescription block_launch(const FindBound& found, ScalarType index_type, LaunchDescription L) {
+/// The launch of a body bound to blocks and threads: exactly the schedule's block along each
+/// dimension with a GpuBlock or GpuThread loop (every GpuThread loop within it; the block's
+/// cooperative loops use all of its threads), one thread along the others, and the GpuBlock
+/// loops' extents of blocks.
+LaunchDescription block_launch(const FindBound& found, const std::array<int, 3>& block,
+                               ScalarType index_type, LaunchDescription L) {
     L.exact_block = true;
     for (int d = 0; d < 3; ++d) {
         const ForNode* b = found.blocks[std::size_t(d)];
-        const ForNode* t = found.threads[std::size_t(d)];
-        if (t && !t->stop.is<ConstNode>())
-            throw InternalError("infer_launch_grid: a GpuThread loop of variable extent");
-        const int threads = t ? int(t->stop.as<ConstNode>()->int_value) : 1;
+        const bool used = b || found.threads[std::size_t(d)] > 0;
+        const int threads = used ? block[std::size_t(d)] : 1;
+        if (found.threads[std::size_t(d)] > threads)
+            throw InternalError(fmt::format("infer_launch_grid: a GpuThread loop of {} iterations "
+                                            "in a block of {} threads along {}",
+                                            found.threads[std::size_t(d)], threads, "xyz"[d]));
         L.default_block[std::size_t(d)] = threads;
         if (!b) {
             L.extents[std::size_t(d)] = ConstNode::make_int(index_type, threads);
@@ -117,7 +129,7 @@ LaunchDescription infer_launch_grid(const Stmt& body, const Schedule& schedule,
     if (found.blocks[0] || found.blocks[1] || found.blocks[2]) {
         if (!found.grids.empty())
             throw InternalError("infer_launch_grid: grid loops beside block loops");
-        return block_launch(found, index_type, L);
+        return block_launch(found, *schedule.block, index_type, L);
     }
     std::array<int, 3> block = *schedule.block;
     std::array<const FindBound::Grid*, 3> grid_of_dim{};

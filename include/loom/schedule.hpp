@@ -53,6 +53,15 @@ struct Schedule {
     /// take shared memory from shared_memory_budget and must fit CUDA's 48 KB of static shared
     /// memory. The CPU target runs the tiled kernel too, a block at a time. Off by default.
     bool shared_tiles = false;
+    /// One block per cell, its threads sharing the cell's work: each reduction (sum, max, min,
+    /// mean over an index axis: a LayerNorm row) is summed by every thread over every
+    /// (block size)-th term, then combined across the block in shared memory (a tree, in the
+    /// same order on every run and on the CPU); an assignment that writes every element of an
+    /// index axis shares its elements among the threads. For kernels with long reductions per
+    /// cell. `block` is then (n, 1, 1), n a power of two from 32 to 1024 (unset: 256), and the
+    /// kernel is compiled for exactly that block. Needs at most three axes, bounds that use no
+    /// other counter, and not shared_tiles. The CPU target runs it too, a block at a time.
+    bool reduce_in_block = false;
 
     /// One line, the fields as C++ names them: "block = (64, 4, 1), cells_per_thread = 4, ...";
     /// an open field reads "choose".

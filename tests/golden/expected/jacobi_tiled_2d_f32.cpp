@@ -29,7 +29,7 @@ static void loom_kernel_jacobi_tiled(
                     src_tile[k] = src[src_stride_0 * x + y];
                 }
             }
-            // (barrier: on the CPU one thread ran the copies above)
+            // (barrier: on the CPU one thread ran all of the block's threads above)
             for (int32_t thread_x = 0; thread_x < 4; ++thread_x) {
                 for (int32_t thread_y = 0; thread_y < 32; ++thread_y) {
                     for (int32_t cell = 0; cell < 2; ++cell) {

@@ -5,7 +5,7 @@
 // fields:  dst: float32[2D]; src: float32[2D]
 // launch:  block (32, 4, 1) by default; grid = ceil(((size_1 + 29) / 32 * 32, (size_0 + 5) / 8 * 4,
 //     1) / block); 1360 bytes of static shared memory;
-//     compiled for exactly this block (shared tiles)
+//     compiled for exactly this block, whose threads work together
 
 #include "loom/stage.cuh"
 

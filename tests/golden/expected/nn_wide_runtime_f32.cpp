@@ -38,7 +38,7 @@ static void loom_kernel_wide_mlp(
     for (int32_t k = 0; k < 64; ++k) {
         narrow_W_shared[k] = narrow_W[k];
     }
-    // (barrier: on the CPU one thread ran the copies above)
+    // (barrier: on the CPU one thread ran all of the block's threads above)
     #pragma omp parallel for simd
     for (int32_t x_1 = 0; x_1 < size_0; ++x_1) {
         // wide_in: the layer's 33 inputs
