@@ -84,7 +84,7 @@ private:
         partial->static_shared = true;
         ArrayPtr array = partial;
         out.push_back(CommentNode::make(fmt::format(
-            "{}: each of the {} threads over every {}th term, then a tree in shared memory",
+            "{}: thread t of {} combines terms t, t + {}, ...; then a tree in shared memory",
             name, threads_, threads_)));
         out.push_back(AllocateNode::make(array));
         // Each thread's share of the terms, into its own accumulator.

@@ -13,10 +13,9 @@
 namespace loom {
 namespace {
 
-void check_layer_norm_gpu(int rows, int width, std::uint64_t seed) {
-    KernelFunction f =
-        test::layer_norm_kernel(width, Target::CUDA, "layer_norm_gpu_" + std::to_string(width))
-            .compile();
+void check_layer_norm_gpu(int rows, int width, std::uint64_t seed, const Schedule& schedule = {}) {
+    const std::string name = "layer_norm_gpu_" + std::to_string(width) + (schedule.reduce_in_block ? "_block" : "");
+    KernelFunction f = test::layer_norm_kernel(width, Target::CUDA, name, schedule).compile();
     const std::size_t n = std::size_t(rows) * width;
     std::vector<float> xv = test::uniform_floats(n, seed), wv = test::uniform_floats(width, seed + 1),
                        bv = test::uniform_floats(width, seed + 2);
@@ -33,6 +32,19 @@ TEST(GpuReductions, LayerNormMatchesTheReference) {
     LOOM_REQUIRE_GPU();
     check_layer_norm_gpu(1000, 768, 41); // a partial last block
     check_layer_norm_gpu(3, 100, 42);
+}
+
+// Schedule::reduce_in_block: a block per row, partial sums and a tree in shared memory (run
+// under racecheck by tools/gpu-check).
+TEST(GpuReductions, LayerNormWithBlockReductionsMatchesTheReference) {
+    LOOM_REQUIRE_GPU();
+    Schedule s;
+    s.reduce_in_block = true;
+    check_layer_norm_gpu(1000, 768, 43, s); // 256 threads (the default)
+    s.block = std::array<int, 3>{32, 1, 1};
+    check_layer_norm_gpu(3, 100, 44, s);
+    s.block = std::array<int, 3>{1024, 1, 1};
+    check_layer_norm_gpu(65, 4096, 45, s);
 }
 
 } // namespace

@@ -16,7 +16,8 @@ namespace loom::test {
 
 /// y = (x - mean) * rsqrt(variance + eps) * w + b per row of x (rows x width, row-major), as a
 /// user writes it: x and y are 1D fields with an index axis of `width` elements.
-inline Kernel layer_norm_kernel(int width, Target target, const std::string& name) {
+inline Kernel layer_norm_kernel(int width, Target target, const std::string& name,
+                                const Schedule& schedule = {}) {
     Field x = make_field("x", ScalarType::Float32, 1, {{width}});
     Field y = make_field("y", ScalarType::Float32, 1, {{width}});
     Field w = make_field("w", ScalarType::Float32, std::vector<std::int64_t>{width});
@@ -30,7 +31,7 @@ inline Kernel layer_norm_kernel(int width, Target target, const std::string& nam
     KernelConfig cfg;
     cfg.target = target;
     cfg.name = name;
-    return create_kernel(c, cfg);
+    return create_kernel(c, cfg, schedule);
 }
 
 inline std::vector<float> uniform_floats(std::size_t n, std::uint64_t seed) {

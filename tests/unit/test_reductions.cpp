@@ -23,9 +23,9 @@ namespace {
 
 using test::cpu;
 
-void check_layer_norm(int rows, int width, std::uint64_t seed) {
-    KernelFunction f =
-        test::layer_norm_kernel(width, Target::CPU, "layer_norm_" + std::to_string(width)).compile();
+void check_layer_norm(int rows, int width, std::uint64_t seed, const Schedule& schedule = {}) {
+    const std::string name = "layer_norm_" + std::to_string(width) + (schedule.reduce_in_block ? "_block" : "");
+    KernelFunction f = test::layer_norm_kernel(width, Target::CPU, name, schedule).compile();
     const std::size_t n = std::size_t(rows) * width;
     std::vector<float> xv = test::uniform_floats(n, seed), wv = test::uniform_floats(width, seed + 1),
                        bv = test::uniform_floats(width, seed + 2);
@@ -42,6 +42,50 @@ TEST(Reductions, LayerNormMatchesAReferenceOnTheCpu) {
     check_layer_norm(37, 768, 11);
     check_layer_norm(5, 1, 12);   // one element: the variance is 0
     check_layer_norm(9, 100, 13); // not a power of two
+}
+
+// Schedule::reduce_in_block on the CPU: each row a block, its reductions per-thread partial
+// sums and a tree in a shared array, run thread after thread; the same code the GPU runs.
+TEST(Reductions, LayerNormWithBlockReductionsMatchesAReferenceOnTheCpu) {
+    Schedule s;
+    s.reduce_in_block = true;
+    s.block = std::array<int, 3>{128, 1, 1};
+    check_layer_norm(37, 768, 14, s);
+    check_layer_norm(5, 1, 15, s);   // one element: 127 threads have no term
+    s.block = std::array<int, 3>{32, 1, 1};
+    check_layer_norm(9, 100, 16, s); // not a multiple of the block
+}
+
+// max and min as block reductions, and a 2D iteration space (a block per cell of a grid).
+TEST(Reductions, MaxAndMinInBlocksOverA2DGridMatchTheLoops) {
+    Field u = make_field("u", ScalarType::Float64, 2, {{300}});
+    Field out = make_field("out", ScalarType::Float64, 2);
+    IndexVar k("k", 300);
+    Schedule s;
+    s.reduce_in_block = true;
+    s.block = std::array<int, 3>{64, 1, 1};
+    Kernel kernel = create_kernel(Assignment(out.center(), max(k, u(k)) - 2.0 * min(k, u(k)) + sum(k, u(k))),
+                                  cpu("block_max_min"), s);
+    EXPECT_NE(kernel.source().find("max_k_partial[thread] = max_k;"), std::string::npos) << kernel.source();
+    KernelFunction f = kernel.compile();
+    const std::int64_t rows = 7, cols = 5;
+    std::mt19937_64 rng(17);
+    std::uniform_real_distribution<double> d(-3, 3);
+    std::vector<double> uv(std::size_t(rows * cols * 300));
+    for (double& v : uv) v = d(rng);
+    auto o = HostArray<double>::from_host(std::vector<double>(std::size_t(rows * cols), std::nan("")), {rows, cols});
+    f(args("u", HostArray<double>::from_host(uv, {rows, cols, 300}), "out", o));
+    std::vector<double> got = o.to_host();
+    for (std::int64_t i = 0; i < rows * cols; ++i) {
+        double hi = -INFINITY, lo = INFINITY, sum = 0;
+        for (int j = 0; j < 300; ++j) {
+            const double v = uv[std::size_t(i * 300 + j)];
+            hi = std::max(hi, v);
+            lo = std::min(lo, v);
+            sum += v;
+        }
+        EXPECT_NEAR(got[std::size_t(i)], hi - 2 * lo + sum, 1e-12) << "cell " << i;
+    }
 }
 
 TEST(Reductions, LayerNormIsAShortKernelWithLoopsNotUnrolledSums) {
