@@ -465,6 +465,80 @@ void measure_kernels(EventTimer& timer, double copy_gbs) {
                         {0, 1, 1}, ref5);
 }
 
+// ---- Reductions -----------------------------------------------------------------------------------
+
+// LayerNorm over rows of 768 floats (65536 rows), one thread per row (the default) against one
+// block per row (Schedule::reduce_in_block); checked against a double reference on sampled rows.
+void measure_layer_norm(EventTimer& timer, double copy_gbs) {
+    const int width = 768;
+    const std::int64_t rows = 65536;
+    std::vector<float> xv = random_values<float>(rows * width, 5, Uniform(-2.0, 2.0));
+    std::vector<float> wv = random_values<float>(width, 6, Uniform(0.5, 1.5));
+    std::vector<float> bv = random_values<float>(width, 7, Uniform(-0.5, 0.5));
+    auto x = DeviceArray<float>::from_host(xv, {rows, width});
+    auto y = DeviceArray<float>::uninitialized({rows, width});
+    auto w = DeviceArray<float>::from_host(wv, {width});
+    auto b = DeviceArray<float>::from_host(bv, {width});
+    for (int block : {0, 128, 256, 512}) {
+        Field xf = make_field("x", ScalarType::Float32, 1, {{width}});
+        Field yf = make_field("y", ScalarType::Float32, 1, {{width}});
+        Field wf = make_field("w", ScalarType::Float32, std::vector<std::int64_t>{width});
+        Field bf = make_field("b", ScalarType::Float32, std::vector<std::int64_t>{width});
+        IndexVar k("k", width);
+        AssignmentCollection c;
+        Expr m = c.subexpression("mean", mean(k, xf(k)));
+        Expr var = c.subexpression("variance", mean(k, (xf(k) - m) * (xf(k) - m)));
+        Expr rstd = c.subexpression("rstd", rsqrt(var + param<float>("eps")));
+        c.add({yf(k), (xf(k) - m) * rstd * wf.at({k}) + bf.at({k})});
+        KernelConfig cfg;
+        cfg.name = "layer_norm";
+        cfg.index_type = ScalarType::Int32;
+        Schedule sched;
+        if (block) {
+            sched.reduce_in_block = true;
+            sched.block = std::array<int, 3>{block, 1, 1};
+        }
+        KernelFunction kf = create_kernel(c, cfg, sched).compile();
+        Args a = args("x", x, "y", y, "w", w, "b", b, "eps", 1e-5f);
+        fill_sentinel(y.data(), y.bytes());
+        kf(a);
+        Context::get().synchronize();
+        std::vector<float> got = y.to_host();
+        bool ok = true;
+        for (std::int64_t r = 0; r < rows && ok; r += 4099) {
+            const float* row = &xv[std::size_t(r * width)];
+            double sum = 0, sq = 0;
+            for (int j = 0; j < width; ++j) sum += row[j];
+            const double mu = sum / width;
+            for (int j = 0; j < width; ++j) sq += (row[j] - mu) * (row[j] - mu);
+            const double rs = 1 / std::sqrt(sq / width + 1e-5);
+            for (int j = 0; j < width && ok; ++j) {
+                const double want = (row[j] - mu) * rs * wv[std::size_t(j)] + bv[std::size_t(j)];
+                ok = std::abs(got[std::size_t(r * width + j)] - want) <= 1e-4 * (1 + std::abs(want));
+            }
+        }
+        Row row;
+        row.id = block ? "layer_norm_f32_65536x768_block" + std::to_string(block) : "layer_norm_f32_65536x768_thread";
+        row.name = block ? "LayerNorm f32 65536x768, a block of " + std::to_string(block) + " per row"
+                         : "LayerNorm f32 65536x768, a thread per row";
+        row.unit = "GB/s";
+        row.bytes = 2.0 * double(rows) * width * sizeof(float);
+        row.note = "bytes: x read + y written";
+        if (!ok) {
+            g_wrong = true;
+            row.note = "WRONG RESULT, not timed";
+            g_rows.push_back(row);
+            continue;
+        }
+        row.time_ms = timer.median_ms([&] { kf(a); });
+        row.value = gb_per_s(row.bytes, row.time_ms);
+        row.ratio = row.value / copy_gbs;
+        std::printf("  %-44s %8.3f ms %6.0f GB/s %5.3f of copy\n", row.name.c_str(), row.time_ms,
+                    row.value, row.ratio);
+        g_rows.push_back(row);
+    }
+}
+
 // ---- Compile times ------------------------------------------------------------------------------
 
 // A small stencil (2D 5-point, float32) whose centre weight depends on i, so that each i gives a
@@ -814,6 +888,8 @@ int main(int argc, char** argv) {
         const double copy_gbs = measure_copy(timer);
         std::printf("generated kernels\n");
         measure_kernels(timer, copy_gbs);
+        std::printf("reductions\n");
+        measure_layer_norm(timer, copy_gbs);
         std::printf("host cost of a launch\n");
         measure_launch(make_stencil("stencil7", "float64", 3, kTaps7));
     } catch (const std::exception& e) {
