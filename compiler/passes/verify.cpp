@@ -78,12 +78,17 @@ protected:
                                             "of 1{}", for_kind_name(n->kind), n->var.as<VarNode>()->name,
                                             n->kind == ForKind::GpuThread ? " with n constant" : ""));
         const bool per_thread = n->kind == ForKind::GpuThread || n->kind == ForKind::GpuGrid;
+        const bool shared = per_thread || n->kind == ForKind::Cooperative;
         divergent_ += per_thread;
+        owned_ += shared;
+        blocks_ += n->kind == ForKind::GpuBlock;
         scopes_.emplace_back();
         declare(n->var);
         visit(n->body);
         close_scope();
         divergent_ -= per_thread;
+        owned_ -= shared;
+        blocks_ -= n->kind == ForKind::GpuBlock;
     }
     void visit_IfThen(const IfThenNode* n) override {
         visit(n->cond);
@@ -105,6 +110,12 @@ protected:
     }
     void visit_Store(const StoreNode* n) override {
         if (!n->flat()) fail(fmt::format("a store to {} at coordinates", n->field->name), "flatten_addresses");
+        // In a block, the statements outside thread loops run on every thread alike: a store
+        // there would be made by all of them.
+        if (blocks_ > 0 && owned_ == 0)
+            throw InternalError(fmt::format("verify: a store to {} in a block but in no thread or "
+                                            "cooperative loop: every thread would make it",
+                                            n->field->name));
         IRVisitor::visit_Store(n);
     }
 
@@ -137,6 +148,8 @@ private:
     }
     std::set<const void*> defined_;
     int divergent_ = 0; ///< thread loops and guards around the statement
+    int owned_ = 0;     ///< thread, grid and cooperative loops around it: who runs it is decided
+    int blocks_ = 0;    ///< GpuBlock loops around it
 };
 
 } // namespace

@@ -93,6 +93,30 @@ std::vector<ErrorRow> schedule_rows() {
          [] { copy_with({.vector_width = -2}, cpu("cpu_vector")); },
          U,
          {"kernel 'cpu_vector' has Schedule::vector_width = -2", "use 1"}},
+        // ---- shared tiles and block reductions: the kernels they cannot serve ----
+        {"shared_tiles_with_a_step",
+         [] {
+             KernelConfig c{.name = "tiles_step"};
+             c.iteration_slice = Slice{range(0, end, 3), range(0, end)};
+             copy_with({.shared_tiles = true}, c);
+         },
+         U,
+         {"kernel 'tiles_step' has Schedule::shared_tiles = true", "steps by 3 on axis 0",
+          "set shared_tiles to false for this kernel"}},
+        {"shared_tiles_in_4d_on_the_cpu",
+         [] { copy_with({.shared_tiles = true}, cpu("tiles_4d"), 4); },
+         U,
+         {"kernel 'tiles_4d' has Schedule::shared_tiles = true", "4 spatial axes"}},
+        {"reduce_in_block_with_a_2d_block",
+         [] { copy_with({.block = std::array<int, 3>{64, 4, 1}, .reduce_in_block = true}); },
+         U,
+         {"Schedule::block (64, 4, 1) with reduce_in_block = true",
+          "(n, 1, 1) with n a power of two from 32 to 1024"}},
+        {"reduce_in_block_with_shared_tiles",
+         [] { copy_with({.shared_tiles = true, .reduce_in_block = true}, cpu("both")); },
+         U,
+         {"kernel 'both' has Schedule::reduce_in_block = true with shared_tiles = true",
+          "set one of them to false"}},
     };
 }
 

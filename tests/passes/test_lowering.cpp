@@ -344,6 +344,32 @@ TEST(Verify, LoopsAndGuardsAreScopesAsInC) {
     LOOM_EXPECT_ERROR(verify_lowered(loop(loop(store(i))), {}), InternalError, {"'i'", "declared twice"});
 }
 
+TEST(Verify, BlocksAndThreadsKeepTheirInvariants) {
+    auto f = field("f: float64[1D]");
+    const ScalarType I = ScalarType::Int32;
+    auto i32c = [](int v) { return ConstNode::make_int(ScalarType::Int32, v); };
+    Expr b = VarNode::make(I, "block", VarRole::Counter, nullptr, -1);
+    Expr t = VarNode::make(I, "thread", VarRole::Counter, nullptr, -1);
+    Stmt store = StoreNode::make(f.ptr(), CastNode::make(ScalarType::Int64, b), ConstNode::make(ScalarType::Float64, 1.0));
+    auto in_block = [&](Stmt body) { return ForNode::make(b, i32c(0), i32c(8), i32c(1), body, 0, ForKind::GpuBlock, 0); };
+    auto on_threads = [&](int n, Stmt body) {
+        return ForNode::make(t, i32c(0), i32c(n), i32c(1), body, -1, ForKind::GpuThread, 0);
+    };
+    EXPECT_NO_THROW(verify_lowered(in_block(on_threads(1, store)), {}));
+    // Outside the thread loops every thread of the block runs a statement: no stores there.
+    LOOM_EXPECT_ERROR(verify_lowered(in_block(store), {}), InternalError,
+                      {"a store to f in a block but in no thread or cooperative loop"});
+    // A barrier that some threads never reach.
+    LOOM_EXPECT_ERROR(verify_lowered(in_block(on_threads(4, BarrierNode::make())), {}), InternalError,
+                      {"a barrier inside a thread loop or a guard"});
+    LOOM_EXPECT_ERROR(verify_lowered(in_block(IfThenNode::make(ConstNode::make_bool(true), BarrierNode::make())), {}),
+                      InternalError, {"a barrier inside a thread loop or a guard"});
+    // Thread loops run from 0 in steps of 1 over a constant count.
+    Stmt shifted = ForNode::make(t, i32c(1), i32c(4), i32c(1), store, -1, ForKind::GpuThread, 0);
+    LOOM_EXPECT_ERROR(verify_lowered(in_block(shifted), {}), InternalError,
+                      {"the gpu thread loop over 'thread' is not over [0, n) in steps of 1"});
+}
+
 TEST(Verify, AcceptsTheLoweredPipelineOutput) {
     auto [src, dst] = fields<2>("src, dst: float64[2D]");
     Kernel k = create_kernel(Assignment(dst.center(), src[{1, 0}] + src[{-1, 0}]));
