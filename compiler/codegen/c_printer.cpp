@@ -209,7 +209,7 @@ std::string CFamilyPrinter::array_store(const ArrayStoreNode* st, const std::str
     return fmt::format("{}{} = {};\n", pad, target, print(st->value));
 }
 
-std::string CFamilyPrinter::barrier(const std::string&) {
+std::string CFamilyPrinter::barrier(const std::string&, bool) {
     throw InternalError("a barrier reached a printer without thread blocks");
 }
 
@@ -282,7 +282,7 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
     }
     case StmtKind::ArrayStore: return array_store(s.as<ArrayStoreNode>(), pad);
     case StmtKind::Allocate: return allocate(s.as<AllocateNode>(), pad);
-    case StmtKind::Barrier: return barrier(pad);
+    case StmtKind::Barrier: return barrier(pad, s.as<BarrierNode>()->warp);
     case StmtKind::IfThen: {
         auto n = s.as<IfThenNode>();
         std::string cond = print(n->cond);

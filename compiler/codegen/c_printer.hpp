@@ -87,7 +87,7 @@ protected:
     /// `array[index] = value;` (or `+=` for an accumulation).
     virtual std::string array_store(const ir::ArrayStoreNode* st, const std::string& pad);
     /// A block-wide barrier; only the CUDA printer has one.
-    virtual std::string barrier(const std::string& pad);
+    virtual std::string barrier(const std::string& pad, bool warp);
     /// `pragma` (if any), then `for (T var = first; var < stop; var += step) { body }`; what the
     /// loop declares is named in its scope only (CNames::mark).
     std::string c_loop(const ir::ForNode* loop, const Expr& first, const Expr& step,

@@ -115,7 +115,7 @@ protected:
         block_loops_ -= f->kind == ForKind::GpuBlock;
         return out;
     }
-    std::string barrier(const std::string& pad) override {
+    std::string barrier(const std::string& pad, bool) override {
         return pad + "// (barrier: on the CPU one thread ran all of the block's threads above)\n";
     }
     // A shared array is one per block: declared in the block loop, so each OpenMP thread has its

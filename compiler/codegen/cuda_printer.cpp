@@ -144,7 +144,8 @@ protected:
                            name_of(load->field.get(), load->field->name), print(load->flat_index()));
     }
 
-    std::string barrier(const std::string& pad) override {
+    std::string barrier(const std::string& pad, bool warp) override {
+        if (warp) return pad + "__syncwarp();\n";
         // The copies started since the last barrier are waited for at this one.
         std::string wait = waiting_ ? pad + "loom::stage_wait();\n" : std::string();
         waiting_ = false;

@@ -146,7 +146,7 @@ StmtParts parts(const Stmt& s) {
         break;
     }
     case StmtKind::Allocate: p.objects = {s.as<AllocateNode>()->array.get()}; break;
-    case StmtKind::Barrier: break;
+    case StmtKind::Barrier: p.ints = {s.as<BarrierNode>()->warp ? 1 : 0}; break;
     case StmtKind::Block: p.stmts = s.as<BlockNode>()->stmts; break;
     case StmtKind::For: {
         auto n = s.as<ForNode>();

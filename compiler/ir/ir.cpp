@@ -432,7 +432,7 @@ Stmt AllocateNode::make(ArrayPtr array) {
     return Stmt(std::make_shared<AllocateNode>(std::move(array)));
 }
 
-Stmt BarrierNode::make() { return Stmt(std::make_shared<BarrierNode>()); }
+Stmt BarrierNode::make(bool warp) { return Stmt(std::make_shared<BarrierNode>(warp)); }
 
 Stmt BlockNode::make(std::vector<Stmt> stmts) {
     for (auto& s : stmts)

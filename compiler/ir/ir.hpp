@@ -413,11 +413,14 @@ struct AllocateNode : StmtNode {
     static Stmt make(ArrayPtr array);
 };
 
-/// Every thread of the GPU block waits here (__syncthreads): shared memory is filled.
+/// Every thread of the GPU block waits here (__syncthreads): shared memory is filled. A warp
+/// barrier (__syncwarp) orders only the threads of each warp: enough between steps whose
+/// writers and readers all lie in one warp (a reduction tree's last steps).
 struct BarrierNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::Barrier;
-    BarrierNode() : StmtNode(static_kind) {}
-    static Stmt make();
+    explicit BarrierNode(bool w) : StmtNode(static_kind), warp(w) {}
+    const bool warp;
+    static Stmt make(bool warp = false);
 };
 
 struct BlockNode : StmtNode {

@@ -239,7 +239,9 @@ public:
         case StmtKind::Allocate:
             out += fmt::format("{}alloc {}\n", pad, s.as<AllocateNode>()->array->describe());
             break;
-        case StmtKind::Barrier: out += fmt::format("{}barrier\n", pad); break;
+        case StmtKind::Barrier:
+            out += fmt::format("{}{}barrier\n", pad, s.as<BarrierNode>()->warp ? "warp " : "");
+            break;
         case StmtKind::Block:
             for (auto& c : s.as<BlockNode>()->stmts) print(c, indent);
             break;

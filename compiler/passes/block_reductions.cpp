@@ -13,6 +13,8 @@ namespace loom::ir {
 
 namespace {
 
+constexpr int kWarp = 32;
+
 Expr i32(std::int64_t v) { return ConstNode::make_int(ScalarType::Int32, v); }
 
 /// A loop over the block's threads along x, from 0 to `n`.
@@ -100,14 +102,16 @@ private:
                                     ArrayStoreNode::make(array, t, mine)});
         }));
         out.push_back(BarrierNode::make());
-        // The tree: the upper half onto the lower half, until one value is left.
+        // The tree: the upper half onto the lower half, until one value is left. Once the
+        // writers (t < s) and the next step's readers all lie in the first warp, a warp
+        // barrier orders them; the last step's result is read by the whole block.
         for (int s = threads_ / 2; s >= 1; s /= 2) {
             out.push_back(over_threads(s, [&](const Expr& t) {
                 Expr sum = BinaryNode::make(op, ArrayLoadNode::make(array, t),
                                             ArrayLoadNode::make(array, BinaryNode::make(BinaryOp::Add, t, i32(s))));
                 return ArrayStoreNode::make(array, t, sum);
             }));
-            out.push_back(BarrierNode::make());
+            out.push_back(BarrierNode::make(s > 1 && s <= kWarp));
         }
         out.push_back(DeclareNode::make(acc, ArrayLoadNode::make(array, i32(0))));
     }

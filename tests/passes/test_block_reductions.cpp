@@ -51,7 +51,8 @@ TEST(BlockReductions, RowSumPassByPass) {
     out[x] = sum_k
 )");
     // reduce_in_blocks: each of the 32 threads sums every 32nd term, then a tree of 5 halving
-    // steps in shared memory, a barrier after each; every thread reads the result.
+    // steps in shared memory, a warp barrier after each of the first warp's steps and a block
+    // barrier after the last; every thread reads the result.
     Stmt reduced = reduce_in_blocks(mapped.body, 32);
     EXPECT_EQ(to_string(reduced), R"(for block_x in [0, size_0) step 1:  # axis 0, gpu block.x
   let x: int32 = block_x
@@ -66,16 +67,16 @@ TEST(BlockReductions, RowSumPassByPass) {
   barrier
   for thread in [0, 16) step 1:  # axis -1, gpu thread.x
     sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 16]
-  barrier
+  warp barrier
   for thread in [0, 8) step 1:  # axis -1, gpu thread.x
     sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 8]
-  barrier
+  warp barrier
   for thread in [0, 4) step 1:  # axis -1, gpu thread.x
     sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 4]
-  barrier
+  warp barrier
   for thread in [0, 2) step 1:  # axis -1, gpu thread.x
     sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 2]
-  barrier
+  warp barrier
   for thread in [0, 1) step 1:  # axis -1, gpu thread.x
     sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 1]
   barrier
