@@ -52,10 +52,31 @@ void check_schedule(const Schedule& s, const std::string& kernel) {
                                  "or 0 to let loom choose", s.vector_width));
 }
 
+namespace {
+/// What both forms of cooperating blocks (shared_tiles, reduce_in_block) need: the (at most
+/// three) axes mapped onto the block, a grid loom chooses, and bounds that use no other counter.
+/// `why_grid` and `why_bounds` say what the form does that needs them.
+void check_block_form(const char* option, const char* why_grid, const char* why_bounds,
+                      const Schedule& s, int dims, const std::optional<Slice>& slice,
+                      bool bounds_depend_on_counters, const std::string& kernel) {
+    const std::string fix = fmt::format("set {} to false for this kernel", option);
+    if (dims > 3)
+        fail(kernel, fmt::format("{} = true, but the kernel has {} spatial axes: blocks cover the "
+                                 "(at most three) axes mapped onto the block; {}",
+                                 option, dims, fix));
+    if (s.manual_launch_grid)
+        fail(kernel, fmt::format("{} = true with manual_launch_grid = true: {}, so loom must "
+                                 "choose the grid; {}, or the manual grid to false",
+                                 option, why_grid, fix));
+    if (bounds_depend_on_counters)
+        fail(kernel, fmt::format("{} = true, but a slice bound uses another counter (the slice "
+                                 "{}){}; {}", option, slice ? slice->describe() : "?", why_bounds, fix));
+}
+} // namespace
+
 void check_reduce_in_block(const Schedule& s, int dims, const std::optional<Slice>& slice,
                            bool bounds_depend_on_counters, const std::string& kernel) {
     if (!s.reduce_in_block) return;
-    const char* fix = "set reduce_in_block to false for this kernel";
     if (s.shared_tiles)
         fail(kernel, "reduce_in_block = true with shared_tiles = true: a block computes one cell "
                      "or a tile of cells, not both; set one of them to false");
@@ -68,34 +89,17 @@ void check_reduce_in_block(const Schedule& s, int dims, const std::optional<Slic
                                      "(256, 1, 1); or leave block unset for that one",
                                      fmt::join(b, ", ")));
     }
-    if (dims > 3)
-        fail(kernel, fmt::format("reduce_in_block = true, but the kernel has {} spatial axes: "
-                                 "blocks cover at most three; {}", dims, fix));
-    if (s.manual_launch_grid)
-        fail(kernel, fmt::format("reduce_in_block = true with manual_launch_grid = true: one "
-                                 "block per cell, so loom must choose the grid; {}, or the manual "
-                                 "grid to false", fix));
-    if (bounds_depend_on_counters)
-        fail(kernel, fmt::format("reduce_in_block = true, but a slice bound uses another counter "
-                                 "(the slice {}); {}", slice ? slice->describe() : "?", fix));
+    check_block_form("reduce_in_block", "one block per cell", "", s, dims, slice,
+                     bounds_depend_on_counters, kernel);
 }
 
 void check_shared_tiles(const Schedule& s, int dims, const std::optional<Slice>& slice,
                         bool bounds_depend_on_counters, const std::string& kernel) {
     if (!s.shared_tiles) return;
     const char* fix = "set shared_tiles to false for this kernel";
-    if (dims > 3)
-        fail(kernel, fmt::format("shared_tiles = true, but the kernel has {} spatial axes: tiles "
-                                 "cover the (at most three) axes mapped onto the block; {}",
-                                 dims, fix));
-    if (s.manual_launch_grid)
-        fail(kernel, fmt::format("shared_tiles = true with manual_launch_grid = true: a tile is "
-                                 "the block's cells, so loom must choose the grid; {}, or the "
-                                 "manual grid to false", fix));
-    if (bounds_depend_on_counters)
-        fail(kernel, fmt::format("shared_tiles = true, but a slice bound uses another counter "
-                                 "(the slice {}): the blocks' tiles would differ in shape; {}",
-                                 slice ? slice->describe() : "?", fix));
+    check_block_form("shared_tiles", "a tile is the block's cells",
+                     ": the blocks' tiles would differ in shape", s, dims, slice,
+                     bounds_depend_on_counters, kernel);
     if (slice)
         for (int d = 0; d < dims; ++d)
             if (slice->dims[std::size_t(d)].step != 1)

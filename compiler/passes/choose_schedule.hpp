@@ -35,6 +35,9 @@ namespace loom::ir {
 inline constexpr std::size_t kDefaultSharedMemoryBudget = std::size_t(100) * 1024;
 /// The most shared memory any GPU loom targets gives one block (sm_90: 227 KiB).
 inline constexpr std::size_t kMaxSharedMemoryPerBlock = std::size_t(227) * 1024;
+/// The most static `__shared__` memory a kernel may declare (CUDA's limit): staged buffers and
+/// tiles are static arrays while they fit in it.
+inline constexpr std::size_t kMaxStaticSharedMemory = std::size_t(48) * 1024;
 
 /// What the heuristic looks at, all known once the loop nest is built.
 struct ScheduleFacts {

@@ -36,6 +36,13 @@ ThreadMapping plan_thread_mapping(const FieldInfo& primary, const Schedule& sche
 namespace {
 Expr add(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Add, a, b); }
 Expr mul(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Mul, a, b); }
+/// ceil((f.stop - f.start) / d): the blocks a loop needs when each covers d of its values.
+Expr blocks_for(const ForNode* f, const Expr& d) {
+    Expr span = BinaryNode::make(BinaryOp::Sub, f->stop, f->start);
+    if (is_const_value(d, 1)) return simplify(span);
+    Expr d_minus_1 = BinaryNode::make(BinaryOp::Sub, d, ConstNode::make_int(d.type(), 1));
+    return simplify(BinaryNode::make(BinaryOp::Div, add(span, d_minus_1), d));
+}
 } // namespace
 
 namespace {
@@ -93,9 +100,7 @@ GpuMapped map_tiles(const std::vector<const ForNode*>& loops, const Stmt& inner,
     body = BlockNode::make(std::move(block));
     for (std::size_t i = loops.size(); i-- > 0;) {
         const ForNode* f = loops[i];
-        Expr count = simplify(BinaryNode::make(
-            BinaryOp::Div, add(BinaryNode::make(BinaryOp::Sub, f->stop, f->start), idx(out.tiles[i].span - 1)),
-            idx(out.tiles[i].span)));
+        Expr count = blocks_for(f, idx(out.tiles[i].span));
         body = ForNode::make(tiles[i], idx(0), count, idx(1), body, f->axis, ForKind::GpuBlock, dims[i]);
     }
     out.body = body;
@@ -145,13 +150,8 @@ GpuMapped map_cells_to_blocks(const std::vector<const ForNode*>& loops, const St
     Stmt body = BlockNode::make(std::move(cell));
     for (std::size_t i = loops.size(); i-- > 0;) {
         const ForNode* f = loops[i];
-        Expr span = BinaryNode::make(BinaryOp::Sub, f->stop, f->start);
-        if (!is_const_value(f->step, 1))
-            span = BinaryNode::make(BinaryOp::Div,
-                                    add(span, BinaryNode::make(BinaryOp::Sub, f->step, ConstNode::make_int(t, 1))),
-                                    f->step);
-        body = ForNode::make(blocks[i], ConstNode::make_int(t, 0), simplify(span), ConstNode::make_int(t, 1),
-                             body, f->axis, ForKind::GpuBlock, dims[i]);
+        body = ForNode::make(blocks[i], ConstNode::make_int(t, 0), blocks_for(f, f->step),
+                             ConstNode::make_int(t, 1), body, f->axis, ForKind::GpuBlock, dims[i]);
     }
     return {body, {}};
 }

@@ -1,6 +1,7 @@
 #include "compiler/passes/shared_staging.hpp"
 
 #include "compiler/ir/visitor.hpp"
+#include "compiler/passes/choose_schedule.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +11,6 @@ namespace loom::ir {
 
 namespace {
 
-constexpr std::size_t kStaticSharedLimit = 48 * 1024; // CUDA's limit for static __shared__
 
 /// Elements of a fixed-shape field: the product of its spatial and index sizes. Fixed shapes
 /// are dense in every layout, so these are the elements from the pointer on.
@@ -80,7 +80,7 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldP
         return out;
     }
     // 2. Static arrays while everything fits the static limit (see ArrayInfo::static_shared).
-    for (auto& entry : staged) entry.second->static_shared = used + reserved <= kStaticSharedLimit;
+    for (auto& entry : staged) entry.second->static_shared = used + reserved <= kMaxStaticSharedMemory;
 
     // 3. The copies: a cooperative loop each (the block's threads share its iterations),
     // W_shared[k] = W[k].

@@ -1,6 +1,7 @@
 #include "compiler/passes/shared_tiles.hpp"
 
 #include "compiler/ir/visitor.hpp"
+#include "compiler/passes/choose_schedule.hpp"
 #include "compiler/passes/simplify.hpp"
 
 #include <loom/errors.hpp>
@@ -14,7 +15,6 @@ namespace loom::ir {
 
 namespace {
 
-constexpr std::size_t kStaticSharedLimit = 48 * 1024; // CUDA's limit for static __shared__
 
 /// One field at one literal component: what a tile holds.
 struct TileKey {
@@ -244,7 +244,7 @@ SharedTiles stage_tiles_in_shared(const Stmt& body, const std::vector<BlockTileA
         sizes.push_back(array->describe());
         out.staged.push_back(fmt::format("{}, {} bytes", array->describe(), bytes));
     }
-    const std::size_t limit = std::min(budget, kStaticSharedLimit);
+    const std::size_t limit = std::min(budget, kMaxStaticSharedMemory);
     if (out.bytes > limit) {
         std::string list;
         for (const std::string& s : sizes) list += (list.empty() ? "" : ", ") + s;
@@ -253,9 +253,9 @@ SharedTiles stage_tiles_in_shared(const Stmt& body, const std::vector<BlockTileA
             "memory per block ({}), more than the {} {}; use a smaller Schedule::block or fewer "
             "cells_per_thread{}",
             kernel, out.bytes, list, limit,
-            limit == budget && budget < kStaticSharedLimit ? "bytes of Schedule::shared_memory_budget"
+            limit == budget && budget < kMaxStaticSharedMemory ? "bytes of Schedule::shared_memory_budget"
                                                            : "bytes (48 KB) of static shared memory a block may have",
-            limit == budget && budget < kStaticSharedLimit ? ", or raise shared_memory_budget" : ""));
+            limit == budget && budget < kMaxStaticSharedMemory ? ", or raise shared_memory_budget" : ""));
     }
 
     std::vector<Stmt> fills;
