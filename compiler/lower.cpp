@@ -13,6 +13,7 @@
 #include "compiler/passes/cpu_mapping.hpp"
 #include "compiler/passes/cse.hpp"
 #include "compiler/passes/flatten_addresses.hpp"
+#include "compiler/passes/fuse_stages.hpp"
 #include "compiler/passes/gpu_mapping.hpp"
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/passes/launch_grid.hpp"
@@ -129,13 +130,14 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     // block reductions keeps its blocks and threads as loops, so that the CPU oracle checks them.
     const bool cuda = config.target == Target::CUDA;
     Stmt mapped;
-    if (cuda || schedule.shared_tiles || schedule.reduce_in_block) {
+    if (cuda || schedule.shared_tiles || schedule.reduce_in_block || analysis.stage_halos) {
         // 7a. The schedule: what the request leaves open is chosen here, and only here.
         log.start();
         ScheduleFacts facts;
         facts.axis_of_dim = thread_axes(*analysis.primary);
         facts.manual_grid = schedule.manual_launch_grid || analysis.bounds_depend_on_counters;
         facts.has_layers = contains_layers(cse);
+        facts.stage_halos = analysis.stage_halos;
         k.schedule = choose_schedule(schedule, facts);
         k.max_registers = k.schedule.max_registers;
         log.note("choose_schedule", k.schedule.describe(schedule));
@@ -145,12 +147,19 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         GpuMapped threads = map_to_gpu(nest, plan_thread_mapping(*analysis.primary, k.schedule));
         log.record("map_to_gpu", nest, threads.body);
 
+        // 7b'. Stages: each block computes the earlier stages over its tile plus a halo, into
+        // shared memory, and its threads the last stage.
+        log.start();
+        FusedStages fused = fuse_stages(threads.body, threads.tiles, *k.schedule.shared_memory_budget,
+                                        config.name);
+        log.record("fuse_stages", threads.body, fused.body);
+
         // 7c. Shared tiles: what each block reads of a field at neighbouring cells, copied once.
         log.start();
-        SharedTiles tiles = stage_tiles_in_shared(threads.body, threads.tiles,
-                                                  *k.schedule.shared_memory_budget, config.name);
+        SharedTiles tiles = stage_tiles_in_shared(fused.body, threads.tiles,
+                                                  *k.schedule.shared_memory_budget - fused.bytes, config.name);
         mapped = tiles.body;
-        log.record("stage_tiles_in_shared", threads.body, mapped);
+        log.record("stage_tiles_in_shared", fused.body, mapped);
 
         // 7c'. Block reductions: with a block per cell, its threads share each reduction.
         if (k.schedule.reduce_in_block) {

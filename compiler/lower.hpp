@@ -20,6 +20,7 @@ namespace loom::ir {
 struct SourceAssignment {
     Expr lhs, rhs;
     std::string text;
+    int stage = 1; ///< the stage it belongs to (Stages), counting from 1
 };
 
 /// What the pipeline produces.

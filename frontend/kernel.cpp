@@ -286,16 +286,24 @@ bool needs_int64_index(const std::vector<SourceAssignment>& flat, const KernelCo
 }
 } // namespace
 
-Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config,
-                     const Schedule& schedule) {
+namespace {
+/// The assignments of every stage, in order, with their stage numbers; types resolved over all of
+/// them at once, as a parameter or temporary may appear in several stages.
+Kernel create_staged_kernel(const std::vector<AssignmentCollection>& stages, const KernelConfig& config,
+                            const Schedule& schedule) {
     check_identifier(config.name, "kernel");
     std::vector<std::pair<Expr, Expr>> parts;
-    for (const Assignment& a : assignments.all())
-        for (auto& p : a.parts()) parts.push_back(p);
+    std::vector<int> stage_of_part;
+    for (std::size_t s = 0; s < stages.size(); ++s)
+        for (const Assignment& a : stages[s].all())
+            for (auto& p : a.parts()) {
+                parts.push_back(p);
+                stage_of_part.push_back(int(s) + 1);
+            }
     // Untyped parameters and plain numbers get their types (default_type) before lower() runs.
     std::vector<SourceAssignment> flat;
     for (auto& [lhs, rhs] : resolve_types(parts, config))
-        flat.push_back({lhs, rhs, to_string(lhs) + " = " + to_string(rhs)});
+        flat.push_back({lhs, rhs, to_string(lhs) + " = " + to_string(rhs), stage_of_part[flat.size()]});
     // Unset index type: int32 (faster index math) by default, int64 when a call needs it; int64
     // alone when a fixed shape is already too large for int32.
     bool automatic = !config.index_type;
@@ -307,6 +315,25 @@ Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig
     }
     LoweredKernel lowered = lower(flat, cfg, schedule);
     return Kernel(std::move(lowered), std::move(flat), automatic);
+}
+} // namespace
+
+Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config,
+                     const Schedule& schedule) {
+    return create_staged_kernel({assignments}, config, schedule);
+}
+
+Kernel create_kernel(const Stages& stages, const KernelConfig& config, const Schedule& schedule) {
+    for (std::size_t s = 0; s < stages.stages().size(); ++s)
+        if (stages.stages()[s].all().empty())
+            throw UserError(fmt::format(
+                "kernel '{}' has {} stages, and stage {} has no assignments; give every stage at "
+                "least one Assignment, or leave the empty stage out",
+                config.name, stages.stages().size(), s + 1));
+    if (stages.stages().empty())
+        throw UserError(fmt::format("kernel '{}' has no stages; pass Stages with at least one "
+                                    "AssignmentCollection", config.name));
+    return create_staged_kernel(stages.stages(), config, schedule);
 }
 
 } // namespace loom

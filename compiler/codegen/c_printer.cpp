@@ -305,6 +305,8 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
     }
     case StmtKind::Dense:
         throw InternalError("a Dense statement reached the code generator; lower_layers must run first");
+    case StmtKind::Stage:
+        throw InternalError("a Stage reached the code generator; fuse_stages must run first");
     }
     return "";
 }

@@ -162,6 +162,10 @@ StmtParts parts(const Stmt& s) {
         break;
     }
     case StmtKind::Comment: p.text = s.as<CommentNode>()->text; break;
+    case StmtKind::Stage:
+        p.ints = {s.as<StageNode>()->index};
+        p.stmts = {s.as<StageNode>()->body};
+        break;
     case StmtKind::Dense: {
         auto n = s.as<DenseNode>();
         const DenseLayer& l = n->layer;

@@ -462,6 +462,12 @@ Stmt IfThenNode::make(Expr cond, Stmt then_case) {
     return Stmt(std::make_shared<IfThenNode>(std::move(cond), std::move(then_case)));
 }
 
+Stmt StageNode::make(int index, Stmt body) {
+    require(index >= 1, "Stage", "index below 1");
+    require(body.defined(), "Stage", "no body");
+    return Stmt(std::make_shared<StageNode>(index, std::move(body)));
+}
+
 Stmt CommentNode::make(std::string text) {
     return Stmt(std::make_shared<CommentNode>(std::move(text)));
 }

@@ -463,6 +463,19 @@ struct CommentNode : StmtNode {
     static Stmt make(std::string text);
 };
 
+/// One stage of a multi-stage kernel (KernelConfig-level `Stages`): its statements run over the
+/// whole iteration space after those of every earlier stage, as if each stage were a kernel of
+/// its own launched in order. `index` counts from 1. Made by analyze_kernel only when a later
+/// stage reads an earlier stage's field at a neighbouring cell; fuse_stages replaces the stages by
+/// per-block computation with halos, and no later pass or printer accepts it.
+struct StageNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::Stage;
+    StageNode(int i, Stmt b) : StmtNode(static_kind), index(i), body(std::move(b)) {}
+    const int index;
+    const Stmt body;
+    static Stmt make(int index, Stmt body);
+};
+
 /// A fully connected layer over local arrays: output[i] = act(b_i + sum_j W_ij input[j]) for
 /// every i. Made by analyze_kernel from a layer's ArrayDefinition (after the Allocate of
 /// `output`), lowered to loops by lower_layers; no later pass or printer accepts it.

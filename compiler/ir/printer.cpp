@@ -245,6 +245,10 @@ public:
         case StmtKind::Block:
             for (auto& c : s.as<BlockNode>()->stmts) print(c, indent);
             break;
+        case StmtKind::Stage:
+            out += fmt::format("{}stage {}:\n", pad, s.as<StageNode>()->index);
+            print(s.as<StageNode>()->body, indent + 1);
+            break;
         case StmtKind::For: {
             auto n = s.as<ForNode>();
             // Serial loops print no kind, so the GPU pipeline's notation is unchanged.

@@ -88,6 +88,7 @@ void IRVisitor::visit_IfThen(const IfThenNode* n) {
     visit(n->then_case);
 }
 void IRVisitor::visit_Comment(const CommentNode*) {}
+void IRVisitor::visit_Stage(const StageNode* n) { visit(n->body); }
 void IRVisitor::visit_Dense(const DenseNode* n) {
     if (n->layer.activation.identity()) return;
     visit(n->layer.activation.input);
@@ -211,6 +212,10 @@ Stmt IRMutator::visit_ArrayStore(const ArrayStoreNode* n, const Stmt& self) {
 }
 Stmt IRMutator::visit_Allocate(const AllocateNode*, const Stmt& self) { return self; }
 Stmt IRMutator::visit_Barrier(const BarrierNode*, const Stmt& self) { return self; }
+Stmt IRMutator::visit_Stage(const StageNode* n, const Stmt& self) {
+    Stmt b = mutate(n->body);
+    return b.same_as(n->body) ? self : StageNode::make(n->index, b);
+}
 Stmt IRMutator::visit_Block(const BlockNode* n, const Stmt& self) {
     std::vector<Stmt> stmts;
     bool changed = false;

@@ -52,6 +52,7 @@ public:
         check_fields();
         check_cells_axis(schedule_, *a_.primary, cfg_.name);
         check_writes();
+        check_stages();
         check_gathers();
         compute_reach();
         resolve_ghost_layers();
@@ -60,12 +61,31 @@ public:
                            a_.bounds_depend_on_counters, cfg_.name);
         check_reduce_in_block(schedule_, a_.spatial_dims, cfg_.iteration_slice,
                               a_.bounds_depend_on_counters, cfg_.name);
+        check_stage_halos();
         collect_shifted_reads();
         a_.body = build_body();
         return std::move(a_);
     }
 
 private:
+    struct Read {
+        FieldPtr field;
+        std::vector<int> offsets, components;
+        std::size_t stmt;
+        bool indexed = false; ///< components chosen by IndexVars: any element may be read
+    };
+    struct Write {
+        FieldPtr field;
+        std::vector<int> offsets, components;
+        std::size_t stmt;
+        bool indexed = false; ///< components chosen by IndexVars: every element is written
+    };
+    /// A read at absolute positions (Field::at).
+    struct Gather {
+        FieldPtr field;
+        std::size_t stmt;
+    };
+
     [[noreturn]] void fail(const std::string& what) const {
         throw UserError(fmt::format("kernel '{}' {}", cfg_.name, what));
     }
@@ -183,6 +203,13 @@ private:
     }
 
     void check_temp_read(const Expr& t, std::size_t stmt) {
+        if (auto d = temp_stage_.find(t.get()); d != temp_stage_.end() && d->second != in_[stmt].stage)
+            fail(fmt::format("reads the temporary '{}' in stage {} (assignment {}: `{}`), but stage "
+                             "{} defines it; a temporary lives within its stage, so write the "
+                             "value into a field in stage {} and read the field, or define the "
+                             "temporary again in stage {}",
+                             t.as<VarNode>()->name, in_[stmt].stage, stmt + 1, in_[stmt].text,
+                             d->second, d->second, in_[stmt].stage));
         if (defined_temps_.count(t.get())) return;
         const std::string& name = t.as<VarNode>()->name;
         if (in_[stmt].lhs.same_as(t))
@@ -223,6 +250,7 @@ private:
                                      "temporaries are defined once, so use a new temporary",
                                      v->name, i + 1, s.text));
                 defined_temps_.insert(s.lhs.get());
+                temp_stage_[s.lhs.get()] = s.stage;
             } else {
                 throw InternalError("assignment lhs is neither a field access nor a variable");
             }
@@ -376,6 +404,12 @@ private:
                 const Write& a = writes_[j];
                 const Write& b = writes_[i];
                 if (a.field != b.field) continue;
+                if (stage(a) != stage(b))
+                    fail(fmt::format("writes field {} in stage {} (assignment {}: `{}`) and again in "
+                                     "stage {} (assignment {}: `{}`); each field is written by one "
+                                     "stage, so write the later stage's result into another field",
+                                     a.field->name, stage(a), a.stmt + 1, in_[a.stmt].text, stage(b),
+                                     b.stmt + 1, in_[b.stmt].text));
                 if (a.indexed || b.indexed) {
                     const Write& x = a.indexed ? a : b;
                     fail(fmt::format("writes field {} in assignment {} (`{}`) with an IndexVar, "
@@ -402,8 +436,9 @@ private:
             std::set<std::vector<int>> bad;
             for (auto& r : reads_)
                 // Another cell's copy of an element this kernel writes: a different component
-                // of a neighbour is never written, so reading it is safe.
-                if (r.field == w.field && r.offsets != w.offsets &&
+                // of a neighbour is never written, so reading it is safe. A later stage reads
+                // what an earlier one wrote (check_stages checks the other order).
+                if (r.field == w.field && r.offsets != w.offsets && stage(r) == stage(w) &&
                     (r.components == w.components || r.indexed || w.indexed))
                     bad.insert(r.offsets);
             if (!bad.empty()) {
@@ -416,6 +451,112 @@ private:
                     w.field->name, fmt::join(o, ", "), offsets_text(w.offsets)));
             }
         }
+    }
+
+    // ---- stages ----
+    int stage(const Read& r) const { return in_[r.stmt].stage; }
+    int stage(const Write& w) const { return in_[w.stmt].stage; }
+
+    /// Stages run one after another over the whole iteration space, but once fused, each block
+    /// runs them for its own cells: a stage that overwrites what an earlier stage reads at a
+    /// neighbour's cell would race with the neighbour's block. A later stage reading an earlier
+    /// stage's field at a neighbouring cell is what stages are for: it makes halos.
+    void check_stages() {
+        a_.stages = in_.empty() ? 1 : in_.back().stage;
+        if (a_.stages == 1) return;
+        for (auto& w : writes_) {
+            if (std::any_of(w.offsets.begin(), w.offsets.end(), [](int o) { return o != 0; }))
+                fail(fmt::format("writes {}{} in stage {} (assignment {}: `{}`); in a kernel of "
+                                 "several stages, each stage writes at the cell itself, so write "
+                                 "{}.center() and shift the reads instead",
+                                 w.field->name, offsets_text(w.offsets), stage(w), w.stmt + 1,
+                                 in_[w.stmt].text, w.field->name));
+            for (auto& r : reads_) {
+                if (r.field != w.field || stage(r) >= stage(w) || r.offsets == w.offsets ||
+                    (r.components != w.components && !r.indexed && !w.indexed))
+                    continue;
+                fail(fmt::format("reads field {} at {} in stage {} (assignment {}: `{}`) and writes "
+                                 "it in the later stage {} (assignment {}: `{}`): fused into one "
+                                 "kernel, a neighbouring block may run stage {} before this block's "
+                                 "stage {} reads the cell (a race). Write stage {}'s result into "
+                                 "another field",
+                                 r.field->name, offsets_text(r.offsets), stage(r), r.stmt + 1,
+                                 in_[r.stmt].text, stage(w), w.stmt + 1, in_[w.stmt].text, stage(w),
+                                 stage(r), stage(w)));
+            }
+        }
+        for (auto& r : reads_)
+            for (auto& w : writes_)
+                if (r.field == w.field && stage(r) > stage(w) && r.offsets != w.offsets &&
+                    (r.components == w.components || r.indexed || w.indexed)) {
+                    if (r.indexed)
+                        fail(fmt::format("reads field {} at {} with an IndexVar component in stage {} "
+                                         "(assignment {}: `{}`), and stage {} writes it; a later stage "
+                                         "reads an earlier stage's field at neighbouring cells with "
+                                         "literal components only so far, such as {}(0){}",
+                                         r.field->name, offsets_text(r.offsets), stage(r), r.stmt + 1,
+                                         in_[r.stmt].text, stage(w), r.field->name, offsets_text(r.offsets)));
+                    a_.stage_halos = true;
+                    halo_reads_.push_back(r);
+                }
+        if (!a_.stage_halos) return;
+        // An earlier stage that a later one reads at neighbouring cells is computed per block
+        // over the tile plus its halo, in a loop the block's threads share: plain assignments.
+        for (std::size_t i = 0; i < in_.size(); ++i) {
+            if (in_[i].stage == a_.stages) continue;
+            for (const Expr* root : {&in_[i].lhs, &in_[i].rhs})
+                for (const Expr& e : subexpressions(*root)) {
+                    const char* what = nullptr;
+                    if (e.is<ReduceNode>()) what = "a reduction (sum, max, min, mean)";
+                    if (auto fa = e.as<FieldAccessNode>(); fa && fa->indexed_components())
+                        what = "an IndexVar";
+                    if (auto l = e.as<ArrayLoadNode>(); l && l->array->definition) what = "a layer";
+                    if (!what) continue;
+                    fail(fmt::format("uses {} in stage {} (assignment {}: `{}`), which a later stage "
+                                     "reads at neighbouring cells; blocks compute such a stage over "
+                                     "their tile plus its halo, which supports plain assignments "
+                                     "only so far. Move it into the last stage, or into a kernel "
+                                     "of its own", what, in_[i].stage, i + 1, in_[i].text));
+                }
+        }
+    }
+
+    /// What fusing with halos needs of the launch: the tiled form's (check_shared_tiles), named
+    /// after the stages, which ask for it.
+    void check_stage_halos() const {
+        if (!a_.stage_halos) return;
+        const Read& r = halo_reads_.front();
+        const std::string why = fmt::format(
+            "stage {} reads field {} at {}, which stage {} writes, so each block computes stage {} "
+            "over its tile plus a halo in shared memory",
+            stage(r), r.field->name, offsets_text(r.offsets), written_in(r.field), written_in(r.field));
+        const char* fix = "split the stages into kernels of their own";
+        if (schedule_.reduce_in_block)
+            fail(fmt::format("has Schedule::reduce_in_block = true and several stages: {}, not one "
+                             "cell per block; set reduce_in_block to false, or {}", why, fix));
+        if (a_.spatial_dims > 3)
+            fail(fmt::format("has {} spatial axes and several stages: {}, and tiles cover at most "
+                             "three axes; {}", a_.spatial_dims, why, fix));
+        if (schedule_.manual_launch_grid)
+            fail(fmt::format("has manual_launch_grid = true and several stages: {}, so loom "
+                             "chooses the tiles and the grid; set manual_launch_grid to false, or {}",
+                             why, fix));
+        if (a_.bounds_depend_on_counters)
+            fail(fmt::format("has a slice bound that uses another counter and several stages: {}, "
+                             "and tiles of different shapes are not supported; {}", why, fix));
+        if (cfg_.iteration_slice)
+            for (std::size_t d = 0; d < cfg_.iteration_slice->dims.size(); ++d)
+                if (cfg_.iteration_slice->dims[d].step != 1)
+                    fail(fmt::format("has the slice {} that steps by {} on axis {}, and several "
+                                     "stages: {}, and tiles hold neighbouring cells, so steps must "
+                                     "be 1; {}", cfg_.iteration_slice->describe(),
+                                     cfg_.iteration_slice->dims[d].step, d, why, fix));
+    }
+
+    int written_in(const FieldPtr& f) const {
+        for (auto& w : writes_)
+            if (w.field == f) return stage(w);
+        return 0;
     }
 
     // ---- ghost layers and slices ----
@@ -757,7 +898,7 @@ private:
     }
 
     Stmt build_body() {
-        std::vector<Stmt> out;
+        std::vector<Stmt> out, stages;
         StrengthenConstants strengthen;
         for (std::size_t i = 0; i < in_.size(); ++i) {
             const SourceAssignment& s = in_[i];
@@ -779,27 +920,15 @@ private:
                                                                v->as<VarNode>()->extent),
                                            ConstNode::make_int(ScalarType::Int32, 1), assign, -1);
             out.push_back(assign);
+            // The stages apart only where fusing needs them (stage_halos); else one sequence.
+            const bool last_of_stage = i + 1 == in_.size() || in_[i + 1].stage != s.stage;
+            if (a_.stage_halos && last_of_stage) {
+                stages.push_back(StageNode::make(s.stage, BlockNode::make(std::move(out))));
+                out.clear();
+            }
         }
-        return BlockNode::make(std::move(out));
+        return BlockNode::make(a_.stage_halos ? std::move(stages) : std::move(out));
     }
-
-    struct Read {
-        FieldPtr field;
-        std::vector<int> offsets, components;
-        std::size_t stmt;
-        bool indexed = false; ///< components chosen by IndexVars: any element may be read
-    };
-    struct Write {
-        FieldPtr field;
-        std::vector<int> offsets, components;
-        std::size_t stmt;
-        bool indexed = false; ///< components chosen by IndexVars: every element is written
-    };
-    /// A read at absolute positions (Field::at).
-    struct Gather {
-        FieldPtr field;
-        std::size_t stmt;
-    };
 
     const std::vector<SourceAssignment>& in_;
     const KernelConfig& cfg_;
@@ -808,8 +937,10 @@ private:
     std::vector<Read> reads_;
     std::vector<Write> writes_;
     std::vector<Gather> gathers_;
+    std::vector<Read> halo_reads_; ///< reads of an earlier stage's field at a neighbouring cell
     std::vector<std::pair<int, std::size_t>> counters_; ///< (axis, statement)
     std::set<const ExprNode*> defined_temps_;
+    std::map<const ExprNode*, int> temp_stage_; ///< temporary -> the stage that defines it
     std::set<const ArrayInfo*> noted_arrays_;
     std::map<const ArrayInfo*, ArrayPtr> placed_arrays_; ///< a layer array -> as placed
 };

@@ -29,13 +29,19 @@ struct KernelAnalysis {
     /// Ghost layers per axis (low, high), resolved from the config; zeros when a slice is set.
     std::vector<std::pair<int, int>> ghost_layers;
     bool bounds_depend_on_counters = false; ///< a slice bound uses another counter
+    int stages = 1; ///< the kernel's stages (Stages); 1 for a kernel of plain assignments
+    /// A later stage reads a field an earlier stage writes at a neighbouring cell: the body holds
+    /// one Stage per stage, which fuse_stages computes per block with halos. Without such a read
+    /// the stages are one sequence of statements per cell, and the body has no Stage.
+    bool stage_halos = false;
     FieldPtr primary;               ///< the field whose layout decides the thread mapping
     const FieldInfo* fixed_shape_source = nullptr; ///< a fixed-shape field, if any
     /// The kernel body: for each assignment a Comment with its DSL text, then the Assign, with
     /// implicit conversions made explicit (Cast nodes) and weak constants typed. Before the first
     /// assignment that reads a layer's array, the layer's statements (its ArrayDefinition): a
     /// Comment, an Allocate and a Dense, after those of the arrays it reads (and the Allocate
-    /// and ArrayStores of a `<name>_in` array when its inputs are not one whole array).
+    /// and ArrayStores of a `<name>_in` array when its inputs are not one whole array). With
+    /// stage_halos, a Stage per stage holds its statements.
     Stmt body;
 };
 

@@ -6,6 +6,7 @@ namespace loom::ir {
 
 Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) {
     Schedule s = requested;
+    if (facts.stage_halos) s.shared_tiles = true;
     int mapped = 0;
     for (int a : facts.axis_of_dim) mapped += a >= 0;
     if (!s.block)

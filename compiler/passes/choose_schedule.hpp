@@ -19,8 +19,11 @@
 // - shared_memory_budget: 100 KiB (each launch checks the staged bytes against the device's
 //   limit per block).
 // - vector_width: 1, scalar loads and stores (the only width implemented).
-// - max_registers, manual_launch_grid, shared_tiles and reduce_in_block: nothing to choose; 0
-//   leaves registers to the compiler, the two forms of blocks are off unless requested.
+// - shared_tiles: on for a kernel of several stages where a later stage reads an earlier one's
+//   field at neighbouring cells (fuse_stages computes the earlier stages per tile); else as
+//   requested.
+// - max_registers, manual_launch_grid and reduce_in_block: nothing to choose; 0 leaves registers
+//   to the compiler, a block per cell is off unless requested.
 #pragma once
 
 #include <loom/launch.hpp>
@@ -44,6 +47,7 @@ struct ScheduleFacts {
     std::array<int, 3> axis_of_dim{-1, -1, -1}; ///< the spatial axis each block dimension walks
     bool manual_grid = false; ///< manual_launch_grid, or slice bounds that use another counter
     bool has_layers = false;  ///< the body computes local arrays in loops (neural layers)
+    bool stage_halos = false; ///< a later stage reads an earlier one at neighbouring cells
 };
 
 /// The request with every open field filled in by the rules above (the block before

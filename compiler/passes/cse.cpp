@@ -503,6 +503,19 @@ private:
 } // namespace
 
 Stmt eliminate_common_subexpressions(const Stmt& body) {
+    // Stages: each on its own, as each runs in a loop of its own once fused (fuse_stages).
+    if (auto b = body.as<BlockNode>(); b && !b->stmts.empty() && b->stmts[0].is<StageNode>()) {
+        std::vector<Stmt> stages;
+        bool changed = false;
+        for (const Stmt& s : b->stmts) {
+            auto stage = s.as<StageNode>();
+            if (!stage) throw InternalError("common-subexpression elimination: a stage next to a statement");
+            Stmt e = eliminate_common_subexpressions(stage->body);
+            changed |= !e.same_as(stage->body);
+            stages.push_back(e.same_as(stage->body) ? s : StageNode::make(stage->index, e));
+        }
+        return changed ? BlockNode::make(std::move(stages)) : body;
+    }
     auto block = body.as<BlockNode>();
     if (!block)
         throw InternalError(fmt::format(

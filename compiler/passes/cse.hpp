@@ -11,7 +11,7 @@ namespace loom::ir {
 /// expressions are taken first; constants, variables, counters and single field accesses are
 /// never extracted. The names say what the value is ("sum_src", "prod_alpha_u", "sqrt_t").
 /// Statement order and the values computed are unchanged; returns `body` itself (same handle)
-/// when nothing repeats.
+/// when nothing repeats. A Block of Stages: each stage's statements on their own.
 Stmt eliminate_common_subexpressions(const Stmt& body);
 
 } // namespace loom::ir

@@ -83,7 +83,7 @@ GpuMapped map_tiles(const std::vector<const ForNode*>& loops, const Stmt& inner,
         counters.push_back(DeclareNode::make(f->var, add(origin, local)));
         Expr inside = BinaryNode::make(BinaryOp::Lt, f->var, f->stop);
         guard = guard.defined() ? BinaryNode::make(BinaryOp::And, guard, inside) : inside;
-        out.tiles.push_back({f->axis, d, f->var, origin, local, span, f->stop});
+        out.tiles.push_back({f->axis, d, f->var, origin, local, span, f->stop, f->start});
     }
     // Innermost first: the guarded body, the cells, the threads, the origins, the blocks.
     std::vector<Stmt> cell_body = counters;

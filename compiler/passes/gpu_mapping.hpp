@@ -38,6 +38,7 @@ struct BlockTileAxis {
     Expr local;             ///< the cell's position in the tile, 0 to span - 1 (thread and cell)
     std::int64_t span = 1;  ///< the cells a block covers along the axis
     Expr stop;              ///< the end of the iteration space along the axis (exclusive)
+    Expr start;             ///< its first cell
 };
 
 /// A mapped loop nest, and where its blocks' tiles lie (empty unless ThreadMapping::tiles).

@@ -104,6 +104,9 @@ protected:
             throw InternalError("verify: a barrier inside a thread loop or a guard, which some "
                                 "threads of the block would never reach");
     }
+    void visit_Stage(const StageNode* n) override {
+        fail(fmt::format("stage {} left as a Stage", n->index), "fuse_stages");
+    }
     void visit_Load(const LoadNode* n) override {
         if (!n->flat()) fail(fmt::format("a load of {} at coordinates", n->field->name), "flatten_addresses");
         IRVisitor::visit_Load(n);

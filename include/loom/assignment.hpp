@@ -56,4 +56,28 @@ private:
     std::vector<Assignment> subexpressions_;
 };
 
+/// The stages of a multi-stage kernel, in order: a stencil of a stencil in one kernel. Each stage
+/// computes over the whole iteration space after the stage before it, exactly as if the stages
+/// were separate kernels launched one after another, so a later stage may read what an earlier
+/// one wrote at neighbouring cells. create_kernel checks the dependencies between the stages
+/// (a later stage writing what an earlier one reads at neighbouring cells is a race and refused)
+/// and fuses them: each block computes the earlier stages over its tile plus the halo the later
+/// stages read, in shared memory (docs/guide.md, "Multi-stage kernels").
+///
+///     auto k = create_kernel(Stages({{t.center() = ...}, {v.center() = t[1, 0] - t[-1, 0]}}));
+class Stages {
+public:
+    Stages() = default;
+    explicit Stages(std::vector<AssignmentCollection> stages) : stages_(std::move(stages)) {}
+    /// Appends a stage that runs after the ones before it.
+    Stages& then(const AssignmentCollection& stage) {
+        stages_.push_back(stage);
+        return *this;
+    }
+    const std::vector<AssignmentCollection>& stages() const { return stages_; }
+
+private:
+    std::vector<AssignmentCollection> stages_;
+};
+
 } // namespace loom

@@ -77,6 +77,11 @@ private:
 /// precise message on bad input.
 Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config = {},
                      const Schedule& schedule = {});
+/// Generates one kernel from several stages (see Stages): the same as running each stage as a
+/// kernel of its own, in order, over the same iteration space. Throws UserError when a stage is
+/// empty, or when the stages race (a stage writes a field that an earlier stage reads at
+/// neighbouring cells, or two stages write one field).
+Kernel create_kernel(const Stages& stages, const KernelConfig& config = {}, const Schedule& schedule = {});
 
 /// Whether format_source finds clang-format: $LOOM_CLANG_FORMAT (a path, or a name on PATH) when
 /// set, else clang-format, clang-format-19, ..., clang-format-14 on PATH.

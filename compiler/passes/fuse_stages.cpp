@@ -1,0 +1,354 @@
+#include "compiler/passes/fuse_stages.hpp"
+
+#include "compiler/ir/visitor.hpp"
+#include "compiler/passes/choose_schedule.hpp"
+#include "compiler/passes/simplify.hpp"
+#include "compiler/passes/tile_layout.hpp"
+
+#include <loom/errors.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+
+namespace loom::ir {
+
+namespace {
+
+/// One field at one literal component: what a stage tile holds.
+struct Key {
+    const FieldInfo* field;
+    std::vector<std::int64_t> components;
+    bool operator<(const Key& o) const { return field != o.field ? field < o.field : components < o.components; }
+};
+
+/// A field a stage writes and a later stage reads, with how far those reads reach.
+struct StageTile {
+    FieldPtr field;
+    std::vector<std::int64_t> components;
+    int stage = 0;
+    std::vector<int> reach_below, reach_above; ///< per tile axis, of the later stages' reads
+    TileLayout layout;
+};
+
+/// A load of a field an earlier stage writes, in stage `reader`.
+struct StageRead {
+    int reader;
+    Key key;
+    std::vector<int> offsets;
+};
+
+std::vector<std::int64_t> components_of(const FieldInfo& f, const std::vector<Expr>& indices) {
+    std::vector<std::int64_t> out;
+    for (std::size_t c = std::size_t(f.spatial_dims); c < indices.size(); ++c) {
+        auto k = indices[c].as<ConstNode>();
+        if (!k) throw InternalError("fuse_stages: a stage writes a component that is not a literal (analyze_kernel)");
+        out.push_back(k->int_value);
+    }
+    return out;
+}
+
+/// The Block of Stages inside the threads, if any.
+const BlockNode* find_stages(const Stmt& body) {
+    struct Find : IRVisitor {
+        const BlockNode* found = nullptr;
+        void visit_Block(const BlockNode* b) override {
+            if (!b->stmts.empty() && b->stmts[0].is<StageNode>()) found = b;
+            else IRVisitor::visit_Block(b);
+        }
+    } f;
+    f.visit(body);
+    return f.found;
+}
+
+/// The fields each stage writes: (field, components) -> stage.
+std::map<Key, int> find_writers(const std::vector<const StageNode*>& stages) {
+    struct Find : IRVisitor {
+        std::map<Key, int>& out;
+        int stage = 0;
+        explicit Find(std::map<Key, int>& o) : out(o) {}
+        void visit_Store(const StoreNode* s) override {
+            IRVisitor::visit_Store(s);
+            out[{s->field.get(), components_of(*s->field, s->indices)}] = stage;
+        }
+    };
+    std::map<Key, int> out;
+    Find find(out);
+    for (const StageNode* s : stages) {
+        find.stage = s->index;
+        find.visit(s->body);
+    }
+    return out;
+}
+
+/// Every read of a field an earlier stage writes, relative to the counters.
+std::vector<StageRead> find_stage_reads(const std::vector<const StageNode*>& stages,
+                                        const std::map<Key, int>& writers,
+                                        const std::vector<BlockTileAxis>& axes) {
+    struct Find : IRVisitor {
+        const std::map<Key, int>& writers;
+        const std::vector<BlockTileAxis>& axes;
+        std::vector<Expr> counters;
+        std::vector<StageRead> out;
+        int stage = 0;
+        Find(const std::map<Key, int>& w, const std::vector<BlockTileAxis>& a)
+            : writers(w), axes(a), counters(tile_counters(a)) {}
+        void visit_Load(const LoadNode* l) override {
+            IRVisitor::visit_Load(l);
+            bool earlier = false;
+            for (auto& [key, s] : writers) earlier |= key.field == l->field.get() && s < stage;
+            if (!earlier) return;
+            std::optional<TileAccess> at = match_tile_access(l, axes, counters);
+            if (!at)
+                throw InternalError(fmt::format("fuse_stages: stage {} reads {}, which an earlier stage "
+                                                "writes, in a form other than counter +- k (analyze_kernel)",
+                                                stage, l->field->name));
+            Key key{l->field.get(), at->components};
+            auto w = writers.find(key);
+            if (w == writers.end() || w->second >= stage) return; // a component no stage writes
+            out.push_back({stage, key, at->offsets});
+        }
+    } find(writers, axes);
+    for (const StageNode* s : stages) {
+        find.stage = s->index;
+        find.visit(s->body);
+    }
+    return find.out;
+}
+
+/// Counters replaced by a fill loop's cells.
+class Rebind : public IRMutator {
+public:
+    Rebind(const std::vector<Expr>& from, const std::vector<Expr>& to) : from_(from), to_(to) {}
+
+protected:
+    Expr visit_Var(const VarNode*, const Expr& self) override {
+        for (std::size_t i = 0; i < from_.size(); ++i)
+            if (self.same_as(from_[i])) return to_[i];
+        return self;
+    }
+
+private:
+    const std::vector<Expr>& from_;
+    const std::vector<Expr>& to_;
+};
+
+/// Reads of earlier stages' fields, at `cells +- k`, become reads of their tiles at `positions`.
+class ReadStageTiles : public IRMutator {
+public:
+    ReadStageTiles(const std::map<Key, StageTile>& tiles, const std::vector<BlockTileAxis>& axes,
+                   std::vector<Expr> cells, std::vector<Expr> positions, int stage)
+        : tiles_(tiles), axes_(axes), cells_(std::move(cells)), positions_(std::move(positions)), stage_(stage) {}
+
+protected:
+    Expr visit_Load(const LoadNode* n, const Expr& self) override {
+        std::optional<TileAccess> at = match_tile_access(n, axes_, cells_);
+        if (!at) return IRMutator::visit_Load(n, self);
+        auto it = tiles_.find({n->field.get(), at->components});
+        if (it == tiles_.end() || it->second.stage >= stage_) return self;
+        const TileLayout& t = it->second.layout;
+        return ArrayLoadNode::make(t.array, tile_element(t, positions_, at->offsets));
+    }
+
+private:
+    const std::map<Key, StageTile>& tiles_;
+    const std::vector<BlockTileAxis>& axes_;
+    std::vector<Expr> cells_, positions_;
+    int stage_;
+};
+
+/// A stage's stores in its fill loop: into the field's tile (when a later stage reads it), and
+/// into the field where the cell is the block's own.
+class StoreStageTiles : public IRMutator {
+public:
+    StoreStageTiles(const std::map<Key, StageTile>& tiles, Expr k, Expr own)
+        : tiles_(tiles), k_(std::move(k)), own_(std::move(own)) {}
+
+protected:
+    Stmt visit_Store(const StoreNode* n, const Stmt&) override {
+        auto it = tiles_.find({n->field.get(), components_of(*n->field, n->indices)});
+        if (it == tiles_.end()) return IfThenNode::make(own_, StoreNode::make(n->field, n->indices, n->value));
+        const ArrayPtr& tile = it->second.layout.array;
+        return BlockNode::make({ArrayStoreNode::make(tile, k_, n->value),
+                                IfThenNode::make(own_, StoreNode::make(n->field, n->indices, ArrayLoadNode::make(tile, k_)))});
+    }
+
+private:
+    const std::map<Key, StageTile>& tiles_;
+    Expr k_, own_;
+};
+
+Expr all_of(const std::vector<Expr>& conditions) {
+    Expr out;
+    for (const Expr& c : conditions) out = out.defined() ? BinaryNode::make(BinaryOp::And, out, c) : c;
+    return out;
+}
+
+/// `lo <= v && v < hi`, each side with an offset folded in.
+void within(std::vector<Expr>& out, const Expr& v, const Expr& lo, std::int64_t below, const Expr& hi,
+            std::int64_t above) {
+    const ScalarType t = v.type();
+    out.push_back(BinaryNode::make(BinaryOp::Ge, v, simplify(BinaryNode::make(BinaryOp::Sub, lo, ConstNode::make_int(t, below)))));
+    out.push_back(BinaryNode::make(BinaryOp::Lt, v, simplify(BinaryNode::make(BinaryOp::Add, hi, ConstNode::make_int(t, above)))));
+}
+
+/// The loop that computes stage `s` over its region (see fuse_stages).
+Stmt stage_loop(const StageNode* s, const TileLayout& region, const std::map<Key, StageTile>& tiles,
+                const std::vector<BlockTileAxis>& axes) {
+    const std::vector<Expr> counters = tile_counters(axes);
+    return tile_loop(region, axes, [&](const std::vector<Expr>& cells, const std::vector<Expr>& positions, const Expr& k) {
+        const ScalarType type = cells[0].type();
+        std::vector<Expr> in_space, own;
+        for (std::size_t i = 0; i < axes.size(); ++i) {
+            within(in_space, cells[i], axes[i].start, 0, axes[i].stop, 0);
+            within(own, positions[i], ConstNode::make_int(type, 0), 0, ConstNode::make_int(type, axes[i].span), 0);
+        }
+        Stmt body = Rebind(counters, cells).mutate(s->body);
+        body = ReadStageTiles(tiles, axes, cells, positions, s->index).mutate(body);
+        body = StoreStageTiles(tiles, k, all_of(own)).mutate(body);
+        std::vector<Stmt> out{IfThenNode::make(all_of(in_space), body)};
+        // Past the iteration space, the field's own value, as far as a later stage reads it.
+        for (auto& [key, t] : tiles) {
+            if (t.stage != s->index) continue;
+            std::vector<Expr> near, at(std::size_t(t.field->array_dims()));
+            for (std::size_t i = 0; i < axes.size(); ++i) {
+                within(near, cells[i], axes[i].start, t.reach_below[i], axes[i].stop, t.reach_above[i]);
+                at[std::size_t(axes[i].axis)] = cells[i];
+            }
+            for (std::size_t c = 0; c < t.components.size(); ++c)
+                at[std::size_t(t.field->spatial_dims) + c] = ConstNode::make_int(type, t.components[c]);
+            Expr outside = BinaryNode::make(BinaryOp::And, all_of(near), UnaryNode::make(UnaryOp::Not, all_of(in_space)));
+            out.push_back(IfThenNode::make(outside, ArrayStoreNode::make(t.layout.array, k, LoadNode::make(t.field, at))));
+        }
+        return BlockNode::make(std::move(out));
+    });
+}
+
+/// In the threads: the last stage alone, its reads of earlier stages' fields from their tiles.
+class ComputeLastStage : public IRMutator {
+public:
+    ComputeLastStage(const std::map<Key, StageTile>& tiles, const std::vector<BlockTileAxis>& axes)
+        : tiles_(tiles), axes_(axes) {}
+
+protected:
+    Stmt visit_Block(const BlockNode* b, const Stmt& self) override {
+        if (b->stmts.empty() || !b->stmts[0].is<StageNode>()) return IRMutator::visit_Block(b, self);
+        auto last = b->stmts.back().as<StageNode>();
+        std::vector<Expr> locals;
+        for (const BlockTileAxis& a : axes_) locals.push_back(a.local);
+        return ReadStageTiles(tiles_, axes_, tile_counters(axes_), locals, last->index).mutate(last->body);
+    }
+
+private:
+    const std::map<Key, StageTile>& tiles_;
+    const std::vector<BlockTileAxis>& axes_;
+};
+
+std::string tile_name(const StageTile& t) {
+    std::string name = t.field->name + "_tile";
+    for (std::int64_t c : t.components) name += "_" + std::to_string(c);
+    return name;
+}
+
+} // namespace
+
+FusedStages fuse_stages(const Stmt& body, const std::vector<BlockTileAxis>& axes, std::size_t budget,
+                        const std::string& kernel) {
+    FusedStages out;
+    out.body = body;
+    const BlockNode* block = find_stages(body);
+    if (!block) return out;
+    if (axes.empty()) throw InternalError("fuse_stages needs the tiled form (map_to_gpu with tiles)");
+    std::vector<const StageNode*> stages;
+    for (const Stmt& s : block->stmts) {
+        stages.push_back(s.as<StageNode>());
+        if (!stages.back() || stages.back()->index != int(stages.size()))
+            throw InternalError("fuse_stages: a block of stages holds something else, or skips a stage");
+    }
+    const int last = int(stages.size());
+    const std::size_t n = axes.size();
+
+    // What each stage reads of the earlier ones, and so how far each stage's halo reaches:
+    // backwards, a stage's halo covers its readers' halos plus how far they read.
+    std::map<Key, int> writers = find_writers(stages);
+    std::vector<StageRead> reads = find_stage_reads(stages, writers, axes);
+    std::vector<std::vector<int>> below(std::size_t(last) + 1, std::vector<int>(n, 0)), above = below;
+    std::map<Key, StageTile> tiles;
+    for (int s = last - 1; s >= 1; --s)
+        for (const StageRead& r : reads) {
+            if (writers.at(r.key) != s) continue;
+            StageTile& t = tiles[r.key];
+            if (t.stage == 0) {
+                t.stage = s;
+                t.components = r.key.components;
+                t.reach_below.assign(n, 0);
+                t.reach_above.assign(n, 0);
+            }
+            for (std::size_t i = 0; i < n; ++i) {
+                below[std::size_t(s)][i] = std::max(below[std::size_t(s)][i], below[std::size_t(r.reader)][i] - std::min(0, r.offsets[i]));
+                above[std::size_t(s)][i] = std::max(above[std::size_t(s)][i], above[std::size_t(r.reader)][i] + std::max(0, r.offsets[i]));
+                t.reach_below[i] = std::max(t.reach_below[i], -r.offsets[i]);
+                t.reach_above[i] = std::max(t.reach_above[i], r.offsets[i]);
+            }
+        }
+    // The fields themselves, for the tiles' types and names (the keys hold bare pointers).
+    struct Fields : IRVisitor {
+        std::map<const FieldInfo*, FieldPtr> of;
+        void visit_Store(const StoreNode* s) override {
+            IRVisitor::visit_Store(s);
+            of[s->field.get()] = s->field;
+        }
+    } fields;
+    fields.visit(body);
+    std::vector<std::string> sizes;
+    for (auto& [key, t] : tiles) {
+        t.field = fields.of.at(key.field);
+        t.layout = lay_out_tile(tile_name(t), t.field->type, axes, below[std::size_t(t.stage)], above[std::size_t(t.stage)]);
+        out.bytes += rounded_shared_bytes(t.layout.bytes);
+        sizes.push_back(t.layout.array->describe());
+        out.staged.push_back(fmt::format("stage {}: {}, {} bytes", t.stage, t.layout.array->describe(), t.layout.bytes));
+    }
+    const std::size_t limit = std::min(budget, kMaxStaticSharedMemory);
+    if (out.bytes > limit)
+        throw UserError(fmt::format(
+            "kernel '{}' has {} stages, and the tiles its blocks compute the earlier stages into need "
+            "{} bytes of shared memory per block ({}), more than the {} bytes {}; use a smaller "
+            "Schedule::block or fewer cells_per_thread, or split the stages into kernels of their own",
+            kernel, last, out.bytes, fmt::join(sizes, ", "), limit,
+            limit == budget && budget < kMaxStaticSharedMemory ? "of Schedule::shared_memory_budget"
+                                                           : "(48 KB) of static shared memory a block may have"));
+
+    // Each earlier stage: its tiles, the loop over its region, a barrier.
+    const std::vector<std::size_t> order = slowest_first(axes);
+    std::vector<Stmt> before;
+    for (const StageNode* s : stages) {
+        if (s->index == last) break;
+        const std::vector<int>& lo = below[std::size_t(s->index)];
+        const std::vector<int>& hi = above[std::size_t(s->index)];
+        std::string where, computed;
+        for (std::size_t i : order) {
+            const std::string& o = axes[i].origin.as<VarNode>()->name;
+            where += fmt::format("{}[{} - {}, {} + {})", where.empty() ? "" : " x ", o, lo[i], o, axes[i].span + hi[i]);
+        }
+        std::vector<Stmt> allocs;
+        for (auto& [key, t] : tiles)
+            if (t.stage == s->index) {
+                computed += (computed.empty() ? "" : ", ") + t.layout.array->describe();
+                allocs.push_back(AllocateNode::make(t.layout.array));
+            }
+        before.push_back(CommentNode::make(fmt::format(
+            "stage {} over the cells {}{}", s->index, where,
+            computed.empty() ? std::string() : ": into " + computed)));
+        before.insert(before.end(), allocs.begin(), allocs.end());
+        TileLayout region = lay_out_tile("stage", ScalarType::Float32, axes, lo, hi);
+        before.push_back(stage_loop(s, region, tiles, axes));
+        before.push_back(BarrierNode::make());
+    }
+    ComputeLastStage compute(tiles, axes);
+    out.body = insert_before_threads(body, before, [&](const Stmt& s) { return compute.mutate(s); }, "fuse_stages");
+    return out;
+}
+
+} // namespace loom::ir

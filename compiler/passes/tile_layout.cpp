@@ -1,0 +1,159 @@
+#include "compiler/passes/tile_layout.hpp"
+
+#include "compiler/ir/visitor.hpp"
+#include "compiler/passes/simplify.hpp"
+
+#include <loom/errors.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace loom::ir {
+
+std::optional<TileAccess> match_tile_access(const LoadNode* load, const std::vector<BlockTileAxis>& axes,
+                                            const std::vector<Expr>& counters) {
+    const FieldInfo& f = *load->field;
+    if (load->flat() && f.array_dims() != 1) return std::nullopt;
+    if (f.spatial_dims != int(axes.size())) return std::nullopt;
+    TileAccess out;
+    out.offsets.assign(axes.size(), 0);
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        const Expr& c = load->indices[std::size_t(axes[i].axis)];
+        if (c.same_as(counters[i])) continue;
+        auto b = c.as<BinaryNode>();
+        auto k = b ? b->b.as<ConstNode>() : nullptr;
+        if (!k || !b->a.same_as(counters[i]) || (b->op != BinaryOp::Add && b->op != BinaryOp::Sub) ||
+            std::abs(k->int_value) > 1024)
+            return std::nullopt;
+        out.offsets[i] = int(b->op == BinaryOp::Add ? k->int_value : -k->int_value);
+    }
+    for (std::size_t c = std::size_t(f.spatial_dims); c < load->indices.size(); ++c) {
+        auto k = load->indices[c].as<ConstNode>();
+        if (!k) return std::nullopt;
+        out.components.push_back(k->int_value);
+    }
+    return out;
+}
+
+std::vector<Expr> tile_counters(const std::vector<BlockTileAxis>& axes) {
+    std::vector<Expr> out;
+    for (const BlockTileAxis& a : axes) out.push_back(a.counter);
+    return out;
+}
+
+std::vector<std::size_t> slowest_first(const std::vector<BlockTileAxis>& axes) {
+    std::vector<std::size_t> order(axes.size());
+    for (std::size_t i = 0; i < axes.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return axes[a].dim > axes[b].dim; });
+    return order;
+}
+
+TileLayout lay_out_tile(const std::string& name, ScalarType type, const std::vector<BlockTileAxis>& axes,
+                        std::vector<int> below, std::vector<int> above) {
+    TileLayout t;
+    t.below = std::move(below);
+    t.above = std::move(above);
+    t.extent.assign(axes.size(), 0);
+    t.stride.assign(axes.size(), 0);
+    const std::vector<std::size_t> order = slowest_first(axes);
+    std::int64_t n = 1;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        t.extent[*it] = axes[*it].span + t.below[*it] + t.above[*it];
+        t.stride[*it] = n;
+        n *= t.extent[*it];
+    }
+    auto array = std::make_shared<ArrayInfo>();
+    array->name = name;
+    array->type = type;
+    array->size = int(std::min<std::int64_t>(n, INT32_MAX));
+    for (std::size_t i : order) array->shape.push_back(t.extent[i]);
+    array->space = MemorySpace::Shared;
+    array->static_shared = true;
+    t.array = array;
+    t.bytes = std::size_t(n) * std::size_t(bit_width(type) / 8);
+    return t;
+}
+
+Expr tile_element(const TileLayout& tile, const std::vector<Expr>& position, const std::vector<int>& offsets) {
+    const ScalarType type = position[0].type();
+    Expr index;
+    for (std::size_t i = 0; i < position.size(); ++i) {
+        Expr at = BinaryNode::make(BinaryOp::Add, position[i],
+                                   ConstNode::make_int(type, offsets[i] + tile.below[i]));
+        if (tile.stride[i] != 1) at = BinaryNode::make(BinaryOp::Mul, ConstNode::make_int(type, tile.stride[i]), at);
+        index = index.defined() ? BinaryNode::make(BinaryOp::Add, index, at) : at;
+    }
+    return simplify(index);
+}
+
+Stmt tile_loop(const TileLayout& t, const std::vector<BlockTileAxis>& axes,
+               const std::function<Stmt(const std::vector<Expr>&, const std::vector<Expr>&, const Expr&)>& body) {
+    const ScalarType type = axes[0].origin.type();
+    auto idx = [type](std::int64_t v) { return ConstNode::make_int(type, v); };
+    Expr k = VarNode::make(type, "k", VarRole::LoopIndex);
+    std::vector<Stmt> stmts;
+    std::vector<Expr> cells, positions;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        Expr position = t.stride[i] == 1 ? k : BinaryNode::make(BinaryOp::Div, k, idx(t.stride[i]));
+        // the slowest tile axis needs no modulo: k / stride is below its extent
+        const bool slowest = std::all_of(t.stride.begin(), t.stride.end(),
+                                         [&](std::int64_t s) { return s <= t.stride[i]; });
+        if (!slowest) position = BinaryNode::make(BinaryOp::Mod, position, idx(t.extent[i]));
+        Expr cell = VarNode::make(type, axes[i].counter.as<VarNode>()->name, VarRole::LoopIndex);
+        Expr first = BinaryNode::make(BinaryOp::Sub, axes[i].origin, idx(t.below[i]));
+        stmts.push_back(DeclareNode::make(cell, simplify(BinaryNode::make(BinaryOp::Add, first, position))));
+        cells.push_back(cell);
+        positions.push_back(simplify(BinaryNode::make(BinaryOp::Sub, position, idx(t.below[i]))));
+    }
+    stmts.push_back(body(cells, positions, k));
+    return ForNode::make(k, idx(0), idx(t.array->size), idx(1), BlockNode::make(std::move(stmts)), -1,
+                         ForKind::Cooperative);
+}
+
+namespace {
+/// The body of the innermost GpuBlock loop: its origin declarations, then the thread loops.
+class InsertBeforeThreads : public IRMutator {
+public:
+    InsertBeforeThreads(const std::vector<Stmt>& before, const std::function<Stmt(const Stmt&)>& threads,
+                        const char* pass)
+        : before_(before), threads_(threads), pass_(pass) {}
+    bool done = false;
+
+protected:
+    Stmt visit_For(const ForNode* f, const Stmt& self) override {
+        if (f->kind != ForKind::GpuBlock) return IRMutator::visit_For(f, self);
+        if (f->body.is<ForNode>()) return IRMutator::visit_For(f, self); // an outer block loop
+        auto block = f->body.as<BlockNode>();
+        if (!block) throw InternalError(std::string(pass_) + ": a block loop without origins");
+        std::vector<Stmt> stmts;
+        for (const Stmt& s : block->stmts) {
+            if (auto loop = s.as<ForNode>(); loop && loop->kind == ForKind::GpuThread) {
+                stmts.insert(stmts.end(), before_.begin(), before_.end());
+                stmts.push_back(threads_(s));
+                continue;
+            }
+            stmts.push_back(s);
+        }
+        done = true;
+        return ForNode::make(f->var, f->start, f->stop, f->step, BlockNode::make(std::move(stmts)),
+                             f->axis, f->kind, f->dim);
+    }
+
+private:
+    const std::vector<Stmt>& before_;
+    const std::function<Stmt(const Stmt&)>& threads_;
+    const char* pass_;
+};
+} // namespace
+
+Stmt insert_before_threads(const Stmt& body, const std::vector<Stmt>& before,
+                           const std::function<Stmt(const Stmt&)>& threads, const char* pass) {
+    InsertBeforeThreads insert(before, threads, pass);
+    Stmt out = insert.mutate(body);
+    if (!insert.done) throw InternalError(std::string(pass) + ": no GpuBlock loop to fill tiles in");
+    return out;
+}
+
+std::size_t rounded_shared_bytes(std::size_t bytes) { return (bytes + 15) / 16 * 16; }
+
+} // namespace loom::ir
