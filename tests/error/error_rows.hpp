@@ -13,6 +13,7 @@ std::vector<ErrorRow> space_rows();       ///< ghost layers, slices, races
 std::vector<ErrorRow> nn_rows();          ///< loom::nn layers, chains, weights
 std::vector<ErrorRow> config_rows();      ///< KernelConfig and the launch description
 std::vector<ErrorRow> schedule_rows();    ///< Schedule: block, cells, registers, vector width
+std::vector<ErrorRow> stage_rows();       ///< Stages: empty stages, races between stages
 std::vector<ErrorRow> array_rows();       ///< HostArray, HostView, DeviceView, DeviceArray
 std::vector<ErrorRow> argument_rows();    ///< calls of compiled CPU kernels
 std::vector<ErrorRow> environment_rows(); ///< LOOM_* variables, the cache, compilers, files

@@ -21,6 +21,7 @@ INSTANTIATE_TEST_SUITE_P(Space, ErrorTable, ::testing::ValuesIn(space_rows()), r
 INSTANTIATE_TEST_SUITE_P(Nn, ErrorTable, ::testing::ValuesIn(nn_rows()), row_name);
 INSTANTIATE_TEST_SUITE_P(Config, ErrorTable, ::testing::ValuesIn(config_rows()), row_name);
 INSTANTIATE_TEST_SUITE_P(Schedule, ErrorTable, ::testing::ValuesIn(schedule_rows()), row_name);
+INSTANTIATE_TEST_SUITE_P(Stages, ErrorTable, ::testing::ValuesIn(stage_rows()), row_name);
 INSTANTIATE_TEST_SUITE_P(Arrays, ErrorTable, ::testing::ValuesIn(array_rows()), row_name);
 INSTANTIATE_TEST_SUITE_P(Arguments, ErrorTable, ::testing::ValuesIn(argument_rows()), row_name);
 INSTANTIATE_TEST_SUITE_P(Environment, ErrorTable, ::testing::ValuesIn(environment_rows()),
@@ -31,7 +32,7 @@ INSTANTIATE_TEST_SUITE_P(DLPack, ErrorTable, ::testing::ValuesIn(dlpack_rows()),
 // expect the same message (a copy of a row with another name would pass the count).
 TEST(ErrorTableShape, HoldsAtLeast150DistinctRows) {
     std::vector<ErrorRow> all;
-    for (auto rows : {field_rows, expression_rows, space_rows, nn_rows, config_rows, schedule_rows,
+    for (auto rows : {field_rows, expression_rows, space_rows, nn_rows, config_rows, schedule_rows, stage_rows,
                       array_rows, argument_rows, environment_rows, dlpack_rows})
         for (ErrorRow& r : rows())
             all.push_back(std::move(r));
