@@ -8,6 +8,7 @@
 //   - copy ceiling: cuMemcpyDtoD of 2 GiB float32, bytes read + written
 //   - bandwidth of generated kernels with their default launch grid (3D 7-point float64 512^3,
 //     2D 5-point float32 8192^2, f = 2 g float64 512^3), then block-size sweeps of the stencils
+//   - lanes (Schedule::vector_width 1, 2, 4): f = 2 g float32 over 2^28 cells, the stencils
 //   - host cost of one launch: KernelFunction::operator() against a raw cuLaunchKernel
 //
 // Every kernel's result is checked on whole rows against the CPU before it is timed. Timed GPU
@@ -192,7 +193,7 @@ const std::vector<Tap> kTaps5 = {
 Kernel make_stencil(const std::string& name, const std::string& type, int dims,
                     const std::vector<Tap>& taps, int cells_per_thread = 0,
                     std::optional<ScalarType> index_type = std::nullopt,
-                    std::optional<std::array<int, 3>> tiles = std::nullopt) {
+                    std::optional<std::array<int, 3>> tiles = std::nullopt, int vector_width = 0) {
     auto [src, dst] = fields<2>("src, dst: " + type + "[" + std::to_string(dims) + "D]");
     Expr sum;
     for (const Tap& t : taps) {
@@ -206,6 +207,7 @@ Kernel make_stencil(const std::string& name, const std::string& type, int dims,
     cfg.index_type = index_type;
     Schedule schedule;
     schedule.cells_per_thread = cells_per_thread;
+    schedule.vector_width = vector_width;
     if (tiles) { // Schedule::shared_tiles, in this block
         schedule.block = *tiles;
         schedule.shared_tiles = true;
@@ -323,7 +325,7 @@ double measure_kernel(EventTimer& timer, double copy_gbs, const std::string& id,
                       const DeviceArray<T>& dst, const std::array<int, 3>& ghost, double tol,
                       Expected&& expected, const Ratio& target) {
     const Shape& s = dst.shape();
-    Dim3 n = s.size() == 3 ? Dim3{s[0], s[1], s[2]} : Dim3{1, s[0], s[1]};
+    Dim3 n = s.size() == 3 ? Dim3{s[0], s[1], s[2]} : s.size() == 2 ? Dim3{1, s[0], s[1]} : Dim3{1, 1, s[0]};
     fill_sentinel(dst.data(), dst.bytes());
     k(a);
     Context::get().synchronize();
@@ -463,6 +465,63 @@ void measure_kernels(EventTimer& timer, double copy_gbs) {
                          {1, 1, 1}, ref7);
     sweep_blocks<float>(timer, copy_gbs, "stencil5_f32", "5-point f32 8192^2", k5, a5, dst2,
                         {0, 1, 1}, ref5);
+}
+
+// ---- Lanes ----------------------------------------------------------------------------------------
+
+// Schedule::vector_width: a thread loads and stores W consecutive cells along the fastest axis as
+// one vector (float4, float2, double2), against the same kernel with scalar accesses (W = 1).
+void measure_lanes(EventTimer& timer, double copy_gbs) {
+    // 1D f = 2 g over 2^28 float32 (1 GiB each, far beyond L2).
+    const std::int64_t n1 = std::int64_t(1) << 28;
+    std::vector<float> h1 = random_values<float>(n1, 4, Uniform(0.5, 1.5));
+    auto g1 = DeviceArray<float>::from_host(h1, {n1});
+    auto f1 = DeviceArray<float>::uninitialized({n1});
+    auto [f, g] = fields<2>("f, g: float32[1D]");
+    auto ref1 = [&h1](std::int64_t, std::int64_t, std::int64_t x, double& ref, double& scale) {
+        ref = 2.0 * static_cast<double>(h1[static_cast<std::size_t>(x)]);
+        scale = std::abs(ref);
+    };
+    for (int w : {1, 2, 4}) {
+        Schedule s;
+        s.vector_width = w;
+        KernelConfig cfg;
+        cfg.name = "scale1d";
+        KernelFunction k = create_kernel({Assignment(f.center(), 2 * g.center())}, cfg, s).compile();
+        measure_kernel<float>(timer, copy_gbs, "scale_f32_1d_lanes" + std::to_string(w),
+                              "f = 2 g f32 2^28, lanes " + std::to_string(w), k, args("g", g1, "f", f1),
+                              f1, {0, 0, 0}, 0.0, ref1,
+                              w == 4 ? Ratio{0.90, ">= 0.90 (issue 13)"} : Ratio{});
+    }
+    h1 = {};
+
+    // 2D 5-point f32 8192^2 (lanes 2 and 4) and 3D 7-point f64 512^3 (lanes 2), int32 index.
+    const std::int64_t n2 = 8192;
+    std::vector<float> h2 = random_values<float>(n2 * n2, 3, Uniform(0.5, 1.5));
+    auto src2 = DeviceArray<float>::from_host(h2, {n2, n2});
+    auto dst2 = DeviceArray<float>::uninitialized({n2, n2});
+    auto ref5 = stencil_reference(h2, Dim3{1, n2, n2}, kTaps5);
+    for (int w : {1, 2, 4}) {
+        KernelFunction k = make_stencil("stencil5", "float32", 2, kTaps5, 0, ScalarType::Int32,
+                                        std::nullopt, w).compile();
+        measure_kernel<float>(timer, copy_gbs, "stencil5_f32_i32_lanes" + std::to_string(w),
+                              "5-point f32 8192^2, int32, lanes " + std::to_string(w), k,
+                              args("src", src2, "dst", dst2), dst2, {0, 1, 1},
+                              stencil_tolerance<float>(), ref5, Ratio{});
+    }
+    const std::int64_t n3 = 512;
+    std::vector<double> h3 = random_values<double>(n3 * n3 * n3, 2, Uniform(0.5, 1.5));
+    auto src3 = DeviceArray<double>::from_host(h3, {n3, n3, n3});
+    auto dst3 = DeviceArray<double>::uninitialized({n3, n3, n3});
+    auto ref7 = stencil_reference(h3, Dim3{n3, n3, n3}, kTaps7);
+    for (int w : {1, 2}) {
+        KernelFunction k = make_stencil("stencil7", "float64", 3, kTaps7, 0, ScalarType::Int32,
+                                        std::nullopt, w).compile();
+        measure_kernel<double>(timer, copy_gbs, "stencil7_f64_i32_lanes" + std::to_string(w),
+                               "7-point f64 512^3, int32, lanes " + std::to_string(w), k,
+                               args("src", src3, "dst", dst3), dst3, {1, 1, 1},
+                               stencil_tolerance<double>(), ref7, Ratio{});
+    }
 }
 
 // ---- Reductions -----------------------------------------------------------------------------------
@@ -978,6 +1037,8 @@ int main(int argc, char** argv) {
         const double copy_gbs = measure_copy(timer);
         std::printf("generated kernels\n");
         measure_kernels(timer, copy_gbs);
+        std::printf("lanes (Schedule::vector_width)\n");
+        measure_lanes(timer, copy_gbs);
         std::printf("reductions\n");
         measure_layer_norm(timer, copy_gbs);
         measure_stages(timer, copy_gbs);

@@ -23,6 +23,7 @@
 #include "compiler/passes/shared_staging.hpp"
 #include "compiler/passes/shared_tiles.hpp"
 #include "compiler/passes/simplify.hpp"
+#include "compiler/passes/vectorize_lanes.hpp"
 #include "compiler/passes/verify.hpp"
 
 #include <loom/errors.hpp>
@@ -153,6 +154,15 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         FusedStages fused = fuse_stages(threads.body, threads.tiles, *k.schedule.shared_memory_budget,
                                         config.name);
         log.record("fuse_stages", threads.body, fused.body);
+
+        // 7b''. Lanes: with vector_width > 1, each thread's consecutive cells along the fastest
+        // axis are loaded and stored as vectors.
+        if (cuda && k.schedule.vector_width > 1) {
+            log.start();
+            Stmt lanes = vectorize_lanes(fused.body, k.schedule.vector_width);
+            log.record("vectorize_lanes", fused.body, lanes);
+            fused.body = lanes;
+        }
 
         // 7c. Shared tiles: what each block reads of a field at neighbouring cells, copied once.
         log.start();

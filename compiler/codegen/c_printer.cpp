@@ -213,6 +213,10 @@ std::string CFamilyPrinter::barrier(const std::string&, bool) {
     throw InternalError("a barrier reached a printer without thread blocks");
 }
 
+std::string CFamilyPrinter::lanes(const StmtNode*, const std::string&) {
+    throw InternalError("vector lanes reached a printer without them (vectorize_lanes is CUDA's)");
+}
+
 std::string CFamilyPrinter::math_name(MathFn fn, ScalarType t) {
     const bool f32 = t == ScalarType::Float32;
     std::string base = fn == MathFn::Abs ? "fabs" : std::string(fn_name(fn));
@@ -307,6 +311,8 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
         throw InternalError("a Dense statement reached the code generator; lower_layers must run first");
     case StmtKind::Stage:
         throw InternalError("a Stage reached the code generator; fuse_stages must run first");
+    case StmtKind::VectorLoad:
+    case StmtKind::VectorStore: return lanes(s.get(), pad);
     }
     return "";
 }

@@ -88,6 +88,8 @@ protected:
     virtual std::string array_store(const ir::ArrayStoreNode* st, const std::string& pad);
     /// A block-wide barrier; only the CUDA printer has one.
     virtual std::string barrier(const std::string& pad, bool warp);
+    /// Lanes loaded or stored at once (VectorLoad, VectorStore); only the CUDA printer has them.
+    virtual std::string lanes(const ir::StmtNode* s, const std::string& pad);
     /// `pragma` (if any), then `for (T var = first; var < stop; var += step) { body }`; what the
     /// loop declares is named in its scope only (CNames::mark).
     std::string c_loop(const ir::ForNode* loop, const Expr& first, const Expr& step,

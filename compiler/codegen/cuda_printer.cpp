@@ -44,7 +44,9 @@ public:
                        print_stmt(DeclareNode::make(count_, BlockThreadNode::make(ScalarType::Int32, true)), 1);
         }
         std::string body = prologue + print_stmt(kernel_.body, 1); // params are named already
-        std::string includes = staged_ ? "#include \"loom/stage.cuh\"\n\n" : "";
+        std::string includes = staged_ ? "#include \"loom/stage.cuh\"\n" : "";
+        if (lanes_) includes += "#include \"loom/lanes.cuh\"\n";
+        if (!includes.empty()) includes += "\n";
         return header("CUDA") + includes + signature("extern \"C\" __global__") + "{\n" + body + "}\n";
     }
 
@@ -142,6 +144,20 @@ protected:
         return fmt::format("{}loom::stage(&{}[{}], &{}[{}]);\n", pad,
                            name_of(st->array.get(), st->array->name), print(st->index),
                            name_of(load->field.get(), load->field->name), print(load->flat_index()));
+    }
+
+    // loom::load_lanes / store_lanes (templates/loom/lanes.cuh): one vector access where the
+    // address is aligned to the lanes, element by element where it is not.
+    std::string lanes(const StmtNode* s, const std::string& pad) override {
+        lanes_ = true;
+        if (s->kind == StmtKind::VectorLoad) {
+            auto n = static_cast<const VectorLoadNode*>(s);
+            return fmt::format("{}loom::load_lanes({}, &{});\n", pad, name_of(n->lanes.get(), n->lanes->name),
+                               print(n->first));
+        }
+        auto n = static_cast<const VectorStoreNode*>(s);
+        return fmt::format("{}loom::store_lanes(&{}, {});\n", pad, print(n->first),
+                           name_of(n->lanes.get(), n->lanes->name));
     }
 
     std::string barrier(const std::string& pad, bool warp) override {
@@ -250,6 +266,7 @@ protected:
     Expr rank_, count_; ///< thread_in_block and threads_per_block, when a cooperative loop needs them
     bool declared_shared_ = false;
     bool staged_ = false; ///< a staging copy was printed: include stage.cuh
+    bool lanes_ = false;  ///< lanes were loaded or stored: include lanes.cuh
     bool waiting_ = false; ///< a staging copy was printed since the last barrier: wait there
 };
 

@@ -162,6 +162,14 @@ StmtParts parts(const Stmt& s) {
         break;
     }
     case StmtKind::Comment: p.text = s.as<CommentNode>()->text; break;
+    case StmtKind::VectorLoad:
+        p.exprs = {s.as<VectorLoadNode>()->first};
+        p.objects = {s.as<VectorLoadNode>()->lanes.get()};
+        break;
+    case StmtKind::VectorStore:
+        p.exprs = {s.as<VectorStoreNode>()->first};
+        p.objects = {s.as<VectorStoreNode>()->lanes.get()};
+        break;
     case StmtKind::Stage:
         p.ints = {s.as<StageNode>()->index};
         p.stmts = {s.as<StageNode>()->body};

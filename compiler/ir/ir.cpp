@@ -462,6 +462,27 @@ Stmt IfThenNode::make(Expr cond, Stmt then_case) {
     return Stmt(std::make_shared<IfThenNode>(std::move(cond), std::move(then_case)));
 }
 
+namespace {
+void check_lanes(const ArrayPtr& lanes, const Expr& first, const char* node) {
+    require(lanes != nullptr, node, "no lanes");
+    require(lanes->space == MemorySpace::Local, node, "lanes not in local memory");
+    require(lanes->size == 2 || lanes->size == 4, node, "lanes not 2 or 4 wide");
+    auto load = first.as<LoadNode>();
+    require(load != nullptr, node, "first is not a Load");
+    require(load->field->type == lanes->type, node, "lanes of another type than the field");
+}
+} // namespace
+
+Stmt VectorLoadNode::make(ArrayPtr lanes, Expr first) {
+    check_lanes(lanes, first, "VectorLoad");
+    return Stmt(std::make_shared<VectorLoadNode>(std::move(lanes), std::move(first)));
+}
+
+Stmt VectorStoreNode::make(Expr first, ArrayPtr lanes) {
+    check_lanes(lanes, first, "VectorStore");
+    return Stmt(std::make_shared<VectorStoreNode>(std::move(first), std::move(lanes)));
+}
+
 Stmt StageNode::make(int index, Stmt body) {
     require(index >= 1, "Stage", "index below 1");
     require(body.defined(), "Stage", "no body");

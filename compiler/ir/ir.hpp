@@ -476,6 +476,28 @@ struct StageNode : StmtNode {
     static Stmt make(int index, Stmt body);
 };
 
+/// Lanes: `lanes` (a local array of W elements) gets the W consecutive elements of a field that
+/// begin at `first` (a Load: the element of the first lane), in one vector load where the address
+/// is aligned to the W elements (float4, float2, double2, int4, ...; templates/loom/lanes.cuh)
+/// and element by element where it is not. Made by vectorize_lanes; CUDA only.
+struct VectorLoadNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::VectorLoad;
+    VectorLoadNode(ArrayPtr l, Expr f) : StmtNode(static_kind), lanes(std::move(l)), first(std::move(f)) {}
+    const ArrayPtr lanes;
+    const Expr first;
+    static Stmt make(ArrayPtr lanes, Expr first);
+};
+
+/// The other way: the W elements of `lanes` into the field's W consecutive elements that begin
+/// at `first` (a Load that names the element of the first lane).
+struct VectorStoreNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::VectorStore;
+    VectorStoreNode(Expr f, ArrayPtr l) : StmtNode(static_kind), first(std::move(f)), lanes(std::move(l)) {}
+    const Expr first;
+    const ArrayPtr lanes;
+    static Stmt make(Expr first, ArrayPtr lanes);
+};
+
 /// A fully connected layer over local arrays: output[i] = act(b_i + sum_j W_ij input[j]) for
 /// every i. Made by analyze_kernel from a layer's ArrayDefinition (after the Allocate of
 /// `output`), lowered to loops by lower_layers; no later pass or printer accepts it.

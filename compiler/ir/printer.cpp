@@ -245,6 +245,16 @@ public:
         case StmtKind::Block:
             for (auto& c : s.as<BlockNode>()->stmts) print(c, indent);
             break;
+        case StmtKind::VectorLoad: {
+            auto n = s.as<VectorLoadNode>();
+            out += fmt::format("{}{}[0:{}] = lanes of {}\n", pad, n->lanes->name, n->lanes->size, p.print(n->first));
+            break;
+        }
+        case StmtKind::VectorStore: {
+            auto n = s.as<VectorStoreNode>();
+            out += fmt::format("{}lanes of {} = {}[0:{}]\n", pad, p.print(n->first), n->lanes->name, n->lanes->size);
+            break;
+        }
         case StmtKind::Stage:
             out += fmt::format("{}stage {}:\n", pad, s.as<StageNode>()->index);
             print(s.as<StageNode>()->body, indent + 1);

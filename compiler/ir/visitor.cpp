@@ -89,6 +89,8 @@ void IRVisitor::visit_IfThen(const IfThenNode* n) {
 }
 void IRVisitor::visit_Comment(const CommentNode*) {}
 void IRVisitor::visit_Stage(const StageNode* n) { visit(n->body); }
+void IRVisitor::visit_VectorLoad(const VectorLoadNode* n) { visit(n->first); }
+void IRVisitor::visit_VectorStore(const VectorStoreNode* n) { visit(n->first); }
 void IRVisitor::visit_Dense(const DenseNode* n) {
     if (n->layer.activation.identity()) return;
     visit(n->layer.activation.input);
@@ -212,6 +214,14 @@ Stmt IRMutator::visit_ArrayStore(const ArrayStoreNode* n, const Stmt& self) {
 }
 Stmt IRMutator::visit_Allocate(const AllocateNode*, const Stmt& self) { return self; }
 Stmt IRMutator::visit_Barrier(const BarrierNode*, const Stmt& self) { return self; }
+Stmt IRMutator::visit_VectorLoad(const VectorLoadNode* n, const Stmt& self) {
+    Expr f = mutate(n->first);
+    return f.same_as(n->first) ? self : VectorLoadNode::make(n->lanes, f);
+}
+Stmt IRMutator::visit_VectorStore(const VectorStoreNode* n, const Stmt& self) {
+    Expr f = mutate(n->first);
+    return f.same_as(n->first) ? self : VectorStoreNode::make(f, n->lanes);
+}
 Stmt IRMutator::visit_Stage(const StageNode* n, const Stmt& self) {
     Stmt b = mutate(n->body);
     return b.same_as(n->body) ? self : StageNode::make(n->index, b);

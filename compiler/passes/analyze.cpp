@@ -62,6 +62,7 @@ public:
         check_reduce_in_block(schedule_, a_.spatial_dims, cfg_.iteration_slice,
                               a_.bounds_depend_on_counters, cfg_.name);
         check_stage_halos();
+        check_lanes();
         collect_shifted_reads();
         a_.body = build_body();
         return std::move(a_);
@@ -531,6 +532,10 @@ private:
             "over its tile plus a halo in shared memory",
             stage(r), r.field->name, offsets_text(r.offsets), written_in(r.field), written_in(r.field));
         const char* fix = "split the stages into kernels of their own";
+        if (schedule_.vector_width > 1)
+            fail(fmt::format("has Schedule::vector_width = {} and several stages: {}, and lanes are "
+                             "for kernels whose threads compute their own cells on the grid; set "
+                             "vector_width to 1, or {}", schedule_.vector_width, why, fix));
         if (schedule_.reduce_in_block)
             fail(fmt::format("has Schedule::reduce_in_block = true and several stages: {}, not one "
                              "cell per block; set reduce_in_block to false, or {}", why, fix));
@@ -551,6 +556,24 @@ private:
                                      "stages: {}, and tiles hold neighbouring cells, so steps must "
                                      "be 1; {}", cfg_.iteration_slice->describe(),
                                      cfg_.iteration_slice->dims[d].step, d, why, fix));
+    }
+
+    /// Lanes run along the fastest memory axis: contiguous cells, so unit steps there, and not
+    /// the axis a thread's other cells run along.
+    void check_lanes() const {
+        const int w = schedule_.vector_width;
+        if (w <= 1) return;
+        const int axis = a_.primary->spatial_axes_fastest_first().front();
+        if (schedule_.cells_axis && *schedule_.cells_axis == axis && schedule_.cells_per_thread > 1)
+            fail(fmt::format("has Schedule::vector_width = {} and cells_per_thread = {} along axis {}, "
+                             "the axis the lanes run along (the fastest in memory); leave cells_axis "
+                             "unset or pick another axis", w, schedule_.cells_per_thread, axis));
+        if (cfg_.iteration_slice && cfg_.iteration_slice->dims[std::size_t(axis)].step != 1)
+            fail(fmt::format("has Schedule::vector_width = {}, but the slice {} steps by {} along axis "
+                             "{}, the axis the lanes run along (the fastest in memory): lanes are "
+                             "consecutive cells; set vector_width to 1",
+                             w, cfg_.iteration_slice->describe(),
+                             cfg_.iteration_slice->dims[std::size_t(axis)].step, axis));
     }
 
     int written_in(const FieldPtr& f) const {

@@ -43,13 +43,19 @@ void check_schedule(const Schedule& s, const std::string& kernel) {
     if (s.cells_per_thread < 0 || s.cells_per_thread > 64)
         fail(kernel, fmt::format("cells_per_thread = {}; use 1 to 64, or 0 to let loom choose",
                                  s.cells_per_thread));
-    if (s.vector_width < 0)
-        fail(kernel, fmt::format("vector_width = {}; use 1 (scalar loads and stores), or 0 to let "
-                                 "loom choose", s.vector_width));
-    if (s.vector_width > 1)
-        fail(kernel, fmt::format("vector_width = {}, which is not implemented yet: loom generates "
-                                 "scalar loads and stores (width 1) only; set vector_width to 1, "
-                                 "or 0 to let loom choose", s.vector_width));
+    if (s.vector_width != 0 && s.vector_width != 1 && s.vector_width != 2 && s.vector_width != 4)
+        fail(kernel, fmt::format("vector_width = {}; use 1 (scalar loads and stores), 2 or 4 "
+                                 "(lanes: consecutive cells loaded and stored as one vector), or 0 "
+                                 "to let loom choose", s.vector_width));
+    if (s.vector_width > 1) {
+        const char* form = s.shared_tiles ? "shared_tiles = true" : s.reduce_in_block ? "reduce_in_block = true"
+                         : s.manual_launch_grid ? "manual_launch_grid = true" : nullptr;
+        if (form)
+            fail(kernel, fmt::format("vector_width = {} with {}: lanes are for kernels whose threads "
+                                     "each compute their own cells on the grid; set vector_width to "
+                                     "1, or {}", s.vector_width, form,
+                                     s.manual_launch_grid ? "the manual grid to false" : "that option to false"));
+    }
 }
 
 namespace {

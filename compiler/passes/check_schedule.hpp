@@ -12,8 +12,9 @@
 namespace loom::ir {
 
 /// What needs no kernel: block dimensions within CUDA's limits (1024, 1024, 64) and at most 1024
-/// threads, cells_per_thread 0 to 64, max_registers 0 or 16 to 255, vector_width 0 or 1. Throws
-/// UserError starting "kernel '<kernel>' has Schedule::<field> ...".
+/// threads, cells_per_thread 0 to 64, max_registers 0 or 16 to 255, vector_width 0, 1, 2 or 4
+/// (above 1 not with shared_tiles, reduce_in_block or a manual grid). Throws UserError starting
+/// "kernel '<kernel>' has Schedule::<field> ...".
 void check_schedule(const Schedule& schedule, const std::string& kernel);
 
 /// shared_tiles against the kernel: at most three spatial axes, unit steps, bounds that use no

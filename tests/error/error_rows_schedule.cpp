@@ -84,15 +84,38 @@ std::vector<ErrorRow> schedule_rows() {
          U,
          {"Schedule::max_registers = 300", "16 to 255"}},
         // ---- vector width: only scalar loads and stores so far ----
-        {"vector_width_not_implemented",
-         [] { copy_with({.vector_width = 4}); },
+        {"vector_width_three",
+         [] { copy_with({.vector_width = 3}); },
          U,
-         {"Schedule::vector_width = 4", "not implemented yet", "scalar loads and stores",
-          "set vector_width to 1, or 0 to let loom choose"}},
+         {"Schedule::vector_width = 3", "use 1 (scalar loads and stores), 2 or 4",
+          "or 0 to let loom choose"}},
+        {"vector_width_with_shared_tiles",
+         [] { copy_with({.vector_width = 4, .shared_tiles = true}, {.name = "tiled_lanes"}); },
+         U,
+         {"kernel 'tiled_lanes' has Schedule::vector_width = 4 with shared_tiles = true",
+          "set vector_width to 1, or that option to false"}},
+        {"vector_width_with_a_manual_grid",
+         [] { copy_with({.manual_launch_grid = true, .vector_width = 2}); },
+         U,
+         {"Schedule::vector_width = 2 with manual_launch_grid = true", "the manual grid to false"}},
+        {"vector_width_along_the_cells_axis",
+         [] { copy_with({.cells_per_thread = 2, .cells_axis = 1, .vector_width = 4}, {.name = "cells_lanes"}); },
+         U,
+         {"kernel 'cells_lanes' has Schedule::vector_width = 4 and cells_per_thread = 2 along axis 1",
+          "the axis the lanes run along", "leave cells_axis unset or pick another axis"}},
+        {"vector_width_with_a_stepped_slice",
+         [] {
+             KernelConfig c{.name = "stepped_lanes"};
+             c.iteration_slice = Slice{all(), range(0, end, 2)};
+             copy_with({.vector_width = 2}, c);
+         },
+         U,
+         {"kernel 'stepped_lanes' has Schedule::vector_width = 2", "steps by 2 along axis 1",
+          "lanes are consecutive cells; set vector_width to 1"}},
         {"vector_width_negative",
          [] { copy_with({.vector_width = -2}, cpu("cpu_vector")); },
          U,
-         {"kernel 'cpu_vector' has Schedule::vector_width = -2", "use 1"}},
+         {"kernel 'cpu_vector' has Schedule::vector_width = -2", "use 1 (scalar loads and stores), 2 or 4"}},
         // ---- shared tiles and block reductions: the kernels they cannot serve ----
         {"shared_tiles_with_a_step",
          [] {

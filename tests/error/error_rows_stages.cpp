@@ -107,6 +107,14 @@ std::vector<ErrorRow> stage_rows() {
          {"kernel 'blocky' has Schedule::reduce_in_block = true and several stages",
           "stage 2 reads field t at [0, 1], which stage 1 writes",
           "set reduce_in_block to false, or split the stages into kernels of their own"}},
+        {"stages_with_lanes",
+         [] {
+             Grid2 g = grid();
+             create_kernel(smooth_then_gradient(g), {.name = "laned"}, {.vector_width = 4});
+         },
+         U,
+         {"kernel 'laned' has Schedule::vector_width = 4 and several stages",
+          "set vector_width to 1, or split the stages into kernels of their own"}},
         {"stages_with_a_manual_grid",
          [] {
              Grid2 g = grid();

@@ -26,6 +26,8 @@ TEST(Golden, Jacobi2DFloat32) { check(golden::jacobi_2d_f32()); }
 
 TEST(Golden, Jacobi2DSharedTiles) { check(golden::jacobi_tiled_2d_f32()); }
 
+TEST(Golden, Jacobi2DLanes) { check(golden::jacobi_lanes_2d_f32()); }
+
 TEST(Golden, SevenPoint3DFloat64) { check(golden::seven_point_3d_f64()); }
 
 TEST(Golden, TwentySevenPoint3DFloat32) { check(golden::twenty_seven_point_3d_f32()); }

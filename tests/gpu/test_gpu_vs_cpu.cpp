@@ -64,10 +64,14 @@ int gpu_case_count() {
     return 100;
 }
 
-/// Runs `count` random stencils on both targets; with `tiled`, the GPU kernel uses shared tiles
-/// (StencilCase::tiled) and the CPU kernel does not, so the two share no lowering past the loop
-/// nest. Stops at the first failing case.
-void run_cases(int count, bool tiled) {
+/// How the GPU runs the cases: as generated, with shared tiles (StencilCase::tiled) or with lanes
+/// (StencilCase::laned). The CPU kernel uses neither, so the two share no lowering past the loop
+/// nest.
+enum class Form { Plain, Tiled, Laned };
+
+/// Runs `count` random stencils on both targets. Stops at the first failing case.
+void run_cases(int count, Form form) {
+    const bool tiled = form == Form::Tiled;
     const std::uint64_t base = base_seed(20261121);
     GeneratorOptions options;
     options.counter_bounds = false;
@@ -76,8 +80,8 @@ void run_cases(int count, bool tiled) {
     for (int k = 0; k < count; ++k) {
         const std::uint64_t seed = base + static_cast<std::uint64_t>(k);
         const StencilCase plain = generate_stencil(seed, options);
-        if (tiled && !plain.tileable()) continue;
-        const StencilCase c = tiled ? plain.tiled() : plain;
+        if ((tiled && !plain.tileable()) || (form == Form::Laned && !plain.laneable())) continue;
+        const StencilCase c = tiled ? plain.tiled() : form == Form::Laned ? plain.laned() : plain;
         ++ran;
         std::optional<Kernel> gpu_kernel, cpu_kernel;
         std::string stage = "create_kernel (CUDA)";
@@ -128,21 +132,28 @@ void run_cases(int count, bool tiled) {
         }
     }
     std::printf("[ gpu vs cpu ] %d random stencils%s (seeds %llu + k), %lld cells compared\n", ran,
-                tiled ? " with shared tiles on the GPU" : "", static_cast<unsigned long long>(base),
+                tiled ? " with shared tiles on the GPU" : form == Form::Laned ? " with lanes on the GPU" : "", static_cast<unsigned long long>(base),
                 static_cast<long long>(cells));
     EXPECT_GT(ran, 0);
 }
 
 TEST(GpuVsCpu, RandomStencilsAgreeAcrossTargets) {
     if (!cuda_available()) GTEST_SKIP() << cuda_unavailable_reason();
-    run_cases(gpu_case_count(), false);
+    run_cases(gpu_case_count(), Form::Plain);
 }
 
 // Shared tiles are filled by every thread of a block and read by its neighbours: racecheck
 // (tools/gpu-check) watches these cases.
 TEST(GpuVsCpu, RandomStencilsWithSharedTilesAgreeAcrossTargets) {
     if (!cuda_available()) GTEST_SKIP() << cuda_unavailable_reason();
-    run_cases(gpu_case_count() / 2, true);
+    run_cases(gpu_case_count() / 2, Form::Tiled);
+}
+
+// Lanes: vector loads and stores where the views are aligned, elements where they are not (the
+// cases' views start at random offsets into their buffers), partial groups at both ends.
+TEST(GpuVsCpu, RandomStencilsWithLanesAgreeAcrossTargets) {
+    if (!cuda_available()) GTEST_SKIP() << cuda_unavailable_reason();
+    run_cases(gpu_case_count() / 2, Form::Laned);
 }
 
 } // namespace

@@ -72,6 +72,18 @@ inline GoldenKernel jacobi_tiled_2d_f32() {
     return g;
 }
 
+/// The Jacobi sweep with lanes (Schedule::vector_width 4), int32 indices: the rows above and
+/// below and the centre row's own cells come as float4 where aligned; the neighbours along the
+/// row stay scalar reads.
+inline GoldenKernel jacobi_lanes_2d_f32() {
+    GoldenKernel g = jacobi_2d_f32();
+    g.file = "jacobi_lanes_2d_f32";
+    g.config.name = "jacobi_lanes";
+    g.config.index_type = ScalarType::Int32;
+    g.schedule.vector_width = 4;
+    return g;
+}
+
 /// The seven-point cube_stencil on 3D float64 fields, int64 indices.
 inline GoldenKernel seven_point_3d_f64(Layout layout = Layout::C) {
     auto [src, dst] = fields<2>("src, dst: float64[3D]", layout);

@@ -268,6 +268,21 @@ public:
         return t;
     }
 
+    /// This case with lanes (Schedule::vector_width 2 or 4, drawn from its seed): contiguous
+    /// cells along the fastest axis, so unit slice steps.
+    bool laneable() const {
+        if (config.iteration_slice)
+            for (const SliceDim& d : config.iteration_slice->dims)
+                if (d.step != 1) return false;
+        return true;
+    }
+    StencilCase laned() const {
+        StencilCase t = *this;
+        t.schedule = Schedule{};
+        t.schedule.vector_width = seed % 2 ? 4 : 2;
+        return t;
+    }
+
     Kernel kernel(Target target) const {
         KernelConfig c = config;
         c.target = target;

@@ -1,0 +1,227 @@
+#include "compiler/passes/vectorize_lanes.hpp"
+
+#include "compiler/ir/equality.hpp"
+#include "compiler/ir/visitor.hpp"
+#include "compiler/passes/simplify.hpp"
+
+#include <loom/errors.hpp>
+
+#include <algorithm>
+#include <set>
+
+namespace loom::ir {
+
+namespace {
+
+bool lane_type(ScalarType t, int width) {
+    const bool scalar = t == ScalarType::Float32 || t == ScalarType::Float64 || t == ScalarType::Int32;
+    return scalar && width * bit_width(t) / 8 <= 16;
+}
+
+/// Whether `e` reads any of `vars`.
+bool reads_any(const Expr& e, const std::set<const ExprNode*>& vars) {
+    for (const Expr& s : subexpressions(e))
+        if (vars.count(s.get())) return true;
+    return false;
+}
+
+/// An access at `x` along `axis`, contiguous there, at coordinates that stay put from cell to cell.
+bool contiguous_at(const FieldInfo& f, const std::vector<Expr>& indices, const Expr& x, int axis,
+                   const std::set<const ExprNode*>& cell_vars) {
+    if (f.unit_stride_axis() != axis || std::size_t(axis) >= indices.size() || !indices[std::size_t(axis)].same_as(x))
+        return false;
+    for (std::size_t i = 0; i < indices.size(); ++i)
+        if (i != std::size_t(axis) && reads_any(indices[i], cell_vars)) return false;
+    return true;
+}
+
+/// One group of lanes: the access of the first lane and its local array.
+struct Lanes {
+    Expr first; ///< a Load at x_lanes: the element of lane 0
+    ArrayPtr array;
+};
+
+class LoweredLanes {
+public:
+    LoweredLanes(const ForNode* loop, int width) : loop_(loop), width_(width) {
+        x_ = loop->var;
+        const ScalarType t = x_.type();
+        x_lanes_ = VarNode::make(t, x_.as<VarNode>()->name + "_lanes", VarRole::Counter, nullptr, -1);
+        lane_ = VarNode::make(t, "lane", VarRole::LoopIndex);
+    }
+
+    Stmt run() {
+        // The cell's statements: inside the loops nested in this one (a thread's other cells,
+        // the other axes' grid loops, a fourth axis).
+        std::vector<const ForNode*> chain;
+        Stmt body = loop_->body;
+        while (auto f = body.as<ForNode>()) {
+            chain.push_back(f);
+            body = f->body;
+        }
+        Stmt cell_lanes = lanes_of_cell(body);
+        if (!cell_lanes.defined()) return Stmt();
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+            const ForNode* f = *it;
+            cell_lanes = ForNode::make(f->var, f->start, f->stop, f->step, cell_lanes, f->axis, f->kind, f->dim);
+        }
+        // Groups start at multiples of the width, where the rows of aligned arrays are aligned
+        // for the lanes too (a stencil's first cell is 1, its group 0).
+        Expr w = ConstNode::make_int(x_.type(), width_);
+        Expr first = simplify(BinaryNode::make(BinaryOp::Mul, BinaryNode::make(BinaryOp::Div, loop_->start, w), w));
+        return ForNode::make(x_lanes_, first, loop_->stop, w, cell_lanes, loop_->axis, ForKind::GpuGrid, loop_->dim);
+    }
+
+private:
+    /// The cell's statements `body` over the lanes (see vectorize_lanes), or nothing when no
+    /// access goes into lanes.
+    Stmt lanes_of_cell(const Stmt& body) {
+        auto block = body.as<BlockNode>();
+        std::vector<Stmt> stmts = block ? block->stmts : std::vector<Stmt>{body};
+        // What changes from cell to cell: the counter, and every local the cell declares.
+        struct Declared : IRVisitor {
+            std::set<const ExprNode*> vars;
+            std::set<const FieldInfo*> written, read;
+            void visit_Declare(const DeclareNode* d) override {
+                vars.insert(d->var.get());
+                IRVisitor::visit_Declare(d);
+            }
+            void visit_For(const ForNode* f) override {
+                vars.insert(f->var.get());
+                IRVisitor::visit_For(f);
+            }
+            void visit_Store(const StoreNode* s) override {
+                written.insert(s->field.get());
+                IRVisitor::visit_Store(s);
+            }
+            void visit_Load(const LoadNode* l) override {
+                read.insert(l->field.get());
+                IRVisitor::visit_Load(l);
+            }
+        } cell;
+        cell.visit(body);
+        cell.vars.insert(x_.get());
+
+        // Stores at the top of the cell's statements, of fields the cell does not read.
+        std::vector<Stmt> lane_stmts;
+        for (const Stmt& s : stmts) {
+            auto st = s.as<StoreNode>();
+            if (st && !cell.read.count(st->field.get()) && lane_type(st->field->type, width_) &&
+                contiguous_at(*st->field, st->indices, x_, loop_->axis, cell.vars)) {
+                ArrayPtr a = lanes_for(stores_, LoadNode::make(st->field, st->indices));
+                lane_stmts.push_back(ArrayStoreNode::make(a, lane_, st->value));
+                continue;
+            }
+            lane_stmts.push_back(s);
+        }
+        // Loads of fields the cell does not write, anywhere in its statements.
+        struct ReadLanes : IRMutator {
+            LoweredLanes& self;
+            const std::set<const ExprNode*>& vars;
+            const std::set<const FieldInfo*>& written;
+            ReadLanes(LoweredLanes& s, const std::set<const ExprNode*>& v, const std::set<const FieldInfo*>& w)
+                : self(s), vars(v), written(w) {}
+            Expr visit_Load(const LoadNode* l, const Expr& e) override {
+                if (written.count(l->field.get()) || !lane_type(l->field->type, self.width_) ||
+                    !contiguous_at(*l->field, l->indices, self.x_, self.loop_->axis, vars))
+                    return IRMutator::visit_Load(l, e);
+                return ArrayLoadNode::make(self.lanes_for(self.loads_, e), self.lane_);
+            }
+        } read_lanes(*this, cell.vars, cell.written);
+        Stmt lane_body = read_lanes.mutate(BlockNode::make(std::move(lane_stmts)));
+        if (loads_.empty() && stores_.empty()) return Stmt(); // nothing in lanes
+
+        const ScalarType t = x_.type();
+        auto idx = [t](std::int64_t v) { return ConstNode::make_int(t, v); };
+        Expr end = BinaryNode::make(BinaryOp::Add, x_lanes_, idx(width_));
+        // A group lies inside when it starts at or after the loop's start and ends by its stop.
+        Expr inside = BinaryNode::make(BinaryOp::Le, end, loop_->stop);
+        Expr cell_inside = BinaryNode::make(BinaryOp::Lt, x_, loop_->stop);
+        if (!is_const_value(loop_->start, 0)) {
+            inside = BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, x_lanes_, loop_->start), inside);
+            cell_inside = BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, x_, loop_->start), cell_inside);
+        }
+        Expr cell_x = BinaryNode::make(BinaryOp::Add, x_lanes_, lane_);
+        // All lanes inside: vectors, the cells unrolled over the lanes.
+        std::vector<Stmt> full;
+        for (const Lanes& l : loads_) {
+            full.push_back(AllocateNode::make(l.array));
+            full.push_back(VectorLoadNode::make(l.array, l.first));
+        }
+        for (const Lanes& l : stores_) full.push_back(AllocateNode::make(l.array));
+        // The cell's counter, where the cell still reads it (a neighbour along another axis,
+        // a scalar access); a cell that reads only lanes needs none.
+        Stmt lane_cell = reads_counter(lane_body) ? BlockNode::make({DeclareNode::make(x_, cell_x), lane_body})
+                                                  : lane_body;
+        full.push_back(ForNode::make(lane_, idx(0), idx(width_), idx(1), lane_cell, -1, ForKind::Unrolled));
+        for (const Lanes& l : stores_) full.push_back(VectorStoreNode::make(l.first, l.array));
+        // The last, partial group: the cells one by one, as before.
+        Stmt partial = ForNode::make(
+            lane_, idx(0), idx(width_), idx(1),
+            BlockNode::make({DeclareNode::make(x_, cell_x),
+                             IfThenNode::make(cell_inside, body)}),
+            -1, ForKind::Unrolled);
+        return BlockNode::make({IfThenNode::make(inside, BlockNode::make(std::move(full))),
+                                IfThenNode::make(UnaryNode::make(UnaryOp::Not, inside), partial)});
+    }
+
+    /// Whether `s` reads the cell's counter x.
+    bool reads_counter(const Stmt& s) const {
+        struct Reads : IRVisitor {
+            const ExprNode* x;
+            bool found = false;
+            void visit_Var(const VarNode* v) override { found = found || v == x; }
+        } r;
+        r.x = x_.get();
+        r.visit(s);
+        return r.found;
+    }
+
+    /// The lanes of `load` (an access at x), made at its first use: at x_lanes, lane 0.
+    ArrayPtr lanes_for(std::vector<Lanes>& list, const Expr& load) {
+        auto l = load.as<LoadNode>();
+        std::vector<Expr> at = l->indices;
+        at[std::size_t(loop_->axis)] = x_lanes_;
+        Expr first = LoadNode::make(l->field, at);
+        for (const Lanes& x : list)
+            if (structurally_equal(x.first, first)) return x.array;
+        auto a = std::make_shared<ArrayInfo>();
+        a->name = l->field->name + "_lanes";
+        a->type = l->field->type;
+        a->size = width_;
+        a->space = MemorySpace::Local;
+        list.push_back({first, a});
+        return a;
+    }
+
+    const ForNode* loop_;
+    int width_;
+    Expr x_, x_lanes_, lane_;
+    std::vector<Lanes> loads_, stores_;
+};
+
+class Vectorize : public IRMutator {
+public:
+    explicit Vectorize(int width) : width_(width) {}
+
+protected:
+    Stmt visit_For(const ForNode* f, const Stmt& self) override {
+        if (f->kind != ForKind::GpuGrid || f->dim != 0 || !is_const_value(f->step, 1))
+            return IRMutator::visit_For(f, self);
+        Stmt lanes = LoweredLanes(f, width_).run();
+        return lanes.defined() ? lanes : self;
+    }
+
+private:
+    int width_;
+};
+
+} // namespace
+
+Stmt vectorize_lanes(const Stmt& body, int width) {
+    if (width <= 1) return body;
+    if (width != 2 && width != 4) throw InternalError("vectorize_lanes: lanes of 2 or 4 only (check_schedule)");
+    return Vectorize(width).mutate(body);
+}
+
+} // namespace loom::ir

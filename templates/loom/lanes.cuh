@@ -1,0 +1,46 @@
+// Lanes: W consecutive elements of a field loaded or stored at once (compiler/passes/
+// vectorize_lanes.cpp). Where the address is aligned to the W elements, one vector instruction
+// (float4, float2, double2, int4, int2; read-only loads through the non-coherent cache);
+// elsewhere, as happens for views that start at an odd element, element by element. So a kernel
+// with lanes is right for every array, and as fast as vectors where the data allow.
+#pragma once
+
+namespace loom {
+
+template <int W, typename T> struct lanes_of;
+template <> struct lanes_of<2, float> { using type = float2; };
+template <> struct lanes_of<4, float> { using type = float4; };
+template <> struct lanes_of<2, double> { using type = double2; };
+template <> struct lanes_of<2, int> { using type = int2; };
+template <> struct lanes_of<4, int> { using type = int4; };
+
+template <int W, typename T>
+__device__ __forceinline__ void load_lanes(T (&lanes)[W], const T* p) {
+    using V = typename lanes_of<W, T>::type;
+    if (reinterpret_cast<unsigned long long>(p) % sizeof(V) == 0) {
+        const V v = __ldg(reinterpret_cast<const V*>(p));
+        const T* e = reinterpret_cast<const T*>(&v); // the vector's members are its lanes
+#pragma unroll
+        for (int i = 0; i < W; ++i) lanes[i] = e[i];
+    } else {
+#pragma unroll
+        for (int i = 0; i < W; ++i) lanes[i] = p[i];
+    }
+}
+
+template <int W, typename T>
+__device__ __forceinline__ void store_lanes(T* p, const T (&lanes)[W]) {
+    using V = typename lanes_of<W, T>::type;
+    if (reinterpret_cast<unsigned long long>(p) % sizeof(V) == 0) {
+        V v;
+        T* e = reinterpret_cast<T*>(&v);
+#pragma unroll
+        for (int i = 0; i < W; ++i) e[i] = lanes[i];
+        *reinterpret_cast<V*>(p) = v;
+    } else {
+#pragma unroll
+        for (int i = 0; i < W; ++i) p[i] = lanes[i];
+    }
+}
+
+} // namespace loom

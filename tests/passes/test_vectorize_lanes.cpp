@@ -1,0 +1,119 @@
+// Lanes (Schedule::vector_width), pass by pass: map_to_gpu's grid loops, then vectorize_lanes,
+// the IR printed before and after; which accesses go into lanes and which stay scalar; random
+// stencils with lanes compile for sm_90. The GPU runs them against the CPU in
+// tests/gpu/test_gpu_vs_cpu.cpp (RandomStencilsWithLanesAgreeAcrossTargets), the CPU target
+// having no lanes.
+#include "compiler/passes/choose_schedule.hpp"
+#include "compiler/passes/gpu_mapping.hpp"
+#include "compiler/passes/vectorize_lanes.hpp"
+#include "tests/support/lowered_nest.hpp"
+#include "tests/support/nvrtc_check.hpp"
+#include "tests/support/random_stencil.hpp"
+
+#include <loom/loom.hpp>
+
+#include <gtest/gtest.h>
+
+namespace loom {
+namespace {
+
+using namespace loom::ir;
+using test::lower_nest;
+
+/// The kernel's loops bound to the grid, as map_to_gpu leaves them for vectorize_lanes.
+GpuMapped mapped(const test::LoweredNest& l, const Schedule& request) {
+    ScheduleFacts facts;
+    facts.axis_of_dim = thread_axes(*l.analysis.primary);
+    return map_to_gpu(l.space.nest, plan_thread_mapping(*l.analysis.primary, choose_schedule(request, facts)));
+}
+
+TEST(VectorizeLanes, PointwiseAndRowReadsPassByPass) {
+    auto [f, g, h] = fields<3>("f, g, h: float32[2D]");
+    const Schedule lanes4{.cells_per_thread = 1, .vector_width = 4};
+    auto l = lower_nest({{f.center(), 2.0 * g.center() + h[{1, 0}] - h[{0, 1}], "f[0, 0] = ...", 1}},
+                        {.name = "lanes", .index_type = ScalarType::Int32}, lanes4);
+    // map_to_gpu: y (axis 1, the fastest in memory) on grid dimension x, a cell per thread.
+    GpuMapped m = mapped(l, lanes4);
+    EXPECT_EQ(to_string(m.body), R"(for x in [1, size_0 - 1) step 1:  # axis 0, gpu grid.y
+  for y in [1, size_1 - 1) step 1:  # axis 1, gpu grid.x
+    # f[0, 0] = ...
+    f[x, y] = 2.0f * g[x, y] + h[x + 1, y] - h[x, y + 1]
+)");
+    // vectorize_lanes: 4 cells per thread along y, in groups from multiples of 4. g and h at
+    // x + 1 read 4 consecutive elements: a vector each; h at y + 1 stays a scalar read per lane;
+    // f's 4 elements are stored at once after the lanes. Partial groups (the first, which starts
+    // below 1, and the last) run cell by cell.
+    EXPECT_EQ(to_string(vectorize_lanes(m.body, 4)), R"(for x in [1, size_0 - 1) step 1:  # axis 0, gpu grid.y
+  for y_lanes in [0, size_1 - 1) step 4:  # axis 1, gpu grid.x
+    if y_lanes >= 1 && y_lanes + 4 <= size_1 - 1:
+      alloc float32 g_lanes[4] (local)
+      g_lanes[0:4] = lanes of g[x, y_lanes]
+      alloc float32 h_lanes[4] (local)
+      h_lanes[0:4] = lanes of h[x + 1, y_lanes]
+      alloc float32 f_lanes[4] (local)
+      for lane in [0, 4) step 1:  # axis -1, unrolled
+        let y: int32 = y_lanes + lane
+        # f[0, 0] = ...
+        f_lanes[lane] = 2.0f * g_lanes[lane] + h_lanes[lane] - h[x, y + 1]
+      lanes of f[x, y_lanes] = f_lanes[0:4]
+    if !(y_lanes >= 1 && y_lanes + 4 <= size_1 - 1):
+      for lane in [0, 4) step 1:  # axis -1, unrolled
+        let y: int32 = y_lanes + lane
+        if y >= 1 && y < size_1 - 1:
+          # f[0, 0] = ...
+          f[x, y] = 2.0f * g[x, y] + h[x + 1, y] - h[x, y + 1]
+)");
+}
+
+TEST(VectorizeLanes, WhatStaysScalar) {
+    // t is written and then read by the cell: neither its store nor its read is put into lanes
+    // (a deferred vector store would leave the read stale). A vector of 2 components laid out
+    // component-fastest (AoS) is not contiguous along y. float64 lanes of 4 would be 32 bytes.
+    auto [t, u, w] = fields<3>("t, u, w: float32[2D]");
+    Field m = field("m(2): float32[2D]", Layout::AoS);
+    Field d = field("d: float64[2D]");
+    const Schedule lanes4{.cells_per_thread = 1, .vector_width = 4};
+    auto l = lower_nest({{t.center(), 2.0 * u.center(), "", 1}, {w.center(), t.center() + m(1) + cast<float>(d.center()), "", 1}},
+                        {.name = "scalar", .index_type = ScalarType::Int32}, lanes4);
+    const std::string text = to_string(vectorize_lanes(mapped(l, lanes4).body, 4));
+    EXPECT_NE(text.find("u_lanes[0:4] = lanes of u[x, y_lanes]"), std::string::npos) << text;
+    EXPECT_NE(text.find("lanes of w[x, y_lanes] = w_lanes[0:4]"), std::string::npos) << text;
+    EXPECT_NE(text.find("t[x, y] = 2.0f * u_lanes[lane]"), std::string::npos) << text;
+    EXPECT_EQ(text.find("t_lanes"), std::string::npos) << text;
+    EXPECT_EQ(text.find("m_lanes"), std::string::npos) << text;
+    EXPECT_EQ(text.find("d_lanes"), std::string::npos) << text;
+    // Width 2: float64 fits (16 bytes).
+    const std::string two = to_string(vectorize_lanes(mapped(l, {.cells_per_thread = 1, .vector_width = 2}).body, 2));
+    EXPECT_NE(two.find("d_lanes[0:2] = lanes of d[x, y_lanes]"), std::string::npos) << two;
+}
+
+TEST(VectorizeLanes, NothingToPutInLanesLeavesTheBody) {
+    // Every read of the field is at a neighbour along y, the write is a component of an AoS
+    // vector: nothing is contiguous at y, so the loops stay as they are.
+    auto [s] = fields<1>("s: float32[2D]");
+    Field m = field("m(2): float32[2D]", Layout::AoS);
+    const Schedule lanes4{.cells_per_thread = 1, .vector_width = 4};
+    auto l = lower_nest({{m(0), s[{0, 1}] + s[{0, -1}], "", 1}}, {.name = "none"}, lanes4);
+    GpuMapped g = mapped(l, lanes4);
+    EXPECT_TRUE(vectorize_lanes(g.body, 4).same_as(g.body));
+}
+
+TEST(VectorizeLanes, RandomStencilsWithLanesCompileForSm90) {
+    // What the GPU test runs, compiled here by NVRTC: layouts, slices, vector fields, 1D to 4D.
+    using namespace loom::stencil_test;
+    GeneratorOptions options;
+    options.counter_bounds = false;
+    int compiled = 0;
+    for (std::uint64_t k = 0; k < 24; ++k) {
+        const StencilCase c = generate_stencil(base_seed(20261121) + k, options);
+        if (!c.laneable()) continue;
+        Kernel kernel = c.laned().kernel(Target::CUDA);
+        test::expect_compiles_for_sm90(kernel);
+        compiled += kernel.source().find("loom::load_lanes") != std::string::npos ||
+                    kernel.source().find("loom::store_lanes") != std::string::npos;
+    }
+    EXPECT_GT(compiled, 8) << "random stencils whose kernels use lanes";
+}
+
+} // namespace
+} // namespace loom
