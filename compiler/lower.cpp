@@ -139,6 +139,12 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         facts.manual_grid = schedule.manual_launch_grid || analysis.bounds_depend_on_counters;
         facts.has_layers = contains_layers(cse);
         facts.stage_halos = analysis.stage_halos;
+        facts.lane_axis = analysis.primary->spatial_axes_fastest_first().front();
+        facts.lanes_fit = cuda && analysis.shifted_reads.empty() &&
+                          (!config.iteration_slice ||
+                           config.iteration_slice->dims[std::size_t(facts.lane_axis)].step == 1);
+        for (const FieldPtr& f : analysis.fields)
+            facts.widest_element = std::max(facts.widest_element, bit_width(f->type) / 8);
         k.schedule = choose_schedule(schedule, facts);
         k.max_registers = k.schedule.max_registers;
         log.note("choose_schedule", k.schedule.describe(schedule));

@@ -261,12 +261,47 @@ void CFamilyPrinter::binary(const BinaryNode* b, std::string& out) {
         ExprPrinter::binary(b, out);
 }
 
+namespace {
+/// `if (c) A` followed by `if (!(c)) B`, where c reads no memory (so A cannot change it): the
+/// pair prints as one if-else (vectorize_lanes' full and partial groups).
+bool complementary(const Stmt& a, const Stmt& b) {
+    auto first = a.as<IfThenNode>();
+    auto second = b.as<IfThenNode>();
+    if (!first || !second) return false;
+    auto neg = second->cond.as<UnaryNode>();
+    if (!neg || neg->op != UnaryOp::Not || !structurally_equal(neg->a, first->cond)) return false;
+    for (const Expr& e : subexpressions(first->cond))
+        if (e.as<LoadNode>() || e.as<ArrayLoadNode>()) return false;
+    return true;
+}
+} // namespace
+
+std::string CFamilyPrinter::if_else(const IfThenNode* a, const IfThenNode* b, int indent) {
+    const std::string pad(std::size_t(indent) * 4, ' ');
+    std::string cond = print(a->cond);
+    std::size_t scope = names_.mark();
+    std::string then_case = print_stmt(a->then_case, indent + 1);
+    names_.release(scope);
+    scope = names_.mark();
+    std::string else_case = print_stmt(b->then_case, indent + 1);
+    names_.release(scope);
+    return fmt::format("{}if ({}) {{\n{}{}}} else {{\n{}{}}}\n", pad, cond, then_case, pad, else_case, pad);
+}
+
 std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
     std::string pad(indent * 4, ' ');
     switch (s.kind()) {
     case StmtKind::Block: {
         std::string out;
-        for (auto& c : s.as<BlockNode>()->stmts) out += print_stmt(c, indent);
+        const auto& stmts = s.as<BlockNode>()->stmts;
+        for (std::size_t i = 0; i < stmts.size(); ++i) {
+            if (i + 1 < stmts.size() && complementary(stmts[i], stmts[i + 1])) {
+                out += if_else(stmts[i].as<IfThenNode>(), stmts[i + 1].as<IfThenNode>(), indent);
+                ++i;
+                continue;
+            }
+            out += print_stmt(stmts[i], indent);
+        }
         return out;
     }
     case StmtKind::Comment: return fmt::format("{}// {}\n", pad, s.as<CommentNode>()->text);

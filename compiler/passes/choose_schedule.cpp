@@ -2,6 +2,8 @@
 
 #include "compiler/ir/ir.hpp"
 
+#include <algorithm>
+
 namespace loom::ir {
 
 Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) {
@@ -18,7 +20,12 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
         s.cells_per_thread = facts.has_layers ? 1 : 4;
     if (!s.cells_axis && mapped > 0) s.cells_axis = facts.axis_of_dim[std::size_t(mapped - 1)];
     if (!s.shared_memory_budget) s.shared_memory_budget = kDefaultSharedMemoryBudget;
-    if (s.vector_width == 0) s.vector_width = 1;
+    if (s.vector_width == 0) {
+        const bool cells_along_lanes = s.cells_per_thread > 1 && s.cells_axis == facts.lane_axis;
+        const bool lanes = facts.lanes_fit && !facts.has_layers && !facts.manual_grid && !facts.stage_halos &&
+                           !s.shared_tiles && !s.reduce_in_block && !cells_along_lanes;
+        s.vector_width = lanes ? std::max(1, std::min(4, 16 / std::max(1, facts.widest_element))) : 1;
+    }
     return s;
 }
 

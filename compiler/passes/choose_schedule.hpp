@@ -18,7 +18,13 @@
 //   (LaunchDescription::block_for); never the exact block of tiles or of reduce_in_block.
 // - shared_memory_budget: 100 KiB (each launch checks the staged bytes against the device's
 //   limit per block).
-// - vector_width: 1, scalar loads and stores (the only width implemented).
+// - vector_width: for a pointwise kernel (every field read at the cell itself, no neighbours or
+//   gathers) whose lanes fit (see ScheduleFacts::lanes_fit; not with layers, shared tiles, a
+//   block per cell, a manual grid, or cells_per_thread along the lanes' axis), 16 bytes of its
+//   widest element type: 4 for float32 and int32, 2 for float64 (f = 2 g over 2^28 floats: 0.79
+//   of copy scalar, 1.00 with lanes of 4, H100). Else 1: scalar loads and stores (stencils gain
+//   from lanes too, 0.87 to 0.94 of copy for a 5-point float32 with lanes of 2, but measured on
+//   two kernels only; issue 13 tunes them).
 // - shared_tiles: on for a kernel of several stages where a later stage reads an earlier one's
 //   field at neighbouring cells (fuse_stages computes the earlier stages per tile); else as
 //   requested.
@@ -48,6 +54,11 @@ struct ScheduleFacts {
     bool manual_grid = false; ///< manual_launch_grid, or slice bounds that use another counter
     bool has_layers = false;  ///< the body computes local arrays in loops (neural layers)
     bool stage_halos = false; ///< a later stage reads an earlier one at neighbouring cells
+    /// Lanes would serve: a CUDA kernel that reads every field at the cell only, whose slice
+    /// steps by 1 along the fastest memory axis (lanes are consecutive cells there).
+    bool lanes_fit = false;
+    int lane_axis = -1;        ///< the fastest memory axis, which the lanes run along
+    int widest_element = 4;    ///< bytes of the widest element type among the kernel's fields
 };
 
 /// The request with every open field filled in by the rules above (the block before

@@ -41,8 +41,16 @@ struct Schedule {
     /// The caller sets block_size and num_blocks on the KernelFunction before each launch, and
     /// each thread computes one cell. Needed when slice bounds use another counter.
     bool manual_launch_grid = false;
-    /// Elements each load and store moves at once. 0 chooses, 1 is scalar loads and stores: the
-    /// only width implemented so far (others are refused).
+    /// Lanes: each thread computes this many consecutive cells along the fields' fastest memory
+    /// axis and loads and stores each field it reads or writes at the cell as one vector
+    /// (float4, float2, double2, int4, int2: at most 16 bytes; where an address is not aligned
+    /// to the vector, as in a view that starts at an odd element, element by element). 1 is
+    /// scalar loads and stores, 2 or 4 lanes; 0 chooses: 16 bytes of the widest element for a
+    /// pointwise kernel (every field read at the cell itself), 1 otherwise. Reads at
+    /// neighbouring cells along the lanes' axis, fields the cell both reads and writes, and
+    /// types with no vector (int64, bool, ...) stay scalar. Needs a unit step along that axis,
+    /// and not shared_tiles, reduce_in_block, a manual grid, several fused stages, or
+    /// cells_per_thread along the lanes' axis. CUDA only: the CPU target ignores it.
     int vector_width = 0;
     /// Shared-memory tiles: each block first copies what its cells read of every field read at
     /// neighbouring cells (the block's cells plus the halo the stencil reaches, one tile per

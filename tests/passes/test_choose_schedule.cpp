@@ -63,6 +63,49 @@ TEST(ChooseSchedule, LayersGetOneCellPerThreadUnlessTheRequestSaysOtherwise) {
     EXPECT_EQ(choose_schedule({.cells_per_thread = 2}, layers).cells_per_thread, 2);
 }
 
+TEST(ChooseSchedule, PointwiseKernelsGetSixteenBytesOfLanes) {
+    ScheduleFacts f = facts({1, 0, -1});
+    f.lanes_fit = true;
+    f.lane_axis = 1;
+    EXPECT_EQ(choose_schedule({}, f).vector_width, 4) << "float32: float4";
+    f.widest_element = 8;
+    EXPECT_EQ(choose_schedule({}, f).vector_width, 2) << "a float64 field: double2";
+    EXPECT_EQ(choose_schedule({.vector_width = 1}, f).vector_width, 1) << "the request's";
+    // Where lanes do not serve: a stencil (the facts say so), layers, shared tiles, a block per
+    // cell, a manual grid, cells along the lanes' axis.
+    ScheduleFacts stencil = facts({1, 0, -1});
+    EXPECT_EQ(choose_schedule({}, stencil).vector_width, 1);
+    ScheduleFacts layers = f;
+    layers.has_layers = true;
+    EXPECT_EQ(choose_schedule({}, layers).vector_width, 1);
+    EXPECT_EQ(choose_schedule({.shared_tiles = true}, f).vector_width, 1);
+    EXPECT_EQ(choose_schedule({.reduce_in_block = true}, f).vector_width, 1);
+    ScheduleFacts manual = f;
+    manual.manual_grid = true;
+    EXPECT_EQ(choose_schedule({}, manual).vector_width, 1);
+    EXPECT_EQ(choose_schedule({.cells_per_thread = 2, .cells_axis = 1}, f).vector_width, 1);
+    EXPECT_EQ(choose_schedule({.cells_per_thread = 2, .cells_axis = 0}, f).vector_width, 2);
+}
+
+TEST(KernelSchedule, PointwiseKernelsUseLanesAndStencilsDoNot) {
+    auto [f, g] = fields<2>("f, g: float32[2D]");
+    Kernel pointwise = create_kernel({Assignment(f.center(), 2 * g.center())}, {.name = "twice"});
+    EXPECT_EQ(pointwise.schedule().vector_width, 4);
+    EXPECT_NE(pointwise.schedule().describe(pointwise.requested_schedule()).find("vector_width = 4 (chosen)"),
+              std::string::npos)
+        << pointwise.schedule().describe(pointwise.requested_schedule());
+    EXPECT_NE(pointwise.source().find("loom::load_lanes(g_lanes, &g["), std::string::npos) << pointwise.source();
+    loom::test::expect_compiles_for_sm90(pointwise);
+    Kernel stencil = create_kernel({Assignment(f.center(), g[{0, 1}] + g[{0, -1}])}, {.name = "pair"});
+    EXPECT_EQ(stencil.schedule().vector_width, 1);
+    EXPECT_EQ(stencil.source().find("lanes"), std::string::npos);
+    // The CPU target has no lanes.
+    KernelConfig on_cpu{.name = "twice_cpu"};
+    on_cpu.target = Target::CPU;
+    Kernel cpu = create_kernel({Assignment(f.center(), 2 * g.center())}, on_cpu);
+    EXPECT_EQ(cpu.source().find("lanes"), std::string::npos);
+}
+
 TEST(ChooseSchedule, GivenFieldsAreKept) {
     const Schedule given{.block = Block{32, 8, 1},
                          .cells_per_thread = 2,

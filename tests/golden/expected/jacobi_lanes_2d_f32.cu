@@ -33,8 +33,7 @@ extern "C" __global__ void jacobi_lanes(
                                 src[src_stride_0 * x + y + 1] + src[src_stride_0 * x + y - 1]);
                     }
                     loom::store_lanes(&dst[dst_stride_0 * x + y_lanes], dst_lanes);
-                }
-                if (!(y_lanes >= 1 && y_lanes + 4 <= size_1 - 1)) {
+                } else {
                     #pragma unroll
                     for (int lane = 0; lane < 4; ++lane) {
                         const int y = y_lanes + lane;
