@@ -522,6 +522,28 @@ void measure_lanes(EventTimer& timer, double copy_gbs) {
                                args("src", src3, "dst", dst3), dst3, {1, 1, 1},
                                stencil_tolerance<double>(), ref7, Ratio{});
     }
+    h3 = {};
+    src3 = DeviceArray<double>::uninitialized({1});
+    dst3 = DeviceArray<double>::uninitialized({1});
+
+    // 3D 27-point f32 512^3 (lanes 1, 2, 4), int32 index: distinct weights per offset.
+    std::vector<Tap> taps27;
+    for (int dz = -1; dz <= 1; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx)
+                taps27.push_back({dz, dy, dx, 0.01 * double(taps27.size() + 3)});
+    std::vector<float> h27 = random_values<float>(n3 * n3 * n3, 5, Uniform(0.5, 1.5));
+    auto src27 = DeviceArray<float>::from_host(h27, {n3, n3, n3});
+    auto dst27 = DeviceArray<float>::uninitialized({n3, n3, n3});
+    auto ref27 = stencil_reference(h27, Dim3{n3, n3, n3}, taps27);
+    for (int w : {1, 2, 4}) {
+        KernelFunction k = make_stencil("stencil27", "float32", 3, taps27, 0, ScalarType::Int32,
+                                        std::nullopt, w).compile();
+        measure_kernel<float>(timer, copy_gbs, "stencil27_f32_i32_lanes" + std::to_string(w),
+                              "27-point f32 512^3, int32, lanes " + std::to_string(w), k,
+                              args("src", src27, "dst", dst27), dst27, {1, 1, 1},
+                              4 * stencil_tolerance<float>(), ref27, Ratio{});
+    }
 }
 
 // ---- Reductions -----------------------------------------------------------------------------------

@@ -66,9 +66,12 @@ std::string LaunchDescription::describe() const {
     if (manual) return fmt::format("manual ({}); suggested block {}", manual_reason, block);
     std::vector<std::string> e;
     for (auto& x : extents) e.push_back(to_string(x));
-    std::string cells;
-    for (int d = 0; d < 3; ++d)
-        if (cells_per_thread[d] > 1) cells = fmt::format("; {} cells per thread along {}", cells_per_thread[d], "xyz"[d]);
+    std::string cells; // "; 4 cells per thread along y", or "along x, 4 along y" for several
+    for (int d = 0; d < 3; ++d) {
+        if (cells_per_thread[d] <= 1) continue;
+        cells += cells.empty() ? fmt::format("; {} cells per thread along {}", cells_per_thread[d], "xyz"[d])
+                               : fmt::format(", {} along {}", cells_per_thread[d], "xyz"[d]);
+    }
     std::string shared;
     if (shared_bytes) shared = fmt::format("; {} bytes of dynamic shared memory", shared_bytes);
     if (static_shared_bytes) shared = fmt::format("; {} bytes of static shared memory", static_shared_bytes);

@@ -143,6 +143,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         facts.lanes_fit = cuda && analysis.shifted_reads.empty() &&
                           (!config.iteration_slice ||
                            config.iteration_slice->dims[std::size_t(facts.lane_axis)].step == 1);
+        facts.cell_nodes = subexpressions(cse).size();
         for (const FieldPtr& f : analysis.fields)
             facts.widest_element = std::max(facts.widest_element, bit_width(f->type) / 8);
         k.schedule = choose_schedule(schedule, facts);

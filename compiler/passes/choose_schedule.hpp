@@ -19,12 +19,14 @@
 // - shared_memory_budget: 100 KiB (each launch checks the staged bytes against the device's
 //   limit per block).
 // - vector_width: for a pointwise kernel (every field read at the cell itself, no neighbours or
-//   gathers) whose lanes fit (see ScheduleFacts::lanes_fit; not with layers, shared tiles, a
-//   block per cell, a manual grid, or cells_per_thread along the lanes' axis), 16 bytes of its
-//   widest element type: 4 for float32 and int32, 2 for float64 (f = 2 g over 2^28 floats: 0.79
-//   of copy scalar, 1.00 with lanes of 4, H100). Else 1: scalar loads and stores (stencils gain
-//   from lanes too, 0.87 to 0.94 of copy for a 5-point float32 with lanes of 2, but measured on
-//   two kernels only; issue 13 tunes them).
+//   gathers) with a short cell (at most kMaxLaneCellNodes expression nodes) whose lanes fit
+//   (see ScheduleFacts::lanes_fit; not with layers, shared tiles, a block per cell, a manual
+//   grid, or cells_per_thread along the lanes' axis), 16 bytes of its widest element type: 4
+//   for float32 and int32, 2 for float64 (f = 2 g over 2^28 floats: 0.79 of copy scalar, 1.00
+//   with lanes of 4, H100). Else 1, scalar loads and stores. Not for stencils: their reads at
+//   neighbours along the lanes stay scalar, and lanes help some and hurt others (H100: 5-point
+//   float32 0.87 -> 0.95 of copy, 7-point float64 0.87 -> 0.83 to 0.89, 27-point float32 0.55
+//   -> 0.34); issue 13 tunes them.
 // - shared_tiles: on for a kernel of several stages where a later stage reads an earlier one's
 //   field at neighbouring cells (fuse_stages computes the earlier stages per tile); else as
 //   requested.
@@ -59,7 +61,13 @@ struct ScheduleFacts {
     bool lanes_fit = false;
     int lane_axis = -1;        ///< the fastest memory axis, which the lanes run along
     int widest_element = 4;    ///< bytes of the widest element type among the kernel's fields
+    std::size_t cell_nodes = 0; ///< expression nodes in the cell's statements (its length)
 };
+
+/// The longest cell (in expression nodes) that gets lanes by default: lanes repeat the cell W
+/// times in each thread, which pays for short, memory-bound cells only (a constant-weight MLP
+/// of width 16, about 2,000 nodes, ran 1.35x slower with lanes of 4 and took 10x longer in NVRTC).
+inline constexpr std::size_t kMaxLaneCellNodes = 256;
 
 /// The request with every open field filled in by the rules above (the block before
 /// fit_chosen_block). The request has passed check_schedule and check_cells_axis.

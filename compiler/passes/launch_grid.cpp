@@ -157,6 +157,9 @@ LaunchDescription infer_launch_grid(const Stmt& body, const Schedule& schedule,
         for (const ForNode* c : cells) // the loop over the thread's cells
             if (auto n = c->stop.as<ConstNode>(); n && reads(f->start, c->var))
                 L.cells_per_thread[dim] = int(n->int_value);
+        // Lanes (vectorize_lanes): the loop along x steps by the width, a group of cells each.
+        if (dim == 0 && schedule.vector_width > 1 && is_const_value(f->step, schedule.vector_width))
+            L.cells_per_thread[0] = schedule.vector_width;
         if (reads_counter(start) || reads_counter(f->stop) || reads_counter(f->step)) {
             L.manual = true;
             L.manual_reason = "the iteration bounds depend on another counter";

@@ -85,6 +85,9 @@ TEST(ChooseSchedule, PointwiseKernelsGetSixteenBytesOfLanes) {
     EXPECT_EQ(choose_schedule({}, manual).vector_width, 1);
     EXPECT_EQ(choose_schedule({.cells_per_thread = 2, .cells_axis = 1}, f).vector_width, 1);
     EXPECT_EQ(choose_schedule({.cells_per_thread = 2, .cells_axis = 0}, f).vector_width, 2);
+    ScheduleFacts long_cell = f;
+    long_cell.cell_nodes = kMaxLaneCellNodes + 1;
+    EXPECT_EQ(choose_schedule({}, long_cell).vector_width, 1) << "lanes would repeat a long cell";
 }
 
 TEST(KernelSchedule, PointwiseKernelsUseLanesAndStencilsDoNot) {
@@ -211,7 +214,8 @@ TEST(KernelSchedule, TheInt64VariantIsLoweredWithTheSameSchedule) {
     KernelSpec spec = k.spec();
     ASSERT_TRUE(spec.wide);
     EXPECT_EQ(spec.wide->launch.cells_per_thread, spec.launch.cells_per_thread);
-    EXPECT_EQ(spec.launch.cells_per_thread, (Dim3{1, 3, 1})) << "y walks axis 1 in 3D C layout";
+    EXPECT_EQ(spec.launch.cells_per_thread, (Dim3{2, 3, 1}))
+        << "y walks axis 1 in 3D C layout; x has lanes of 2 (a pointwise float64 kernel)";
     EXPECT_EQ(spec.wide->launch.default_block, (Dim3{32, 2, 2}));
 }
 

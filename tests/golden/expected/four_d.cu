@@ -3,8 +3,8 @@
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (0, 0) (0, 0) (0, 0) (low, high) per axis
 // fields:  b: float32[4D]; a: float32[4D]
-// launch:  block (64, 4, 1) by default;
-//     grid = ceil(((size_3 + 3) / 4, size_2, (size_1 + 3) / 4) / block); 4 cells per thread along z
+// launch:  block (64, 4, 1) by default; grid = ceil(((size_3 + 3) / 4, size_2, (size_1 + 3) / 4) /
+//     block); 4 cells per thread along x, 4 along z
 
 #include "loom/lanes.cuh"
 

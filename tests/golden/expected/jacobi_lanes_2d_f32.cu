@@ -3,8 +3,8 @@
 // options: index type int32, fast math off
 // space:   ghost layers (1, 1) (1, 1) (low, high) per axis
 // fields:  dst: float32[2D]; src: float32[2D]
-// launch:  block (64, 4, 1) by default;
-//     grid = ceil(((size_1 + 2) / 4, (size_0 + 1) / 4, 1) / block); 4 cells per thread along y
+// launch:  block (64, 4, 1) by default; grid =
+//     ceil(((size_1 + 2) / 4, (size_0 + 1) / 4, 1) / block); 4 cells per thread along x, 4 along y
 
 #include "loom/lanes.cuh"
 

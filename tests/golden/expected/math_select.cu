@@ -3,8 +3,8 @@
 // options: index type int32, fast math on
 // space:   ghost layers (0, 0) (0, 0) (low, high) per axis
 // fields:  f: float32[2D]; g: float32[2D]
-// launch:  block (64, 4, 1) by default;
-//     grid = ceil(((size_1 + 3) / 4, (size_0 + 3) / 4, 1) / block); 4 cells per thread along y
+// launch:  block (64, 4, 1) by default; grid =
+//     ceil(((size_1 + 3) / 4, (size_0 + 3) / 4, 1) / block); 4 cells per thread along x, 4 along y
 
 #include "loom/lanes.cuh"
 

@@ -3,8 +3,8 @@
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (0, 0) (0, 0) (low, high) per axis
 // fields:  f: float64[3D]; g: float64[3D]
-// launch:  block (64, 4, 1) by default;
-//     grid = ceil(((size_2 + 1) / 2, size_1, (size_0 + 3) / 4) / block); 4 cells per thread along z
+// launch:  block (64, 4, 1) by default; grid = ceil(((size_2 + 1) / 2, size_1, (size_0 + 3) / 4) /
+//     block); 2 cells per thread along x, 4 along z
 
 #include "loom/lanes.cuh"
 

@@ -3,8 +3,8 @@
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (0, 0) (low, high) per axis
 // fields:  m(2): float64[2D], layout zyxf; rho: float64[2D]; u(2): float64[2D], layout fzyx
-// launch:  block (64, 4, 1) by default;
-//     grid = ceil(((size_0 + 1) / 2, (size_1 + 3) / 4, 1) / block); 4 cells per thread along y
+// launch:  block (64, 4, 1) by default; grid =
+//     ceil(((size_0 + 1) / 2, (size_1 + 3) / 4, 1) / block); 2 cells per thread along x, 4 along y
 
 #include "loom/lanes.cuh"
 
