@@ -193,7 +193,10 @@ TEST(GpuLaunch, TooFewBlocksWriteExactlyTheSimulatedCells3DAnd4D) {
         k.synchronize();
         CellSet cells =
             simulate_launch(shape, c_mapping(4), 0, grid, block, k.spec().launch.cells_per_thread);
-        EXPECT_EQ(cells.count(), 3 * 5 * 4 * 32); // z: 2 x 2 threads x 4 cells cover all 5
+        // z: 2 x 2 threads x 4 cells cover all 5; x: 2 x 16 threads x 4 lanes (a pointwise
+        // float32 kernel) cover all 40.
+        EXPECT_EQ(k.spec().launch.cells_per_thread, (Dim3{4, 1, 4}));
+        EXPECT_EQ(cells.count(), 3 * 5 * 4 * 40);
         EXPECT_TRUE(check_output(bout, [&](const Index& i) {
             return cells.contains(i) ? Cell::of(double(ain.host(i)) * ain.host(i))
                                      : Cell::untouched();
