@@ -8,6 +8,7 @@
 #include "compiler/ir/visitor.hpp"
 #include "compiler/pass_log.hpp"
 #include "compiler/passes/analyze.hpp"
+#include "compiler/passes/base_pointers.hpp"
 #include "compiler/passes/block_reductions.hpp"
 #include "compiler/passes/choose_schedule.hpp"
 #include "compiler/passes/cpu_mapping.hpp"
@@ -190,6 +191,15 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         log.start();
         mapped = map_to_cpu(nest, plan_cpu_loop_order(nest, *analysis.primary));
         log.record("map_to_cpu", nest, mapped);
+    }
+
+    // 7c''. Base pointers: a field read or written at several neighbouring elements of a cell
+    // gets a pointer at the cell, and its accesses small offsets from it.
+    if (cuda) {
+        log.start();
+        Stmt pointed = point_at_cells(mapped, space.strides);
+        log.record("point_at_cells", mapped, pointed);
+        mapped = pointed;
     }
 
     // 7d. Addresses: coordinates become linear indices.

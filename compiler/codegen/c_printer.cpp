@@ -213,6 +213,10 @@ std::string CFamilyPrinter::barrier(const std::string&, bool) {
     throw InternalError("a barrier reached a printer without thread blocks");
 }
 
+std::string CFamilyPrinter::base_pointer(const BasePointerNode*, const std::string&) {
+    throw InternalError("a base pointer reached a printer without them (point_at_cells is CUDA's)");
+}
+
 std::string CFamilyPrinter::lanes(const StmtNode*, const std::string&) {
     throw InternalError("vector lanes reached a printer without them (vectorize_lanes is CUDA's)");
 }
@@ -348,6 +352,7 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
         throw InternalError("a Stage reached the code generator; fuse_stages must run first");
     case StmtKind::VectorLoad:
     case StmtKind::VectorStore: return lanes(s.get(), pad);
+    case StmtKind::BasePointer: return base_pointer(s.as<BasePointerNode>(), pad);
     }
     return "";
 }

@@ -88,6 +88,8 @@ protected:
     virtual std::string array_store(const ir::ArrayStoreNode* st, const std::string& pad);
     /// A block-wide barrier; only the CUDA printer has one.
     virtual std::string barrier(const std::string& pad, bool warp);
+    /// A base pointer at a field's cell; only the CUDA printer has them (point_at_cells).
+    virtual std::string base_pointer(const ir::BasePointerNode* n, const std::string& pad);
     /// `if (c) {a} else {b}` for the complementary pair a, b (see print_stmt's Block).
     std::string if_else(const ir::IfThenNode* a, const ir::IfThenNode* b, int indent);
     /// Lanes loaded or stored at once (VectorLoad, VectorStore); only the CUDA printer has them.

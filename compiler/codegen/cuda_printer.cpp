@@ -160,6 +160,19 @@ protected:
                            name_of(n->lanes.get(), n->lanes->name));
     }
 
+    // `const float* __restrict__ src_c = src + index;` for a field the kernel only reads, as its
+    // parameter; `float* const dst_c = dst + index;` for one it writes (no __restrict__: the
+    // field's own pointer may reach the same elements in the pointer's scope).
+    std::string base_pointer(const BasePointerNode* n, const std::string& pad) override {
+        if (n->at.size() != 1) throw InternalError("a base pointer at coordinates reached the printer");
+        std::string field = name_of(n->field.get(), n->field->name);
+        std::string at = print(n->at[0]);
+        std::string cell = name_of(n->cell.get(), n->cell->name);
+        const std::string t = type_name_of(n->field->type);
+        if (n->writes) return fmt::format("{}{}* const {} = {} + {};\n", pad, t, cell, field, at);
+        return fmt::format("{}const {}* __restrict__ {} = {} + {};\n", pad, t, cell, field, at);
+    }
+
     std::string barrier(const std::string& pad, bool warp) override {
         if (warp) return pad + "__syncwarp();\n";
         // The copies started since the last barrier are waited for at this one.

@@ -170,6 +170,13 @@ StmtParts parts(const Stmt& s) {
         p.exprs = {s.as<VectorStoreNode>()->first};
         p.objects = {s.as<VectorStoreNode>()->lanes.get()};
         break;
+    case StmtKind::BasePointer: {
+        auto n = s.as<BasePointerNode>();
+        p.exprs = n->at;
+        p.objects = {n->field.get(), n->cell.get()};
+        p.ints = {n->writes ? 1 : 0};
+        break;
+    }
     case StmtKind::Stage:
         p.ints = {s.as<StageNode>()->index};
         p.stmts = {s.as<StageNode>()->body};

@@ -483,6 +483,15 @@ Stmt VectorStoreNode::make(Expr first, ArrayPtr lanes) {
     return Stmt(std::make_shared<VectorStoreNode>(std::move(first), std::move(lanes)));
 }
 
+Stmt BasePointerNode::make(FieldPtr field, FieldPtr cell, std::vector<Expr> at, bool writes) {
+    require(field != nullptr && cell != nullptr, "BasePointer", "no field");
+    require(cell != field && cell->type == field->type && cell->array_dims() == field->array_dims(),
+            "BasePointer", "the cell's pointer is not a copy of the field");
+    require(at.size() == 1 || int(at.size()) == field->array_dims(), "BasePointer",
+            "neither coordinates nor a linear index");
+    return Stmt(std::make_shared<BasePointerNode>(std::move(field), std::move(cell), std::move(at), writes));
+}
+
 Stmt StageNode::make(int index, Stmt body) {
     require(index >= 1, "Stage", "index below 1");
     require(body.defined(), "Stage", "no body");

@@ -498,6 +498,20 @@ struct VectorStoreNode : StmtNode {
     static Stmt make(Expr first, ArrayPtr lanes);
 };
 
+/// A base pointer: `cell` (a FieldInfo of its own, a copy of `field` under another name) points
+/// at `field`'s element at `at` (coordinates, one per array axis, or one linear index after
+/// flatten_addresses), for the rest of the enclosing block. Loads and stores of `cell` are
+/// relative to it: `src_c[src_stride_0]` for `src[x + 1, y]`. Made by point_at_cells; CUDA only.
+struct BasePointerNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::BasePointer;
+    BasePointerNode(FieldPtr f, FieldPtr c, std::vector<Expr> a, bool w)
+        : StmtNode(static_kind), field(std::move(f)), cell(std::move(c)), at(std::move(a)), writes(w) {}
+    const FieldPtr field, cell;
+    const std::vector<Expr> at;
+    const bool writes; ///< the kernel stores to the field (anywhere): neither const nor restrict
+    static Stmt make(FieldPtr field, FieldPtr cell, std::vector<Expr> at, bool writes);
+};
+
 /// A fully connected layer over local arrays: output[i] = act(b_i + sum_j W_ij input[j]) for
 /// every i. Made by analyze_kernel from a layer's ArrayDefinition (after the Allocate of
 /// `output`), lowered to loops by lower_layers; no later pass or printer accepts it.

@@ -255,6 +255,13 @@ public:
             out += fmt::format("{}lanes of {} = {}[0:{}]\n", pad, p.print(n->first), n->lanes->name, n->lanes->size);
             break;
         }
+        case StmtKind::BasePointer: {
+            auto n = s.as<BasePointerNode>();
+            std::vector<std::string> at;
+            for (auto& e : n->at) at.push_back(p.print(e));
+            out += fmt::format("{}{} = &{}[{}]\n", pad, n->cell->name, n->field->name, fmt::join(at, ", "));
+            break;
+        }
         case StmtKind::Stage:
             out += fmt::format("{}stage {}:\n", pad, s.as<StageNode>()->index);
             print(s.as<StageNode>()->body, indent + 1);

@@ -90,6 +90,9 @@ void IRVisitor::visit_IfThen(const IfThenNode* n) {
 void IRVisitor::visit_Comment(const CommentNode*) {}
 void IRVisitor::visit_Stage(const StageNode* n) { visit(n->body); }
 void IRVisitor::visit_VectorLoad(const VectorLoadNode* n) { visit(n->first); }
+void IRVisitor::visit_BasePointer(const BasePointerNode* n) {
+    for (auto& e : n->at) visit(e);
+}
 void IRVisitor::visit_VectorStore(const VectorStoreNode* n) { visit(n->first); }
 void IRVisitor::visit_Dense(const DenseNode* n) {
     if (n->layer.activation.identity()) return;
@@ -221,6 +224,15 @@ Stmt IRMutator::visit_VectorLoad(const VectorLoadNode* n, const Stmt& self) {
 Stmt IRMutator::visit_VectorStore(const VectorStoreNode* n, const Stmt& self) {
     Expr f = mutate(n->first);
     return f.same_as(n->first) ? self : VectorStoreNode::make(f, n->lanes);
+}
+Stmt IRMutator::visit_BasePointer(const BasePointerNode* n, const Stmt& self) {
+    bool changed = false;
+    std::vector<Expr> at;
+    for (auto& e : n->at) {
+        at.push_back(mutate(e));
+        changed = changed || !at.back().same_as(e);
+    }
+    return changed ? BasePointerNode::make(n->field, n->cell, std::move(at), n->writes) : self;
 }
 Stmt IRMutator::visit_Stage(const StageNode* n, const Stmt& self) {
     Stmt b = mutate(n->body);

@@ -27,6 +27,11 @@ protected:
         return st->flat() ? s : StoreNode::make(st->field, linear(*st->field, st->indices), st->value);
     }
 
+    Stmt visit_BasePointer(const BasePointerNode* n, const Stmt& self) override {
+        if (n->at.size() == 1) return self; // flat already (a 1D field's coordinate is its index)
+        return BasePointerNode::make(n->field, n->cell, {linear(*n->field, n->at)}, n->writes);
+    }
+
 private:
     /// sum over axes of stride * coordinate, the constants gathered into one term at the end.
     Expr linear(const FieldInfo& f, const std::vector<Expr>& at) {

@@ -18,7 +18,7 @@
     X(ArrayLoad) X(Unary) X(Binary) X(Select) X(Call) X(Cast) X(Reduce)
 #define LOOM_FOR_EACH_STMT_NODE(X) \
     X(Assign) X(Declare) X(Store) X(ArrayStore) X(Allocate) X(Barrier) X(Block) X(For) \
-    X(IfThen) X(Comment) X(Dense) X(Stage) X(VectorLoad) X(VectorStore)
+    X(IfThen) X(Comment) X(Dense) X(Stage) X(VectorLoad) X(VectorStore) X(BasePointer)
 // clang-format on
 
 namespace loom {

@@ -18,15 +18,13 @@ extern "C" __global__ void upsample(
         for (int cell = 0; cell < 4; ++cell) {
             const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
             if (x < size_0) {
+                double* const fine_c = fine + fine_stride_0 * x + fine_stride_1 * y;
                 // fine[0, 0](0) = coarse.at(x / 4, y / 4)(0)
-                fine[fine_stride_0 * x + fine_stride_1 * y] =
-                        coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4)];
+                fine_c[0] = coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4)];
                 // fine[0, 0](1) = coarse.at(x / 4, y / 4)(1)
-                fine[fine_stride_0 * x + fine_stride_1 * y + 1] =
-                        coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4) + 1];
+                fine_c[1] = coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4) + 1];
                 // fine[0, 0](2) = coarse.at(x / 4, y / 4)(2)
-                fine[fine_stride_0 * x + fine_stride_1 * y + 2] =
-                        coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4) + 2];
+                fine_c[2] = coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4) + 2];
             }
         }
     }

@@ -18,12 +18,12 @@ extern "C" __global__ void diffusion(
         for (int cell = 0; cell < 4; ++cell) {
             const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
             if (x < size_0 - 1) {
+                const float* __restrict__ src_c = src + src_stride_0 * x + y;
                 // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
-                const float lap = src[src_stride_0 * (x + 1) + y] +
-                        src[src_stride_0 * (x - 1) + y] + src[src_stride_0 * x + y + 1] +
-                        src[src_stride_0 * x + y - 1] - 4.0f * src[src_stride_0 * x + y];
+                const float lap = src_c[src_stride_0] + src_c[-src_stride_0] + src_c[1] +
+                        src_c[-1] - 4.0f * src_c[0];
                 // dst[0, 0] = src[0, 0] + alpha * dt * lap
-                dst[dst_stride_0 * x + y] = src[src_stride_0 * x + y] + alpha * dt * lap;
+                dst[dst_stride_0 * x + y] = src_c[0] + alpha * dt * lap;
             }
         }
     }

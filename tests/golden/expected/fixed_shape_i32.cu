@@ -15,8 +15,9 @@ extern "C" __global__ void fixed_diff(
         for (int cell = 0; cell < 4; ++cell) {
             const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
             if (x < 63) {
+                const float* __restrict__ a_c = a + 128 * x + y;
                 // b[0, 0] = a[0, 1] - a[0, -1]
-                b[128 * x + y] = a[128 * x + y + 1] - a[128 * x + y - 1];
+                b[128 * x + y] = a_c[1] - a_c[-1];
             }
         }
     }

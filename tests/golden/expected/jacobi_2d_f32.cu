@@ -17,10 +17,10 @@ extern "C" __global__ void jacobi(
         for (int cell = 0; cell < 4; ++cell) {
             const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
             if (x < size_0 - 1) {
+                const float* __restrict__ src_c = src + src_stride_0 * x + y;
                 // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                dst[dst_stride_0 * x + y] = 0.25f * (src[src_stride_0 * (x + 1) + y] +
-                        src[src_stride_0 * (x - 1) + y] + src[src_stride_0 * x + y + 1] +
-                        src[src_stride_0 * x + y - 1]);
+                dst[dst_stride_0 * x + y] =
+                        0.25f * (src_c[src_stride_0] + src_c[-src_stride_0] + src_c[1] + src_c[-1]);
             }
         }
     }

@@ -28,9 +28,10 @@ extern "C" __global__ void jacobi_lanes(
                     #pragma unroll
                     for (int lane = 0; lane < 4; ++lane) {
                         const int y = y_lanes + lane;
+                        const float* __restrict__ src_c = src + src_stride_0 * x + y;
                         // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                        dst_lanes[lane] = 0.25f * (src_lanes[lane] + src_lanes_1[lane] +
-                                src[src_stride_0 * x + y + 1] + src[src_stride_0 * x + y - 1]);
+                        dst_lanes[lane] = 0.25f *
+                                (src_lanes[lane] + src_lanes_1[lane] + src_c[1] + src_c[-1]);
                     }
                     loom::store_lanes(&dst[dst_stride_0 * x + y_lanes], dst_lanes);
                 } else {
@@ -38,10 +39,10 @@ extern "C" __global__ void jacobi_lanes(
                     for (int lane = 0; lane < 4; ++lane) {
                         const int y = y_lanes + lane;
                         if (y >= 1 && y < size_1 - 1) {
+                            const float* __restrict__ src_c = src + src_stride_0 * x + y;
                             // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                            dst[dst_stride_0 * x + y] = 0.25f * (src[src_stride_0 * (x + 1) + y] +
-                                    src[src_stride_0 * (x - 1) + y] +
-                                    src[src_stride_0 * x + y + 1] + src[src_stride_0 * x + y - 1]);
+                            dst[dst_stride_0 * x + y] = 0.25f * (src_c[src_stride_0] +
+                                    src_c[-src_stride_0] + src_c[1] + src_c[-1]);
                         }
                     }
                 }

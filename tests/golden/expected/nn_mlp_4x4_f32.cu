@@ -12,43 +12,40 @@ extern "C" __global__ void mlp(
 {
     const int x_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
     if (x_1 < size_0) {
-        const float sum_diff_prod = 0.5f * x[x_stride_0 * x_1] - 0.25f * x[x_stride_0 * x_1 + 1] +
-                0.75f * x[x_stride_0 * x_1 + 2] + 0.1f * x[x_stride_0 * x_1 + 3] + 0.05f;
+        const float* __restrict__ x_c = x + x_stride_0 * x_1;
+        const float sum_diff_prod =
+                0.5f * x_c[0] - 0.25f * x_c[1] + 0.75f * x_c[2] + 0.1f * x_c[3] + 0.05f;
         // dense0_0 = 0.5f * x[0](0) + -0.25f * x[0](1) + 0.75f * x[0](2) + 0.1f * x[0](3) + 0.05f >
         //     0.0f ? 0.5f * x[0](0) + -0.25f * x[0](1) + 0.75f * x[0](2) + 0.1f * x[0](3) + 0.05f :
         //     0.0f
         const float dense0_0 = sum_diff_prod > 0.0f ? sum_diff_prod : 0.0f;
-        const float diff_sum_prod = -0.6f * x[x_stride_0 * x_1] + 0.4f * x[x_stride_0 * x_1 + 1] +
-                0.2f * x[x_stride_0 * x_1 + 2] - 0.3f * x[x_stride_0 * x_1 + 3] - 0.1f;
+        const float diff_sum_prod =
+                -0.6f * x_c[0] + 0.4f * x_c[1] + 0.2f * x_c[2] - 0.3f * x_c[3] - 0.1f;
         // dense0_1 = -0.6f * x[0](0) + 0.4f * x[0](1) + 0.2f * x[0](2) + -0.3f * x[0](3) + -0.1f >
         //     0.0f ? -0.6f * x[0](0) + 0.4f * x[0](1) + 0.2f * x[0](2) + -0.3f * x[0](3) + -0.1f :
         //     0.0f
         const float dense0_1 = diff_sum_prod > 0.0f ? diff_sum_prod : 0.0f;
-        const float sum_diff_prod_1 = 0.15f * x[x_stride_0 * x_1] +
-                0.35f * x[x_stride_0 * x_1 + 1] - 0.45f * x[x_stride_0 * x_1 + 2] +
-                0.55f * x[x_stride_0 * x_1 + 3];
+        const float sum_diff_prod_1 =
+                0.15f * x_c[0] + 0.35f * x_c[1] - 0.45f * x_c[2] + 0.55f * x_c[3];
         // dense0_2 = 0.15f * x[0](0) + 0.35f * x[0](1) + -0.45f * x[0](2) + 0.55f * x[0](3) >
         //     0.0f ? 0.15f * x[0](0) + 0.35f * x[0](1) + -0.45f * x[0](2) + 0.55f * x[0](3) : 0.0f
         const float dense0_2 = sum_diff_prod_1 > 0.0f ? sum_diff_prod_1 : 0.0f;
-        const float sum_diff_prod_2 = -0.2f * x[x_stride_0 * x_1] - 0.7f * x[x_stride_0 * x_1 + 1] +
-                0.3f * x[x_stride_0 * x_1 + 2] + 0.65f * x[x_stride_0 * x_1 + 3] + 0.2f;
+        const float sum_diff_prod_2 =
+                -0.2f * x_c[0] - 0.7f * x_c[1] + 0.3f * x_c[2] + 0.65f * x_c[3] + 0.2f;
         // dense0_3 = -0.2f * x[0](0) + -0.7f * x[0](1) + 0.3f * x[0](2) + 0.65f * x[0](3) + 0.2f >
         //     0.0f ? -0.2f * x[0](0) + -0.7f * x[0](1) + 0.3f * x[0](2) + 0.65f * x[0](3) + 0.2f :
         //     0.0f
         const float dense0_3 = sum_diff_prod_2 > 0.0f ? sum_diff_prod_2 : 0.0f;
+        float* const y_c = y + y_stride_0 * x_1;
         // y[0](0) =
         //     0.3f * dense0_0 + -0.5f * dense0_1 + 0.25f * dense0_2 + 0.6f * dense0_3 + -0.05f
-        y[y_stride_0 * x_1] =
-                0.3f * dense0_0 - 0.5f * dense0_1 + 0.25f * dense0_2 + 0.6f * dense0_3 - 0.05f;
+        y_c[0] = 0.3f * dense0_0 - 0.5f * dense0_1 + 0.25f * dense0_2 + 0.6f * dense0_3 - 0.05f;
         // y[0](1) =
         //     0.45f * dense0_0 + 0.1f * dense0_1 + -0.35f * dense0_2 + -0.15f * dense0_3 + 0.15f
-        y[y_stride_0 * x_1 + 1] =
-                0.45f * dense0_0 + 0.1f * dense0_1 - 0.35f * dense0_2 - 0.15f * dense0_3 + 0.15f;
+        y_c[1] = 0.45f * dense0_0 + 0.1f * dense0_1 - 0.35f * dense0_2 - 0.15f * dense0_3 + 0.15f;
         // y[0](2) = -0.4f * dense0_0 + 0.2f * dense0_1 + 0.55f * dense0_2 + 0.05f * dense0_3 + 0.1f
-        y[y_stride_0 * x_1 + 2] =
-                -0.4f * dense0_0 + 0.2f * dense0_1 + 0.55f * dense0_2 + 0.05f * dense0_3 + 0.1f;
+        y_c[2] = -0.4f * dense0_0 + 0.2f * dense0_1 + 0.55f * dense0_2 + 0.05f * dense0_3 + 0.1f;
         // y[0](3) = 0.12f * dense0_0 + -0.22f * dense0_1 + 0.32f * dense0_2 + -0.42f * dense0_3
-        y[y_stride_0 * x_1 + 3] =
-                0.12f * dense0_0 - 0.22f * dense0_1 + 0.32f * dense0_2 - 0.42f * dense0_3;
+        y_c[3] = 0.12f * dense0_0 - 0.22f * dense0_1 + 0.32f * dense0_2 - 0.42f * dense0_3;
     }
 }

@@ -46,10 +46,11 @@ extern "C" __global__ void mlp_runtime(
     if (x_1 < size_0) {
         // hidden_in: the layer's 4 inputs
         float hidden_in[4];
-        hidden_in[0] = x[x_stride_0 * x_1];
-        hidden_in[1] = x[x_stride_0 * x_1 + 1];
-        hidden_in[2] = x[x_stride_0 * x_1 + 2];
-        hidden_in[3] = x[x_stride_0 * x_1 + 3];
+        const float* __restrict__ x_c = x + x_stride_0 * x_1;
+        hidden_in[0] = x_c[0];
+        hidden_in[1] = x_c[1];
+        hidden_in[2] = x_c[2];
+        hidden_in[3] = x_c[3];
         // hidden: Dense 4 -> 4, relu, weights hidden_W, bias hidden_b
         float hidden[4];
         #pragma unroll
@@ -73,13 +74,14 @@ extern "C" __global__ void mlp_runtime(
             }
             asm volatile("" ::: "memory"); // compile-time barrier, see loom's cuda_printer
         }
+        float* const y_c = y + y_stride_0 * x_1;
         // y[0](0) = output[0]
-        y[y_stride_0 * x_1] = output[0];
+        y_c[0] = output[0];
         // y[0](1) = output[1]
-        y[y_stride_0 * x_1 + 1] = output[1];
+        y_c[1] = output[1];
         // y[0](2) = output[2]
-        y[y_stride_0 * x_1 + 2] = output[2];
+        y_c[2] = output[2];
         // y[0](3) = output[3]
-        y[y_stride_0 * x_1 + 3] = output[3];
+        y_c[3] = output[3];
     }
 }

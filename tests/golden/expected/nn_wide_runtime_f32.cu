@@ -46,39 +46,40 @@ extern "C" __global__ void wide_mlp(
     if (x_1 < size_0) {
         // wide_in: the layer's 33 inputs
         float wide_in[33];
-        wide_in[0] = x[x_stride_0 * x_1];
-        wide_in[1] = x[x_stride_0 * x_1 + 1];
-        wide_in[2] = x[x_stride_0 * x_1 + 2];
-        wide_in[3] = x[x_stride_0 * x_1 + 3];
-        wide_in[4] = x[x_stride_0 * x_1 + 4];
-        wide_in[5] = x[x_stride_0 * x_1 + 5];
-        wide_in[6] = x[x_stride_0 * x_1 + 6];
-        wide_in[7] = x[x_stride_0 * x_1 + 7];
-        wide_in[8] = x[x_stride_0 * x_1 + 8];
-        wide_in[9] = x[x_stride_0 * x_1 + 9];
-        wide_in[10] = x[x_stride_0 * x_1 + 10];
-        wide_in[11] = x[x_stride_0 * x_1 + 11];
-        wide_in[12] = x[x_stride_0 * x_1 + 12];
-        wide_in[13] = x[x_stride_0 * x_1 + 13];
-        wide_in[14] = x[x_stride_0 * x_1 + 14];
-        wide_in[15] = x[x_stride_0 * x_1 + 15];
-        wide_in[16] = x[x_stride_0 * x_1 + 16];
-        wide_in[17] = x[x_stride_0 * x_1 + 17];
-        wide_in[18] = x[x_stride_0 * x_1 + 18];
-        wide_in[19] = x[x_stride_0 * x_1 + 19];
-        wide_in[20] = x[x_stride_0 * x_1 + 20];
-        wide_in[21] = x[x_stride_0 * x_1 + 21];
-        wide_in[22] = x[x_stride_0 * x_1 + 22];
-        wide_in[23] = x[x_stride_0 * x_1 + 23];
-        wide_in[24] = x[x_stride_0 * x_1 + 24];
-        wide_in[25] = x[x_stride_0 * x_1 + 25];
-        wide_in[26] = x[x_stride_0 * x_1 + 26];
-        wide_in[27] = x[x_stride_0 * x_1 + 27];
-        wide_in[28] = x[x_stride_0 * x_1 + 28];
-        wide_in[29] = x[x_stride_0 * x_1 + 29];
-        wide_in[30] = x[x_stride_0 * x_1 + 30];
-        wide_in[31] = x[x_stride_0 * x_1 + 31];
-        wide_in[32] = x[x_stride_0 * x_1 + 32];
+        const float* __restrict__ x_c = x + x_stride_0 * x_1;
+        wide_in[0] = x_c[0];
+        wide_in[1] = x_c[1];
+        wide_in[2] = x_c[2];
+        wide_in[3] = x_c[3];
+        wide_in[4] = x_c[4];
+        wide_in[5] = x_c[5];
+        wide_in[6] = x_c[6];
+        wide_in[7] = x_c[7];
+        wide_in[8] = x_c[8];
+        wide_in[9] = x_c[9];
+        wide_in[10] = x_c[10];
+        wide_in[11] = x_c[11];
+        wide_in[12] = x_c[12];
+        wide_in[13] = x_c[13];
+        wide_in[14] = x_c[14];
+        wide_in[15] = x_c[15];
+        wide_in[16] = x_c[16];
+        wide_in[17] = x_c[17];
+        wide_in[18] = x_c[18];
+        wide_in[19] = x_c[19];
+        wide_in[20] = x_c[20];
+        wide_in[21] = x_c[21];
+        wide_in[22] = x_c[22];
+        wide_in[23] = x_c[23];
+        wide_in[24] = x_c[24];
+        wide_in[25] = x_c[25];
+        wide_in[26] = x_c[26];
+        wide_in[27] = x_c[27];
+        wide_in[28] = x_c[28];
+        wide_in[29] = x_c[29];
+        wide_in[30] = x_c[30];
+        wide_in[31] = x_c[31];
+        wide_in[32] = x_c[32];
         // wide: Dense 33 -> 32, relu, weights wide_W, bias wide_b
         float wide[32];
         float wide_acc[32];
@@ -108,9 +109,10 @@ extern "C" __global__ void wide_mlp(
             }
             asm volatile("" ::: "memory"); // compile-time barrier, see loom's cuda_printer
         }
+        float* const y_c = y + y_stride_0 * x_1;
         // y[0](0) = narrow[0]
-        y[y_stride_0 * x_1] = narrow[0];
+        y_c[0] = narrow[0];
         // y[0](1) = narrow[1]
-        y[y_stride_0 * x_1 + 1] = narrow[1];
+        y_c[1] = narrow[1];
     }
 }

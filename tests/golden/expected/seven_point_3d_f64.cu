@@ -20,17 +20,14 @@ extern "C" __global__ void seven_point(
             const long long x =
                     ((long long) blockIdx.z * blockDim.z + threadIdx.z) * 4LL + cell + 1LL;
             if (x < size_0 - 1LL) {
+                const double* __restrict__ src_c = src + src_stride_0 * x + src_stride_1 * y + z;
                 // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
                 //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
                 //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
                 dst[dst_stride_0 * x + dst_stride_1 * y + z] =
-                        0.5 * src[src_stride_0 * (x - 1LL) + src_stride_1 * y + z] +
-                        0.625 * src[src_stride_0 * x + src_stride_1 * (y - 1LL) + z] +
-                        0.75 * src[src_stride_0 * x + src_stride_1 * y + z - 1LL] +
-                        0.875 * src[src_stride_0 * x + src_stride_1 * y + z] +
-                        src[src_stride_0 * x + src_stride_1 * y + z + 1LL] +
-                        1.125 * src[src_stride_0 * x + src_stride_1 * (y + 1LL) + z] +
-                        1.25 * src[src_stride_0 * (x + 1LL) + src_stride_1 * y + z];
+                        0.5 * src_c[-src_stride_0] + 0.625 * src_c[-src_stride_1] +
+                        0.75 * src_c[-1LL] + 0.875 * src_c[0LL] + src_c[1LL] +
+                        1.125 * src_c[src_stride_1] + 1.25 * src_c[src_stride_0];
             }
         }
     }

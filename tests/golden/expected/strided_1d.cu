@@ -11,7 +11,8 @@ extern "C" __global__ void every_other(
 {
     const int x_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 2 + 1;
     if (x_1 < size_0 - 1) {
+        const double* __restrict__ x_c = x + x_1;
         // y[0] = max(x[-1], x[1])
-        y[x_1] = fmax(x[x_1 - 1], x[x_1 + 1]);
+        y[x_1] = fmax(x_c[-1], x_c[1]);
     }
 }

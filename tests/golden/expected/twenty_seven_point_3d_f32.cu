@@ -18,6 +18,7 @@ extern "C" __global__ void twenty_seven_point(
         for (int cell = 0; cell < 4; ++cell) {
             const int x = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell + 1;
             if (x < size_0 - 1) {
+                const float* __restrict__ src_c = src + src_stride_0 * x + src_stride_1 * y + z;
                 // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
                 //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
                 //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
@@ -29,33 +30,26 @@ extern "C" __global__ void twenty_seven_point(
                 //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
                 //     3.75f * src[1, 1, 1]
                 dst[dst_stride_0 * x + dst_stride_1 * y + z] =
-                        0.5f * src[src_stride_0 * (x - 1) + src_stride_1 * (y - 1) + z - 1] +
-                        0.625f * src[src_stride_0 * (x - 1) + src_stride_1 * (y - 1) + z] +
-                        0.75f * src[src_stride_0 * (x - 1) + src_stride_1 * (y - 1) + z + 1] +
-                        0.875f * src[src_stride_0 * (x - 1) + src_stride_1 * y + z - 1] +
-                        src[src_stride_0 * (x - 1) + src_stride_1 * y + z] +
-                        1.125f * src[src_stride_0 * (x - 1) + src_stride_1 * y + z + 1] +
-                        1.25f * src[src_stride_0 * (x - 1) + src_stride_1 * (y + 1) + z - 1] +
-                        1.375f * src[src_stride_0 * (x - 1) + src_stride_1 * (y + 1) + z] +
-                        1.5f * src[src_stride_0 * (x - 1) + src_stride_1 * (y + 1) + z + 1] +
-                        1.625f * src[src_stride_0 * x + src_stride_1 * (y - 1) + z - 1] +
-                        1.75f * src[src_stride_0 * x + src_stride_1 * (y - 1) + z] +
-                        1.875f * src[src_stride_0 * x + src_stride_1 * (y - 1) + z + 1] +
-                        2.0f * src[src_stride_0 * x + src_stride_1 * y + z - 1] +
-                        2.125f * src[src_stride_0 * x + src_stride_1 * y + z] +
-                        2.25f * src[src_stride_0 * x + src_stride_1 * y + z + 1] +
-                        2.375f * src[src_stride_0 * x + src_stride_1 * (y + 1) + z - 1] +
-                        2.5f * src[src_stride_0 * x + src_stride_1 * (y + 1) + z] +
-                        2.625f * src[src_stride_0 * x + src_stride_1 * (y + 1) + z + 1] +
-                        2.75f * src[src_stride_0 * (x + 1) + src_stride_1 * (y - 1) + z - 1] +
-                        2.875f * src[src_stride_0 * (x + 1) + src_stride_1 * (y - 1) + z] +
-                        3.0f * src[src_stride_0 * (x + 1) + src_stride_1 * (y - 1) + z + 1] +
-                        3.125f * src[src_stride_0 * (x + 1) + src_stride_1 * y + z - 1] +
-                        3.25f * src[src_stride_0 * (x + 1) + src_stride_1 * y + z] +
-                        3.375f * src[src_stride_0 * (x + 1) + src_stride_1 * y + z + 1] +
-                        3.5f * src[src_stride_0 * (x + 1) + src_stride_1 * (y + 1) + z - 1] +
-                        3.625f * src[src_stride_0 * (x + 1) + src_stride_1 * (y + 1) + z] +
-                        3.75f * src[src_stride_0 * (x + 1) + src_stride_1 * (y + 1) + z + 1];
+                        0.5f * src_c[-src_stride_0 - src_stride_1 - 1] +
+                        0.625f * src_c[-src_stride_0 - src_stride_1] +
+                        0.75f * src_c[-src_stride_0 - src_stride_1 + 1] +
+                        0.875f * src_c[-src_stride_0 - 1] + src_c[-src_stride_0] +
+                        1.125f * src_c[-src_stride_0 + 1] + 1.25f *
+                        src_c[-src_stride_0 + src_stride_1 - 1] +
+                        1.375f * src_c[-src_stride_0 + src_stride_1] +
+                        1.5f * src_c[-src_stride_0 + src_stride_1 + 1] +
+                        1.625f * src_c[-src_stride_1 - 1] + 1.75f * src_c[-src_stride_1] +
+                        1.875f * src_c[-src_stride_1 + 1] + 2.0f * src_c[-1] + 2.125f * src_c[0] +
+                        2.25f * src_c[1] + 2.375f * src_c[src_stride_1 - 1] +
+                        2.5f * src_c[src_stride_1] + 2.625f * src_c[src_stride_1 + 1] +
+                        2.75f * src_c[src_stride_0 - src_stride_1 - 1] +
+                        2.875f * src_c[src_stride_0 - src_stride_1] +
+                        3.0f * src_c[src_stride_0 - src_stride_1 + 1] +
+                        3.125f * src_c[src_stride_0 - 1] + 3.25f * src_c[src_stride_0] +
+                        3.375f * src_c[src_stride_0 + 1] + 3.5f *
+                        src_c[src_stride_0 + src_stride_1 - 1] +
+                        3.625f * src_c[src_stride_0 + src_stride_1] +
+                        3.75f * src_c[src_stride_0 + src_stride_1 + 1];
             }
         }
     }

@@ -28,24 +28,23 @@ extern "C" __global__ void momentum(
                     #pragma unroll
                     for (int lane = 0; lane < 2; ++lane) {
                         const int x = x_lanes + lane;
+                        double* const m_c = m + m_stride_0 * x + m_stride_1 * y;
                         // m[0, 0](0) = rho[0, 0] * u[0, 0](0)
-                        m[m_stride_0 * x + m_stride_1 * y] =
-                                rho[rho_stride_0 * x + y] * u_lanes[lane];
+                        m_c[0] = rho[rho_stride_0 * x + y] * u_lanes[lane];
                         // m[0, 0](1) = rho[0, 0] * u[0, 0](1)
-                        m[m_stride_0 * x + m_stride_1 * y + 1] =
-                                rho[rho_stride_0 * x + y] * u_lanes_1[lane];
+                        m_c[1] = rho[rho_stride_0 * x + y] * u_lanes_1[lane];
                     }
                 } else {
                     #pragma unroll
                     for (int lane = 0; lane < 2; ++lane) {
                         const int x = x_lanes + lane;
                         if (x < size_0) {
+                            const double* __restrict__ u_c = u + x + u_stride_1 * y;
+                            double* const m_c = m + m_stride_0 * x + m_stride_1 * y;
                             // m[0, 0](0) = rho[0, 0] * u[0, 0](0)
-                            m[m_stride_0 * x + m_stride_1 * y] =
-                                    rho[rho_stride_0 * x + y] * u[x + u_stride_1 * y];
+                            m_c[0] = rho[rho_stride_0 * x + y] * u_c[0];
                             // m[0, 0](1) = rho[0, 0] * u[0, 0](1)
-                            m[m_stride_0 * x + m_stride_1 * y + 1] =
-                                    rho[rho_stride_0 * x + y] * u[x + u_stride_1 * y + u_stride_2];
+                            m_c[1] = rho[rho_stride_0 * x + y] * u_c[u_stride_2];
                         }
                     }
                 }

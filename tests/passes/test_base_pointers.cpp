@@ -1,0 +1,90 @@
+// Base pointers (point_at_cells), pass by pass: the IR of a stencil after map_to_gpu, after
+// point_at_cells and after flatten_addresses; which accesses get a pointer and which keep their
+// whole address; const and restrict in the printed CUDA. The GPU runs every golden and random
+// kernel with base pointers (tests/gpu), the CPU target has none.
+#include "compiler/passes/base_pointers.hpp"
+#include "compiler/passes/choose_schedule.hpp"
+#include "compiler/passes/flatten_addresses.hpp"
+#include "compiler/passes/gpu_mapping.hpp"
+#include "tests/support/lowered_nest.hpp"
+#include "tests/support/nvrtc_check.hpp"
+
+#include <loom/loom.hpp>
+
+#include <gtest/gtest.h>
+
+namespace loom {
+namespace {
+
+using namespace loom::ir;
+using test::lower_nest;
+
+Stmt mapped(const test::LoweredNest& l) {
+    ScheduleFacts facts;
+    facts.axis_of_dim = thread_axes(*l.analysis.primary);
+    return map_to_gpu(l.space.nest, plan_thread_mapping(*l.analysis.primary, choose_schedule({}, facts))).body;
+}
+
+TEST(BasePointers, AStencilPassByPass) {
+    auto [u, v, w] = fields<3>("u, v, w: float32[2D]");
+    // u at four places around the cell, v at one, w written at one.
+    auto l = lower_nest({{w.center(), u[{1, 0}] + u[{-1, 0}] + u[{0, 1}] - u[{0, -1}] * v.center(), "w[0, 0] = ...", 1}},
+                        {.name = "pointed", .index_type = ScalarType::Int32}, {});
+    Stmt gpu = mapped(l);
+    FieldStrides strides = l.space.strides;
+    Stmt pointed = point_at_cells(gpu, strides);
+    EXPECT_EQ(to_string(pointed), R"(for y in [1, size_1 - 1) step 1:  # axis 1, gpu grid.x
+  for cell in [0, 4) step 1:  # axis -1
+    for x in [cell + 1, size_0 - 1) step 4:  # axis 0, gpu grid.y
+      u_c = &u[x, y]
+      # w[0, 0] = ...
+      w[x, y] = u_c[1, 0] + u_c[-1, 0] + u_c[0, 1] - u_c[0, -1] * v[x, y]
+)");
+    EXPECT_EQ(strides.size(), l.space.strides.size() + 1) << "the pointer has the field's strides";
+    EXPECT_EQ(to_string(flatten_addresses(pointed, strides)), R"(for y in [1, size_1 - 1) step 1:  # axis 1, gpu grid.x
+  for cell in [0, 4) step 1:  # axis -1
+    for x in [cell + 1, size_0 - 1) step 4:  # axis 0, gpu grid.y
+      u_c = &u[u_stride_0 * x + y]
+      # w[0, 0] = ...
+      w[w_stride_0 * x + y] = u_c[u_stride_0] + u_c[-u_stride_0] + u_c[1] - u_c[-1] * v[v_stride_0 * x + y]
+)");
+}
+
+TEST(BasePointers, OnePlaceAGatherOrAnotherCellKeepTheWholeAddress) {
+    auto [u, v] = fields<2>("u, v: float32[2D]");
+    // u read at one place, v written at one: nothing to point at.
+    auto l = lower_nest({{v.center(), 2.0 * u.center(), "", 1}}, {.name = "once"}, {});
+    Stmt gpu = mapped(l);
+    FieldStrides strides = l.space.strides;
+    EXPECT_TRUE(point_at_cells(gpu, strides).same_as(gpu));
+    EXPECT_EQ(strides.size(), l.space.strides.size());
+}
+
+TEST(BasePointers, ThePrintedPointerIsConstAndRestrictOnlyForFieldsTheKernelReads) {
+    // t is written, then read at neighbouring places in a later statement: its pointer is a
+    // plain `float* const`; u is only read: `const float* __restrict__`, as its parameter.
+    auto [t, u] = fields<2>("t, u: float32[2D]");
+    Kernel k = create_kernel({Assignment(t.center(), u[{0, 1}] + u[{0, -1}])}, {.name = "consts"});
+    const std::string src = k.source();
+    EXPECT_NE(src.find("const float* __restrict__ u_c = u + u_stride_0 * x + y;"), std::string::npos) << src;
+    EXPECT_NE(src.find("t[t_stride_0 * x + y] = u_c[1] + u_c[-1];"), std::string::npos) << src;
+    test::expect_compiles_for_sm90(k);
+
+    // A vector field laid out component-fastest (C): its components are neighbours too.
+    auto [m] = fields<1>("m(3): float64[2D]");
+    Kernel w = create_kernel({Assignment(m(0), m(1) + m(2))}, {.name = "components"});
+    const std::string ws = w.source();
+    EXPECT_NE(ws.find("double* const m_c = m + m_stride_0 * x + m_stride_1 * y;"), std::string::npos) << ws;
+    EXPECT_NE(ws.find("m_c[0] = m_c[1] + m_c[2];"), std::string::npos) << ws;
+    EXPECT_EQ(ws.find("__restrict__ m_c"), std::string::npos) << "a written field's pointer is not restrict";
+    test::expect_compiles_for_sm90(w);
+
+    // The CPU target keeps whole indices.
+    KernelConfig on_cpu{.name = "consts_cpu"};
+    on_cpu.target = Target::CPU;
+    EXPECT_EQ(create_kernel({Assignment(t.center(), u[{0, 1}] + u[{0, -1}])}, on_cpu).source().find("u_c"),
+              std::string::npos);
+}
+
+} // namespace
+} // namespace loom
