@@ -56,6 +56,7 @@ struct Group {
     std::vector<Expr> cell;                   ///< the counters (literal 0 on index axes)
     std::set<std::vector<std::int64_t>> places;
     std::size_t first = 0;                    ///< the first statement that accesses it
+    std::size_t order = 0;                    ///< found as the order-th group of the block
     std::shared_ptr<FieldInfo> pointer;
 };
 
@@ -72,6 +73,7 @@ struct Collect : IRVisitor {
         auto [it, fresh] = groups.try_emplace({f.get(), p.counters});
         Group& g = it->second;
         if (fresh) {
+            g.order = groups.size() - 1;
             g.field = f;
             g.counters = p.counters;
             for (std::size_t a = 0; a < indices.size(); ++a) {
@@ -149,8 +151,13 @@ protected:
             collect.visit(s);
             if (auto st = s.as<StoreNode>()) collect.add(st->field, st->indices);
         }
+        // In the order the block first accesses them, never the map's (addresses): the source,
+        // and so the cache key, must be the same on every run.
+        std::vector<Group*> found(groups.size());
+        for (auto& entry : groups) found[entry.second.order] = &entry.second;
         std::map<std::size_t, std::vector<const Group*>> before;
-        for (auto& [key, g] : groups) {
+        for (Group* gp : found) {
+            Group& g = *gp;
             if (g.places.size() < 2) continue; // one place: the whole address reads as well
             auto copy = std::make_shared<FieldInfo>(*g.field);
             copy->name = g.field->name + "_c";

@@ -86,5 +86,29 @@ TEST(BasePointers, ThePrintedPointerIsConstAndRestrictOnlyForFieldsTheKernelRead
               std::string::npos);
 }
 
+TEST(BasePointers, PointersComeInTheOrderOfFirstAccessOnEveryRun) {
+    // Five fields first read by one statement: their pointers are declared in the order the
+    // statement reads them, whatever the addresses of the IR objects (the source is the cache
+    // key: it must not change from one create_kernel to the next).
+    auto make = [] {
+        auto [e, d, c, b, a, out] = fields<6>("e, d, c, b, a, out: float32[2D]");
+        Expr sum;
+        for (const Field& f : {c, a, e, b, d}) {
+            Expr pair = f[{1, 0}] - f[{-1, 0}];
+            sum = sum.defined() ? sum + pair : pair;
+        }
+        return create_kernel({Assignment(out.center(), sum)}, {.name = "ordered"}).source();
+    };
+    const std::string first = make();
+    for (int run = 0; run < 8; ++run) EXPECT_EQ(make(), first);
+    std::size_t at = 0;
+    for (const char* name : {"c_c = c +", "a_c = a +", "e_c = e +", "b_c = b +", "d_c = d +"}) {
+        const std::size_t next = first.find(name);
+        ASSERT_NE(next, std::string::npos) << name << "\n" << first;
+        EXPECT_GT(next, at) << name << " out of order:\n" << first;
+        at = next;
+    }
+}
+
 } // namespace
 } // namespace loom
