@@ -175,8 +175,19 @@ void CFamilyPrinter::field_access(const FieldAccessNode* a, std::string&) {
 void CFamilyPrinter::load(const LoadNode* l, std::string& out) {
     out += name_of(l->field.get(), l->field->name);
     out += '[';
-    emit(l->flat_index(), 0, out);
+    out += element_index(l->flat_index());
     out += ']';
+}
+
+// An index that is a literal alone, int64 but within int32 (a pointer's offset, an absolute
+// element), prints without the suffix: `src_c[1]`, not `src_c[1LL]`. Nothing can be ambiguous
+// inside brackets, unlike min(long long, int).
+std::string CFamilyPrinter::element_index(const Expr& index) {
+    auto c = index.as<ConstNode>();
+    if (c && c->type == ScalarType::Int64 && c->int_value >= std::numeric_limits<std::int32_t>::min() + 1 &&
+        c->int_value <= std::numeric_limits<std::int32_t>::max())
+        return std::to_string(c->int_value);
+    return print(index);
 }
 
 void CFamilyPrinter::array_load(const ArrayLoadNode* l, std::string& out) {
@@ -321,7 +332,7 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
     case StmtKind::Store: {
         auto st = s.as<StoreNode>();
         return fmt::format("{}{}[{}] = {};\n", pad, name_of(st->field.get(), st->field->name),
-                           print(st->flat_index()), print(st->value));
+                           element_index(st->flat_index()), print(st->value));
     }
     case StmtKind::ArrayStore: return array_store(s.as<ArrayStoreNode>(), pad);
     case StmtKind::Allocate: return allocate(s.as<AllocateNode>(), pad);

@@ -90,6 +90,8 @@ protected:
     virtual std::string barrier(const std::string& pad, bool warp);
     /// A base pointer at a field's cell; only the CUDA printer has them (point_at_cells).
     virtual std::string base_pointer(const ir::BasePointerNode* n, const std::string& pad);
+    /// A load's or store's element index: a lone int64 literal within int32 without its suffix.
+    std::string element_index(const Expr& index);
     /// `if (c) {a} else {b}` for the complementary pair a, b (see print_stmt's Block).
     std::string if_else(const ir::IfThenNode* a, const ir::IfThenNode* b, int indent);
     /// Lanes loaded or stored at once (VectorLoad, VectorStore); only the CUDA printer has them.

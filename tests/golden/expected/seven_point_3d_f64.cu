@@ -26,7 +26,7 @@ extern "C" __global__ void seven_point(
                 //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
                 dst[dst_stride_0 * x + dst_stride_1 * y + z] =
                         0.5 * src_c[-src_stride_0] + 0.625 * src_c[-src_stride_1] +
-                        0.75 * src_c[-1LL] + 0.875 * src_c[0LL] + src_c[1LL] +
+                        0.75 * src_c[-1] + 0.875 * src_c[0] + src_c[1] +
                         1.125 * src_c[src_stride_1] + 1.25 * src_c[src_stride_0];
             }
         }
