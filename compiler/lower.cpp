@@ -169,6 +169,9 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             log.start();
             Stmt lanes = vectorize_lanes(fused.body, k.schedule.vector_width);
             log.record("vectorize_lanes", fused.body, lanes);
+            // Nothing went into lanes (no type with a vector, nothing contiguous): the kernel
+            // runs scalar, and its schedule says so.
+            if (lanes.same_as(fused.body)) k.schedule.vector_width = 1;
             fused.body = lanes;
         }
 

@@ -48,7 +48,8 @@ struct Schedule {
     /// scalar loads and stores, 2 or 4 lanes; 0 chooses: 16 bytes of the widest element for a
     /// pointwise kernel (every field read at the cell itself), 1 otherwise. Reads at
     /// neighbouring cells along the lanes' axis, fields the cell both reads and writes, and
-    /// types with no vector (int64, bool, ...) stay scalar. Needs a unit step along that axis,
+    /// types with no vector (int64, bool, ...) stay scalar; where nothing is left for lanes the
+    /// kernel runs scalar and Kernel::schedule() says 1. Needs a unit step along that axis,
     /// and not shared_tiles, reduce_in_block, a manual grid, several fused stages, or
     /// cells_per_thread along the lanes' axis. CUDA only: the CPU target ignores it.
     int vector_width = 0;

@@ -102,6 +102,11 @@ TEST(KernelSchedule, PointwiseKernelsUseLanesAndStencilsDoNot) {
     Kernel stencil = create_kernel({Assignment(f.center(), g[{0, 1}] + g[{0, -1}])}, {.name = "pair"});
     EXPECT_EQ(stencil.schedule().vector_width, 1);
     EXPECT_EQ(stencil.source().find("lanes"), std::string::npos);
+    // int64 has no vector type: the pointwise kernel runs scalar, and its schedule says so.
+    auto [i, j] = fields<2>("i, j: int64[2D]");
+    Kernel wide = create_kernel({Assignment(i.center(), 2 * j.center())}, {.name = "twice_int64"});
+    EXPECT_EQ(wide.schedule().vector_width, 1);
+    EXPECT_EQ(wide.source().find("lanes"), std::string::npos) << wide.source();
     // The CPU target has no lanes.
     KernelConfig on_cpu{.name = "twice_cpu"};
     on_cpu.target = Target::CPU;
