@@ -167,14 +167,9 @@ private:
 
     /// Whether `s` reads the cell's counter x.
     bool reads_counter(const Stmt& s) const {
-        struct Reads : IRVisitor {
-            const ExprNode* x;
-            bool found = false;
-            void visit_Var(const VarNode* v) override { found = found || v == x; }
-        } r;
-        r.x = x_.get();
-        r.visit(s);
-        return r.found;
+        for (const Expr& e : subexpressions(s))
+            if (e.same_as(x_)) return true;
+        return false;
     }
 
     /// The lanes of `load` (an access at x), made at its first use: at x_lanes, lane 0.
