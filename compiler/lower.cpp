@@ -49,8 +49,10 @@ bool contains_layers(const Stmt& body) {
 /// is refused by the operator already): the generated code would trap (CPU) or compute garbage.
 /// Checked before simplify, which could drop the division ((x / 0) * 0) but not make it defined.
 void check_division_by_zero(const Stmt& body, const std::string& kernel) {
-    auto block = body.as<BlockNode>();
-    std::vector<Stmt> stmts = block ? block->stmts : std::vector<Stmt>{body};
+    std::vector<BufferPtr> arrays; // a cell's statements lie inside the arrays of its layers
+    Stmt list = inside_allocations(body, arrays);
+    auto block = list.as<BlockNode>();
+    std::vector<Stmt> stmts = block ? block->stmts : std::vector<Stmt>{list};
     std::string text; // the DSL text of the assignment, from the comment before it
     int assignment = 0;
     for (const Stmt& s : stmts) {

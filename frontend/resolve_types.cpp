@@ -131,10 +131,11 @@ protected:
     }
 
     /// A layer's array is defined by its input values, which may hold untyped values too.
-    Expr visit_ArrayLoad(const ArrayLoadNode* n, const Expr& self) override {
-        Expr i = mutate(n->index);
-        ArrayPtr a = resolved(n->array);
-        return i.same_as(n->index) && a == n->array ? self : ArrayLoadNode::make(a, i);
+    Expr visit_BufferLoad(const BufferLoadNode* n, const Expr& self) override {
+        Expr e = IRMutator::visit_BufferLoad(n, self);
+        auto l = e.as<BufferLoadNode>();
+        BufferPtr a = resolved(l->buffer);
+        return a == l->buffer ? e : BufferLoadNode::make(a, l->indices);
     }
 
 private:
@@ -149,7 +150,7 @@ private:
 
     /// `a`, or once its inputs changed, a new array with the new inputs, made once and read by
     /// all the loads of `a`.
-    ArrayPtr resolved(const ArrayPtr& a) {
+    BufferPtr resolved(const BufferPtr& a) {
         if (!a->definition) return a;
         auto [it, fresh] = arrays_.try_emplace(a.get(), a);
         if (!fresh) return it->second;
@@ -201,9 +202,9 @@ private:
             if (auto c = e.as<CastNode>(); c && is_weak_variable(c->value) && is_float(c->type))
                 uses_[c->value.get()].push_back({c->type, stmt});
             if (is_weak_variable(e) && seen_.insert(e.get()).second) order_.push_back(e);
-            if (auto l = e.as<ArrayLoadNode>(); l && l->array->definition &&
-                                                walked_arrays_.insert(l->array.get()).second)
-                for (const Expr& x : l->array->definition->inputs) collect_uses(x, stmt);
+            if (auto l = e.as<BufferLoadNode>(); l && l->buffer->definition &&
+                                                walked_arrays_.insert(l->buffer.get()).second)
+                for (const Expr& x : l->buffer->definition->inputs) collect_uses(x, stmt);
         }
     }
 
@@ -321,10 +322,10 @@ private:
     std::map<const ExprNode*, std::vector<Use>> uses_;       ///< weak variable -> typed uses
     std::vector<Expr> order_;                                ///< weak variables, first use first
     std::set<const ExprNode*> seen_;
-    std::set<const ArrayInfo*> walked_arrays_;
+    std::set<const BufferInfo*> walked_arrays_;
     std::map<const ExprNode*, ScalarType> decided_;          ///< temporaries typed by their uses
     std::map<const ExprNode*, Expr> typed_;                  ///< weak variable -> typed variable
-    std::map<const ArrayInfo*, ArrayPtr> arrays_;            ///< layer arrays, as resolved
+    std::map<const BufferInfo*, BufferPtr> arrays_;            ///< layer arrays, as resolved
 };
 
 } // namespace

@@ -190,10 +190,10 @@ std::string CFamilyPrinter::element_index(const Expr& index) {
     return print(index);
 }
 
-void CFamilyPrinter::array_load(const ArrayLoadNode* l, std::string& out) {
-    out += name_of(l->array.get(), l->array->name);
+void CFamilyPrinter::buffer_load(const BufferLoadNode* l, std::string& out) {
+    out += name_of(l->buffer.get(), l->buffer->name);
     out += '[';
-    emit(l->index, 0, out);
+    emit(l->index(), 0, out);
     out += ']';
 }
 
@@ -202,20 +202,20 @@ void CFamilyPrinter::block_thread(const BlockThreadNode*, std::string&) {
 }
 
 std::string CFamilyPrinter::allocate(const AllocateNode* a, const std::string& pad) {
-    if (a->array->space != MemorySpace::Local)
+    if (a->buffer->scope != Scope::Local)
         throw InternalError(fmt::format("shared array {} reached a printer without shared memory",
-                                        a->array->name));
-    return fmt::format("{}{} {}[{}];\n", pad, type_name_of(a->array->type),
-                       name_of(a->array.get(), a->array->name), a->array->size);
+                                        a->buffer->name));
+    return fmt::format("{}{} {}[{}];\n", pad, type_name_of(a->buffer->type),
+                       name_of(a->buffer.get(), a->buffer->name), a->buffer->size());
 }
 
-std::string CFamilyPrinter::array_store(const ArrayStoreNode* st, const std::string& pad) {
-    std::string target = fmt::format("{}[{}]", name_of(st->array.get(), st->array->name),
-                                     print(st->index));
+std::string CFamilyPrinter::buffer_store(const BufferStoreNode* st, const std::string& pad) {
+    std::string target = fmt::format("{}[{}]", name_of(st->buffer.get(), st->buffer->name),
+                                     print(st->index()));
     // a[i] = a[i] + v reads better as a[i] += v (the accumulation of a layer's dot product).
     auto sum = st->value.as<BinaryNode>();
-    auto self = sum && sum->op == BinaryOp::Add ? sum->a.as<ArrayLoadNode>() : nullptr;
-    if (self && self->array == st->array && structurally_equal(self->index, st->index))
+    auto self = sum && sum->op == BinaryOp::Add ? sum->a.as<BufferLoadNode>() : nullptr;
+    if (self && self->buffer == st->buffer && structurally_equal(self->index(), st->index()))
         return fmt::format("{}{} += {};\n", pad, target, print(sum->b));
     return fmt::format("{}{} = {};\n", pad, target, print(st->value));
 }
@@ -286,7 +286,7 @@ bool complementary(const Stmt& a, const Stmt& b) {
     auto neg = second->cond.as<UnaryNode>();
     if (!neg || neg->op != UnaryOp::Not || !structurally_equal(neg->a, first->cond)) return false;
     for (const Expr& e : subexpressions(first->cond))
-        if (e.as<LoadNode>() || e.as<ArrayLoadNode>()) return false;
+        if (e.as<LoadNode>() || e.as<BufferLoadNode>()) return false;
     return true;
 }
 } // namespace
@@ -334,8 +334,12 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
         return fmt::format("{}{}[{}] = {};\n", pad, name_of(st->field.get(), st->field->name),
                            element_index(st->flat_index()), print(st->value));
     }
-    case StmtKind::ArrayStore: return array_store(s.as<ArrayStoreNode>(), pad);
-    case StmtKind::Allocate: return allocate(s.as<AllocateNode>(), pad);
+    case StmtKind::BufferStore: return buffer_store(s.as<BufferStoreNode>(), pad);
+    case StmtKind::Allocate: { // declared, then the statements that use it, in the same C block
+        auto a = s.as<AllocateNode>();
+        std::string out = allocate(a, pad);
+        return out + print_stmt(a->body, indent);
+    }
     case StmtKind::Barrier: return barrier(pad, s.as<BarrierNode>()->warp);
     case StmtKind::IfThen: {
         auto n = s.as<IfThenNode>();

@@ -80,12 +80,12 @@ protected:
     void counter(const ir::CounterNode* c, std::string& out) override;
     void field_access(const ir::FieldAccessNode* a, std::string& out) override;
     void load(const ir::LoadNode* l, std::string& out) override;
-    void array_load(const ir::ArrayLoadNode* l, std::string& out) override;
+    void buffer_load(const ir::BufferLoadNode* l, std::string& out) override;
     void block_thread(const ir::BlockThreadNode* t, std::string& out) override;
     /// `T name[N];` for a local array; shared arrays are the CUDA printer's.
     virtual std::string allocate(const ir::AllocateNode* a, const std::string& pad);
     /// `array[index] = value;` (or `+=` for an accumulation).
-    virtual std::string array_store(const ir::ArrayStoreNode* st, const std::string& pad);
+    virtual std::string buffer_store(const ir::BufferStoreNode* st, const std::string& pad);
     /// A block-wide barrier; only the CUDA printer has one.
     virtual std::string barrier(const std::string& pad, bool warp);
     /// A base pointer at a field's cell; only the CUDA printer has them (point_at_cells).

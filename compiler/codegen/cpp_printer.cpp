@@ -121,8 +121,8 @@ protected:
     // A shared array is one per block: declared in the block loop, so each OpenMP thread has its
     // own; staged buffers are declared before any loop, one per call, shared by the threads.
     std::string allocate(const AllocateNode* a, const std::string& pad) override {
-        return fmt::format("{}{} {}[{}];\n", pad, type_name_of(a->array->type),
-                           name_of(a->array.get(), a->array->name), a->array->size);
+        return fmt::format("{}{} {}[{}];\n", pad, type_name_of(a->buffer->type),
+                           name_of(a->buffer.get(), a->buffer->name), a->buffer->size());
     }
 
     // A literal slice may leave a size unread: say so rather than have the host compiler warn

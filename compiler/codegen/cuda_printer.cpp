@@ -110,20 +110,20 @@ protected:
     }
 
     std::string allocate(const AllocateNode* a, const std::string& pad) override {
-        if (a->array->space == MemorySpace::Local) return CFamilyPrinter::allocate(a, pad);
+        if (a->buffer->scope == Scope::Local) return CFamilyPrinter::allocate(a, pad);
         // Over 48 KB: one dynamic shared-memory block per kernel (its size is a launch
         // parameter), each staged buffer a typed window into it.
-        std::string t = type_name_of(a->array->type);
-        const std::string name = name_of(a->array.get(), a->array->name);
-        if (a->array->static_shared)
-            return fmt::format("{}__shared__ __align__(16) {} {}[{}];\n", pad, t, name, a->array->size);
+        std::string t = type_name_of(a->buffer->type);
+        const std::string name = name_of(a->buffer.get(), a->buffer->name);
+        if (a->buffer->static_shared)
+            return fmt::format("{}__shared__ __align__(16) {} {}[{}];\n", pad, t, name, a->buffer->size());
         std::string out;
         if (!declared_shared_) {
             out = pad + "extern __shared__ __align__(16) unsigned char loom_shared[];\n";
             declared_shared_ = true;
         }
         return out + fmt::format("{}{}* const {} = reinterpret_cast<{}*>(loom_shared + {});\n", pad,
-                                 t, name, t, a->array->shared_offset);
+                                 t, name, t, a->buffer->shared_offset);
     }
 
     // CUDA allows one of the two on a kernel: a register cap is the stronger request.
@@ -136,13 +136,13 @@ protected:
 
     // A staging copy (a global load stored into a shared array) starts without waiting; the
     // barrier then waits for the thread's copies first (templates/loom/stage.cuh).
-    std::string array_store(const ArrayStoreNode* st, const std::string& pad) override {
+    std::string buffer_store(const BufferStoreNode* st, const std::string& pad) override {
         auto load = st->value.as<LoadNode>();
-        if (st->array->space != MemorySpace::Shared || !load)
-            return CFamilyPrinter::array_store(st, pad);
+        if (st->buffer->scope != Scope::Shared || !load)
+            return CFamilyPrinter::buffer_store(st, pad);
         staged_ = waiting_ = true;
         return fmt::format("{}loom::stage(&{}[{}], &{}[{}]);\n", pad,
-                           name_of(st->array.get(), st->array->name), print(st->index),
+                           name_of(st->buffer.get(), st->buffer->name), print(st->index()),
                            name_of(load->field.get(), load->field->name), print(load->flat_index()));
     }
 

@@ -41,7 +41,7 @@ bool equal_payload(const Expr& a, const Expr& b) {
                a.as<ThreadIndexNode>()->which == b.as<ThreadIndexNode>()->which;
     case ExprKind::BlockThread: return a.as<BlockThreadNode>()->count == b.as<BlockThreadNode>()->count;
     case ExprKind::Load: return a.as<LoadNode>()->field == b.as<LoadNode>()->field;
-    case ExprKind::ArrayLoad: return a.as<ArrayLoadNode>()->array == b.as<ArrayLoadNode>()->array;
+    case ExprKind::BufferLoad: return a.as<BufferLoadNode>()->buffer == b.as<BufferLoadNode>()->buffer;
     case ExprKind::Unary: return a.as<UnaryNode>()->op == b.as<UnaryNode>()->op;
     case ExprKind::Binary: return a.as<BinaryNode>()->op == b.as<BinaryNode>()->op;
     case ExprKind::Call: return a.as<CallNode>()->fn == b.as<CallNode>()->fn;
@@ -72,8 +72,8 @@ std::size_t hash_payload(const Expr& e) {
         return mix(h, std::size_t(e.as<ThreadIndexNode>()->dim) * 3 + std::size_t(e.as<ThreadIndexNode>()->which));
     case ExprKind::BlockThread: return mix(h, e.as<BlockThreadNode>()->count);
     case ExprKind::Load: return mix(h, std::hash<const void*>{}(e.as<LoadNode>()->field.get()));
-    case ExprKind::ArrayLoad:
-        return mix(h, std::hash<const void*>{}(e.as<ArrayLoadNode>()->array.get()));
+    case ExprKind::BufferLoad:
+        return mix(h, std::hash<const void*>{}(e.as<BufferLoadNode>()->buffer.get()));
     case ExprKind::Unary: return mix(h, std::size_t(e.as<UnaryNode>()->op));
     case ExprKind::Binary: return mix(h, std::size_t(e.as<BinaryNode>()->op));
     case ExprKind::Call: return mix(h, std::size_t(e.as<CallNode>()->fn));
@@ -139,13 +139,17 @@ StmtParts parts(const Stmt& s) {
         p.objects = {n->field.get()};
         break;
     }
-    case StmtKind::ArrayStore: {
-        auto n = s.as<ArrayStoreNode>();
-        p.exprs = {n->index, n->value};
-        p.objects = {n->array.get()};
+    case StmtKind::BufferStore: {
+        auto n = s.as<BufferStoreNode>();
+        p.exprs = n->indices;
+        p.exprs.push_back(n->value);
+        p.objects = {n->buffer.get()};
         break;
     }
-    case StmtKind::Allocate: p.objects = {s.as<AllocateNode>()->array.get()}; break;
+    case StmtKind::Allocate:
+        p.objects = {s.as<AllocateNode>()->buffer.get()};
+        p.stmts = {s.as<AllocateNode>()->body};
+        break;
     case StmtKind::Barrier: p.ints = {s.as<BarrierNode>()->warp ? 1 : 0}; break;
     case StmtKind::Block: p.stmts = s.as<BlockNode>()->stmts; break;
     case StmtKind::For: {

@@ -135,7 +135,7 @@ public:
                 "evaluate: '{}' has a value only inside a running kernel", to_string(e)));
         case ExprKind::FieldAccess:
         case ExprKind::Load:
-        case ExprKind::ArrayLoad:
+        case ExprKind::BufferLoad:
             if (!loads_)
                 throw InternalError(
                     fmt::format("evaluate: no memory to read '{}' from", to_string(e)));

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <vector>
 
 namespace loom::ir {
@@ -289,15 +290,6 @@ Expr BlockThreadNode::make(ScalarType type, bool count) {
     return Expr(std::make_shared<BlockThreadNode>(type, count));
 }
 
-Expr ArrayLoadNode::make(ArrayPtr array, Expr index) {
-    require(array != nullptr, "ArrayLoad", "no array");
-    require_defined(index, "ArrayLoad");
-    require(is_int(index.type()), "ArrayLoad", "index is not an integer");
-    if (auto c = index.as<ConstNode>())
-        require(c->int_value >= 0 && c->int_value < array->size, "ArrayLoad", "constant index out of range");
-    return Expr(std::make_shared<ArrayLoadNode>(std::move(array), std::move(index)));
-}
-
 Expr ThreadIndexNode::make(ScalarType index_type, int dim, GpuIndex which) {
     require(is_int(index_type) && dim >= 0 && dim < 3, "ThreadIndex", "bad type or dim");
     return Expr(std::make_shared<ThreadIndexNode>(index_type, dim, which));
@@ -320,7 +312,33 @@ const Expr& require_flat(const std::vector<Expr>& indices, const char* node) {
                                         node, indices.size()));
     return indices[0];
 }
+/// Checks the indices of a load or store of `buffer`: one linear index, or one per axis of its
+/// shape, all integers; a literal index must lie inside a literal shape.
+void require_buffer_indices(const BufferInfo& buffer, const std::vector<Expr>& indices, const char* node) {
+    require(!indices.empty() && (indices.size() == 1 || int(indices.size()) == buffer.dims()), node,
+            "neither one linear index nor one index per axis of the buffer");
+    for (std::size_t a = 0; a < indices.size(); ++a) {
+        require_defined(indices[a], node);
+        require(is_int(indices[a].type()), node, "index is not an integer");
+        auto c = indices[a].as<ConstNode>();
+        if (!c) continue;
+        const std::int64_t extent = indices.size() == 1 ? buffer.elements() : [&] {
+            auto e = buffer.shape[a].as<ConstNode>();
+            return e ? e->int_value : std::int64_t(-1);
+        }();
+        require(c->int_value >= 0 && (extent < 0 || c->int_value < extent), node, "constant index out of range");
+    }
+}
 } // namespace
+
+const Expr& BufferLoadNode::index() const { return require_flat(indices, "BufferLoad"); }
+const Expr& BufferStoreNode::index() const { return require_flat(indices, "BufferStore"); }
+
+Expr BufferLoadNode::make(BufferPtr buffer, std::vector<Expr> indices) {
+    require(buffer != nullptr, "BufferLoad", "no buffer");
+    require_buffer_indices(*buffer, indices, "BufferLoad");
+    return Expr(std::make_shared<BufferLoadNode>(std::move(buffer), std::move(indices)));
+}
 
 const Expr& LoadNode::flat_index() const { return require_flat(indices, "Load"); }
 const Expr& StoreNode::flat_index() const { return require_flat(indices, "Store"); }
@@ -414,22 +432,49 @@ Stmt StoreNode::make(FieldPtr field, std::vector<Expr> indices, Expr value) {
     return Stmt(std::make_shared<StoreNode>(std::move(field), std::move(indices), std::move(value)));
 }
 
-Stmt ArrayStoreNode::make(ArrayPtr array, Expr index, Expr value) {
-    require(array != nullptr, "ArrayStore", "no array");
-    require_defined(index, "ArrayStore");
-    require_defined(value, "ArrayStore");
-    require(is_int(index.type()), "ArrayStore", "index is not an integer");
-    if (auto c = index.as<ConstNode>())
-        require(c->int_value >= 0 && c->int_value < array->size, "ArrayStore", "constant index out of range");
-    if (value.type() != array->type)
-        fail("ArrayStore", fmt::format("storing {} into {} array {}", type_name(value.type()),
-                                       type_name(array->type), array->name));
-    return Stmt(std::make_shared<ArrayStoreNode>(std::move(array), std::move(index), std::move(value)));
+Stmt BufferStoreNode::make(BufferPtr buffer, std::vector<Expr> indices, Expr value) {
+    require(buffer != nullptr, "BufferStore", "no buffer");
+    require_buffer_indices(*buffer, indices, "BufferStore");
+    require_defined(value, "BufferStore");
+    if (value.type() != buffer->type)
+        fail("BufferStore", fmt::format("storing {} into {} buffer {}", type_name(value.type()),
+                                        type_name(buffer->type), buffer->name));
+    return Stmt(std::make_shared<BufferStoreNode>(std::move(buffer), std::move(indices), std::move(value)));
 }
 
-Stmt AllocateNode::make(ArrayPtr array) {
-    require(array != nullptr && array->size > 0, "Allocate", "no array or empty array");
-    return Stmt(std::make_shared<AllocateNode>(std::move(array)));
+Stmt AllocateNode::make(BufferPtr buffer, Stmt body) {
+    require(buffer != nullptr && buffer->elements() > 0, "Allocate", "no buffer, or not of a literal shape");
+    require(buffer->scope == Scope::Local || buffer->scope == Scope::Shared, "Allocate",
+            "only local and shared buffers are allocated by a kernel");
+    require(body.defined(), "Allocate", "no body");
+    return Stmt(std::make_shared<AllocateNode>(std::move(buffer), std::move(body)));
+}
+
+Stmt allocate_all(const std::vector<BufferPtr>& buffers, Stmt body) {
+    for (auto b = buffers.rbegin(); b != buffers.rend(); ++b) body = AllocateNode::make(*b, std::move(body));
+    return body;
+}
+
+Stmt inside_allocations(const Stmt& s, std::vector<BufferPtr>& buffers) {
+    Stmt inner = s;
+    while (auto a = inner.as<AllocateNode>()) {
+        buffers.push_back(a->buffer);
+        inner = a->body;
+    }
+    return inner;
+}
+
+Stmt StmtList::build() const {
+    std::vector<Stmt> tail; // the statements after the last allocation seen, walking backwards
+    for (auto it = items_.rbegin(); it != items_.rend(); ++it) {
+        if (it->stmt.defined()) {
+            tail.insert(tail.begin(), it->stmt);
+            continue;
+        }
+        Stmt body = tail.size() == 1 ? tail[0] : BlockNode::make(std::move(tail));
+        tail = {AllocateNode::make(it->buffer, std::move(body))};
+    }
+    return BlockNode::make(std::move(tail));
 }
 
 Stmt BarrierNode::make(bool warp) { return Stmt(std::make_shared<BarrierNode>(warp)); }
@@ -463,22 +508,22 @@ Stmt IfThenNode::make(Expr cond, Stmt then_case) {
 }
 
 namespace {
-void check_lanes(const ArrayPtr& lanes, const Expr& first, const char* node) {
+void check_lanes(const BufferPtr& lanes, const Expr& first, const char* node) {
     require(lanes != nullptr, node, "no lanes");
-    require(lanes->space == MemorySpace::Local, node, "lanes not in local memory");
-    require(lanes->size == 2 || lanes->size == 4, node, "lanes not 2 or 4 wide");
+    require(lanes->scope == Scope::Local, node, "lanes not in local memory");
+    require(lanes->elements() == 2 || lanes->elements() == 4, node, "lanes not 2 or 4 wide");
     auto load = first.as<LoadNode>();
     require(load != nullptr, node, "first is not a Load");
     require(load->field->type == lanes->type, node, "lanes of another type than the field");
 }
 } // namespace
 
-Stmt VectorLoadNode::make(ArrayPtr lanes, Expr first) {
+Stmt VectorLoadNode::make(BufferPtr lanes, Expr first) {
     check_lanes(lanes, first, "VectorLoad");
     return Stmt(std::make_shared<VectorLoadNode>(std::move(lanes), std::move(first)));
 }
 
-Stmt VectorStoreNode::make(Expr first, ArrayPtr lanes) {
+Stmt VectorStoreNode::make(Expr first, BufferPtr lanes) {
     check_lanes(lanes, first, "VectorStore");
     return Stmt(std::make_shared<VectorStoreNode>(std::move(first), std::move(lanes)));
 }
@@ -502,14 +547,57 @@ Stmt CommentNode::make(std::string text) {
     return Stmt(std::make_shared<CommentNode>(std::move(text)));
 }
 
-std::string ArrayInfo::describe() const {
-    std::string extents = std::to_string(size);
-    if (!shape.empty()) {
-        extents.clear();
-        for (std::int64_t e : shape) extents += (extents.empty() ? "" : "][") + std::to_string(e);
+std::string_view scope_name(Scope s) {
+    switch (s) {
+    case Scope::Global: return "global";
+    case Scope::Shared: return "shared";
+    case Scope::Local: return "local";
+    case Scope::Fragment: return "fragment";
     }
-    return fmt::format("{} {}[{}] ({})", type_name(type), name, extents,
-                       space == MemorySpace::Local ? "local" : "shared");
+    return "?";
+}
+
+std::int64_t BufferInfo::elements() const {
+    std::int64_t n = 1;
+    for (const Expr& e : shape) {
+        auto c = e.as<ConstNode>();
+        if (!c || c->int_value < 0) return -1;
+        n = c->int_value != 0 && n > INT64_MAX / c->int_value ? INT64_MAX : n * c->int_value;
+    }
+    return shape.empty() ? -1 : n;
+}
+
+int BufferInfo::size() const {
+    const std::int64_t n = elements();
+    if (n < 0 || n > INT32_MAX)
+        throw InternalError(fmt::format("buffer {} has no literal shape of at most 2^31 - 1 elements", name));
+    return int(n);
+}
+
+std::shared_ptr<BufferInfo> make_buffer(std::string name, ScalarType type, Scope scope,
+                                        const std::vector<std::int64_t>& shape) {
+    require(!shape.empty(), "Buffer", "no extents");
+    auto b = std::make_shared<BufferInfo>();
+    b->name = std::move(name);
+    b->type = type;
+    b->scope = scope;
+    std::vector<std::int64_t> strides(shape.size(), 1);
+    for (std::size_t a = shape.size(); a-- > 1;) strides[a - 1] = strides[a] * shape[a];
+    for (std::size_t a = 0; a < shape.size(); ++a) {
+        require(shape[a] >= 1, "Buffer", "an extent below 1");
+        b->shape.push_back(ConstNode::make_int(ScalarType::Int64, shape[a]));
+        b->strides.push_back(ConstNode::make_int(ScalarType::Int64, strides[a]));
+    }
+    return b;
+}
+
+std::string BufferInfo::describe() const {
+    std::string extents;
+    for (const Expr& e : shape) {
+        auto c = e.as<ConstNode>();
+        extents += (extents.empty() ? "" : "][") + (c ? std::to_string(c->int_value) : std::string("?"));
+    }
+    return fmt::format("{} {}[{}] ({})", type_name(type), name, extents, scope_name(scope));
 }
 
 } // namespace loom::ir

@@ -82,10 +82,13 @@ enum class VarRole : std::uint8_t {
     Placeholder, ///< stands for a value a pass substitutes (a layer's sum, in its activation)
 };
 
-/// Where an array lives. Local: per thread (per cell), registers when every index is a constant
-/// after unrolling. Shared: per GPU block, filled cooperatively (buffers staged by
-/// stage_buffers_in_shared).
-enum class MemorySpace : std::uint8_t { Local, Shared };
+/// Where a buffer lives. Global: device memory, a field's elements (a kernel argument). Shared:
+/// per GPU block, filled by its threads together (tiles, staged weights, a reduction's
+/// partials). Local: per thread (per cell), registers when every index is a constant after
+/// unrolling. Fragment: a warp's share of a matrix tile in mma registers (reserved for tensor
+/// cores; no pass makes one yet and the printers refuse it).
+enum class Scope : std::uint8_t { Global, Shared, Local, Fragment };
+std::string_view scope_name(Scope s); // "global", "shared", "local", "fragment"
 
 /// A layer's activation as an expression of one variable: `value` computes it from `input` (a
 /// Placeholder Var that stands for each output's sum, replaced when the layer is lowered). An
@@ -115,11 +118,11 @@ struct DenseLayer {
 };
 
 /// How the frontend defines an array (a layer's output): the layer and its input values. The
-/// array holds it (ArrayInfo::definition), so every load of any element reaches it; analyze_kernel
+/// array holds it (BufferInfo::definition), so every load of any element reaches it; analyze_kernel
 /// places the statements that compute the array before the first assignment that reads it. The
 /// definition does not name its own array (that would be a cycle of owners): the analysis adds
 /// it, and it reads a previous layer's array through loads of it (so no definition holds an
-/// ArrayPtr, and a chain of any length is destroyed through handles, in constant stack).
+/// BufferPtr, and a chain of any length is destroyed through handles, in constant stack).
 struct ArrayDefinition {
     /// The layer's input values. The loads of one whole defined array, in order (a chain's
     /// previous layer), are read from that array; other values fill a new local array first.
@@ -127,32 +130,45 @@ struct ArrayDefinition {
     DenseLayer layer;
 };
 
-/// A small fixed-size array that is not a field: a layer's activations (Local) or a weight
-/// buffer staged into shared memory (Shared). Identified by object; the name is a hint.
-struct ArrayInfo {
+/// A buffer: elements of one type in a scope, with a multi-dimensional shape and element strides
+/// as expressions (literals for the buffers the passes allocate; kernel arguments for a field's
+/// global memory, once fields become buffers). Today: a layer's activations and lanes (Local), a
+/// tile, a staged weight buffer or a reduction's partials (Shared). Identified by object; the
+/// name is a hint that the printer makes unique.
+struct BufferInfo {
     std::string name;
     ScalarType type = ScalarType::Float32;
-    int size = 0;
-    /// The extents of a multi-dimensional array (a shared tile), slowest first, row-major;
-    /// empty for a plain array of `size` elements. Their product is `size`.
-    std::vector<std::int64_t> shape;
-    MemorySpace space = MemorySpace::Local;
+    Scope scope = Scope::Local;
+    /// Extents, slowest first (a plain array has one), and the element stride of each axis:
+    /// row-major over `shape` for the buffers make_buffer makes.
+    std::vector<Expr> shape, strides;
     std::size_t shared_offset = 0; ///< byte offset in the block's dynamic shared memory
-    /// A Shared array declared as a static `__shared__` array (no offset): what staging does
+    /// A Shared buffer declared as a static `__shared__` array (no offset): what staging does
     /// while the whole kernel's shared memory fits in 48 KB, so NVVM can prove the alignment
     /// of its rows and load them as float4 (it does not for windows into dynamic memory).
     bool static_shared = false;
-    /// What computes the array, for the arrays the frontend makes (layers); null for the arrays
-    /// of the passes. analyze_kernel turns it into statements, and its body reads copies of
-    /// the arrays without it (verify_lowered checks that none is left).
+    /// What computes the buffer, for the arrays the frontend makes (layers); null for the
+    /// buffers of the passes. analyze_kernel turns it into statements, and its body reads
+    /// copies of the arrays without it (verify_lowered checks that none is left).
     std::shared_ptr<const ArrayDefinition> definition;
-    std::string describe() const;  ///< "float32 dense0[16] (local)"
+    int dims() const { return int(shape.size()); }
+    /// The number of elements, the product of a literal shape; -1 if an extent is not a literal.
+    std::int64_t elements() const;
+    /// elements() of a buffer that must have a literal shape (an allocation): InternalError if
+    /// it has not, or if it exceeds INT32_MAX.
+    int size() const;
+    std::string describe() const;  ///< "float32 dense0[16] (local)", "float32 t[10][34] (shared)"
 };
-using ArrayPtr = std::shared_ptr<const ArrayInfo>;
+using BufferPtr = std::shared_ptr<const BufferInfo>;
+
+/// A buffer `name` of `type` in `scope` with literal extents (slowest first, each >= 1) and
+/// row-major literal strides; mutable, for the pass that makes it to set what else it needs.
+std::shared_ptr<BufferInfo> make_buffer(std::string name, ScalarType type, Scope scope,
+                                        const std::vector<std::int64_t>& shape);
 
 /// A local array named `name` defined as `layer` applied to `inputs` (one value per input, all
 /// of the layer's type); checks both, as DenseNode::make does, and throws InternalError.
-ArrayPtr make_layer_array(std::string name, std::vector<Expr> inputs, DenseLayer layer);
+BufferPtr make_layer_array(std::string name, std::vector<Expr> inputs, DenseLayer layer);
 
 
 /// The depth of a node over these operands: 1 + the deepest (undefined ones count 0).
@@ -285,15 +301,21 @@ struct LoadNode : ExprNode {
     static Expr make(FieldPtr field, Expr index) { return make(std::move(field), std::vector<Expr>{std::move(index)}); }
 };
 
-/// A read of element `index` of an array. What computes the array is a statement of its own (a
-/// layer's array carries its ArrayDefinition until analyze_kernel places those statements).
-struct ArrayLoadNode : ExprNode {
-    static constexpr ExprKind static_kind = ExprKind::ArrayLoad;
-    ArrayLoadNode(ArrayPtr a, Expr i)
-        : ExprNode(static_kind, a->type, depth_above(i)), array(std::move(a)), index(std::move(i)) {}
-    const ArrayPtr array;
-    const Expr index;
-    static Expr make(ArrayPtr array, Expr index);
+/// A read of `buffer`: at coordinates, one per axis of its shape, or (flat) at one linear element
+/// index; flatten_addresses turns coordinates into the index by the buffer's strides. What
+/// computes a layer's array is a statement of its own (the array carries its ArrayDefinition
+/// until analyze_kernel places those statements).
+struct BufferLoadNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::BufferLoad;
+    BufferLoadNode(BufferPtr b, std::vector<Expr> i)
+        : ExprNode(static_kind, b->type, depth_above(i)), buffer(std::move(b)), indices(std::move(i)) {}
+    const BufferPtr buffer;
+    const std::vector<Expr> indices;
+    bool flat() const { return indices.size() == 1; }
+    /// The linear element index of a flat load; InternalError at coordinates.
+    const Expr& index() const;
+    static Expr make(BufferPtr buffer, std::vector<Expr> indices);
+    static Expr make(BufferPtr buffer, Expr index) { return make(std::move(buffer), std::vector<Expr>{std::move(index)}); }
 };
 
 struct UnaryNode : ExprNode {
@@ -395,22 +417,61 @@ struct StoreNode : StmtNode {
     }
 };
 
-/// Writes `value` into element `index` of `array`.
-struct ArrayStoreNode : StmtNode {
-    static constexpr StmtKind static_kind = StmtKind::ArrayStore;
-    ArrayStoreNode(ArrayPtr a, Expr i, Expr v)
-        : StmtNode(static_kind), array(std::move(a)), index(std::move(i)), value(std::move(v)) {}
-    const ArrayPtr array;
-    const Expr index, value;
-    static Stmt make(ArrayPtr array, Expr index, Expr value);
+/// Writes `value` into `buffer`, at coordinates or at one linear index, as BufferLoadNode.
+struct BufferStoreNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::BufferStore;
+    BufferStoreNode(BufferPtr b, std::vector<Expr> i, Expr v)
+        : StmtNode(static_kind), buffer(std::move(b)), indices(std::move(i)), value(std::move(v)) {}
+    const BufferPtr buffer;
+    const std::vector<Expr> indices;
+    const Expr value;
+    bool flat() const { return indices.size() == 1; }
+    const Expr& index() const; ///< as BufferLoadNode::index
+    static Stmt make(BufferPtr buffer, std::vector<Expr> indices, Expr value);
+    static Stmt make(BufferPtr buffer, Expr index, Expr value) {
+        return make(std::move(buffer), std::vector<Expr>{std::move(index)}, std::move(value));
+    }
 };
 
-/// Declares `array` (uninitialised) for the statements that follow it in its block.
+/// Allocates `buffer` (uninitialised, Local or Shared, of a literal shape) for `body`: the
+/// statements that use it, so that its lifetime is visible in the IR. The printers declare it
+/// and then print the body in the same C block.
 struct AllocateNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::Allocate;
-    explicit AllocateNode(ArrayPtr a) : StmtNode(static_kind), array(std::move(a)) {}
-    const ArrayPtr array;
-    static Stmt make(ArrayPtr array);
+    AllocateNode(BufferPtr b, Stmt s) : StmtNode(static_kind), buffer(std::move(b)), body(std::move(s)) {}
+    const BufferPtr buffer;
+    const Stmt body;
+    static Stmt make(BufferPtr buffer, Stmt body);
+};
+
+/// `body` inside one Allocate per buffer, the first outermost (`body` itself if there is none).
+Stmt allocate_all(const std::vector<BufferPtr>& buffers, Stmt body);
+/// The statement inside the Allocates that `s` begins with, their buffers appended to
+/// `buffers` outermost first: what a pass that reads a list of statements walks (the list of a
+/// cell inside the arrays of its layers), before allocate_all puts them back.
+Stmt inside_allocations(const Stmt& s, std::vector<BufferPtr>& buffers);
+
+/// Builds a list of statements in which an allocation covers every statement added after it:
+/// `list.add(s0); list.allocate(t); list.add(s1); list.add(s2);` is
+/// `{s0; Allocate(t, {s1; s2})}`, which prints as the C it stands for.
+class StmtList {
+public:
+    void add(Stmt s) { items_.push_back({std::move(s), nullptr}); }
+    void add(const std::vector<Stmt>& stmts) {
+        for (const Stmt& s : stmts) add(s);
+    }
+    void allocate(BufferPtr buffer) { items_.push_back({Stmt(), std::move(buffer)}); }
+    /// Appends `other`: its allocations then cover what it holds and everything added after.
+    void add(const StmtList& other) { items_.insert(items_.end(), other.items_.begin(), other.items_.end()); }
+    bool empty() const { return items_.empty(); }
+    Stmt build() const;
+
+private:
+    struct Item {
+        Stmt stmt;
+        BufferPtr buffer; ///< an allocation, where `stmt` is undefined
+    };
+    std::vector<Item> items_;
 };
 
 /// Every thread of the GPU block waits here (__syncthreads): shared memory is filled. A warp
@@ -482,20 +543,20 @@ struct StageNode : StmtNode {
 /// and element by element where it is not. Made by vectorize_lanes; CUDA only.
 struct VectorLoadNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::VectorLoad;
-    VectorLoadNode(ArrayPtr l, Expr f) : StmtNode(static_kind), lanes(std::move(l)), first(std::move(f)) {}
-    const ArrayPtr lanes;
+    VectorLoadNode(BufferPtr l, Expr f) : StmtNode(static_kind), lanes(std::move(l)), first(std::move(f)) {}
+    const BufferPtr lanes;
     const Expr first;
-    static Stmt make(ArrayPtr lanes, Expr first);
+    static Stmt make(BufferPtr lanes, Expr first);
 };
 
 /// The other way: the W elements of `lanes` into the field's W consecutive elements that begin
 /// at `first` (a Load that names the element of the first lane).
 struct VectorStoreNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::VectorStore;
-    VectorStoreNode(Expr f, ArrayPtr l) : StmtNode(static_kind), first(std::move(f)), lanes(std::move(l)) {}
+    VectorStoreNode(Expr f, BufferPtr l) : StmtNode(static_kind), first(std::move(f)), lanes(std::move(l)) {}
     const Expr first;
-    const ArrayPtr lanes;
-    static Stmt make(Expr first, ArrayPtr lanes);
+    const BufferPtr lanes;
+    static Stmt make(Expr first, BufferPtr lanes);
 };
 
 /// A base pointer: `cell` (a FieldInfo of its own, a copy of `field` under another name) points
@@ -517,14 +578,14 @@ struct BasePointerNode : StmtNode {
 /// `output`), lowered to loops by lower_layers; no later pass or printer accepts it.
 struct DenseNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::Dense;
-    DenseNode(ArrayPtr o, ArrayPtr i, DenseLayer l)
+    DenseNode(BufferPtr o, BufferPtr i, DenseLayer l)
         : StmtNode(static_kind), output(std::move(o)), input(std::move(i)), layer(std::move(l)) {}
-    const ArrayPtr output, input;
+    const BufferPtr output, input;
     const DenseLayer layer;
     /// Checks: local arrays of the layer's type and sizes; exactly one kind of weights, of the
     /// right count or fixed shape and type; the same for a bias; the activation a `type` value
     /// of its Placeholder input.
-    static Stmt make(ArrayPtr output, ArrayPtr input, DenseLayer layer);
+    static Stmt make(BufferPtr output, BufferPtr input, DenseLayer layer);
 };
 
 

@@ -64,31 +64,27 @@ std::string DenseLayer::describe() const {
                        bias_text);
 }
 
-ArrayPtr make_layer_array(std::string name, std::vector<Expr> inputs, DenseLayer layer) {
+BufferPtr make_layer_array(std::string name, std::vector<Expr> inputs, DenseLayer layer) {
     check_layer(layer, "layer array");
     check(int(inputs.size()) == layer.inputs, "layer array",
           fmt::format("{} input values for {} inputs", inputs.size(), layer.inputs));
     for (const Expr& x : inputs)
         check(x.defined() && x.type() == layer.type, "layer array",
               fmt::format("an input is not a {} value", type_name(layer.type)));
-    auto a = std::make_shared<ArrayInfo>();
-    a->name = std::move(name);
-    a->type = layer.type;
-    a->size = layer.outputs;
-    a->space = MemorySpace::Local;
+    auto a = make_buffer(std::move(name), layer.type, Scope::Local, {layer.outputs});
     a->definition = std::make_shared<const ArrayDefinition>(
         ArrayDefinition{std::move(inputs), std::move(layer)});
     return a;
 }
 
-Stmt DenseNode::make(ArrayPtr output, ArrayPtr input, DenseLayer layer) {
+Stmt DenseNode::make(BufferPtr output, BufferPtr input, DenseLayer layer) {
     check_layer(layer, "Dense node");
-    for (const ArrayPtr& a : {output, input})
-        check(a && a->space == MemorySpace::Local && a->type == layer.type, "Dense node",
+    for (const BufferPtr& a : {output, input})
+        check(a && a->scope == Scope::Local && a->type == layer.type, "Dense node",
               "its arrays must be local arrays of the layer's type");
-    check(output->size == layer.outputs && input->size == layer.inputs && output != input,
+    check(output->elements() == layer.outputs && input->elements() == layer.inputs && output != input,
           "Dense node",
-          fmt::format("arrays of {} and {} elements for {} -> {}", input->size, output->size,
+          fmt::format("arrays of {} and {} elements for {} -> {}", input->elements(), output->elements(),
                       layer.inputs, layer.outputs));
     return Stmt(std::make_shared<DenseNode>(std::move(output), std::move(input), std::move(layer)));
 }

@@ -65,7 +65,7 @@ void ExprPrinter::emit(const Expr& e, int min_precedence, std::string& out) {
     case ExprKind::ThreadIndex: thread_index(e.as<ThreadIndexNode>(), out); break;
     case ExprKind::Load: load(e.as<LoadNode>(), out); break;
     case ExprKind::BlockThread: block_thread(e.as<BlockThreadNode>(), out); break;
-    case ExprKind::ArrayLoad: array_load(e.as<ArrayLoadNode>(), out); break;
+    case ExprKind::BufferLoad: buffer_load(e.as<BufferLoadNode>(), out); break;
     case ExprKind::Unary: {
         auto u = e.as<UnaryNode>();
         // Operands that start with '-' or '!' get parentheses: "- -x" would read as "--x".
@@ -173,10 +173,13 @@ void ExprPrinter::block_thread(const BlockThreadNode* t, std::string& out) {
     out += t->count ? "block_thread.count" : "block_thread.rank";
 }
 
-void ExprPrinter::array_load(const ArrayLoadNode* l, std::string& out) {
-    out += l->array->name;
+void ExprPrinter::buffer_load(const BufferLoadNode* l, std::string& out) {
+    out += l->buffer->name;
     out += '[';
-    emit(l->index, 0, out);
+    for (std::size_t i = 0; i < l->indices.size(); ++i) {
+        if (i) out += ", ";
+        emit(l->indices[i], 0, out);
+    }
     out += ']';
 }
 
@@ -230,15 +233,24 @@ public:
             out += fmt::format("{}{}[{}] = {}\n", pad, n->field->name, at, p.print(n->value));
             break;
         }
-        case StmtKind::ArrayStore: {
-            auto n = s.as<ArrayStoreNode>();
-            out += fmt::format("{}{}[{}] = {}\n", pad, n->array->name, p.print(n->index),
-                               p.print(n->value));
+        case StmtKind::BufferStore: {
+            auto n = s.as<BufferStoreNode>();
+            std::string at;
+            for (const Expr& i : n->indices) at += (at.empty() ? "" : ", ") + p.print(i);
+            out += fmt::format("{}{}[{}] = {}\n", pad, n->buffer->name, at, p.print(n->value));
             break;
         }
-        case StmtKind::Allocate:
-            out += fmt::format("{}alloc {}\n", pad, s.as<AllocateNode>()->array->describe());
+        case StmtKind::Allocate: {
+            // Directly nested allocations (a cell's layer arrays) a line each, one indent.
+            auto n = s.as<AllocateNode>();
+            while (auto inner = n->body.as<AllocateNode>()) {
+                out += fmt::format("{}alloc {}\n", pad, n->buffer->describe());
+                n = inner;
+            }
+            out += fmt::format("{}alloc {}:\n", pad, n->buffer->describe());
+            print(n->body, indent + 1);
             break;
+        }
         case StmtKind::Barrier:
             out += fmt::format("{}{}barrier\n", pad, s.as<BarrierNode>()->warp ? "warp " : "");
             break;
@@ -247,12 +259,12 @@ public:
             break;
         case StmtKind::VectorLoad: {
             auto n = s.as<VectorLoadNode>();
-            out += fmt::format("{}{}[0:{}] = lanes of {}\n", pad, n->lanes->name, n->lanes->size, p.print(n->first));
+            out += fmt::format("{}{}[0:{}] = lanes of {}\n", pad, n->lanes->name, n->lanes->size(), p.print(n->first));
             break;
         }
         case StmtKind::VectorStore: {
             auto n = s.as<VectorStoreNode>();
-            out += fmt::format("{}lanes of {} = {}[0:{}]\n", pad, p.print(n->first), n->lanes->name, n->lanes->size);
+            out += fmt::format("{}lanes of {} = {}[0:{}]\n", pad, p.print(n->first), n->lanes->name, n->lanes->size());
             break;
         }
         case StmtKind::BasePointer: {

@@ -48,7 +48,7 @@ protected:
     virtual void thread_index(const ir::ThreadIndexNode* t, std::string& out);
     virtual void load(const ir::LoadNode* l, std::string& out);
     virtual void block_thread(const ir::BlockThreadNode* t, std::string& out);
-    virtual void array_load(const ir::ArrayLoadNode* l, std::string& out);
+    virtual void buffer_load(const ir::BufferLoadNode* l, std::string& out);
     virtual void call(const ir::CallNode* c, std::string& out);
     virtual void binary(const ir::BinaryNode* b, std::string& out);
     virtual void cast(const ir::CastNode* c, std::string& out);

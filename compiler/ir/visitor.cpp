@@ -34,7 +34,9 @@ void IRVisitor::visit_BlockThread(const BlockThreadNode*) {}
 void IRVisitor::visit_Load(const LoadNode* n) {
     for (auto& i : n->indices) visit(i);
 }
-void IRVisitor::visit_ArrayLoad(const ArrayLoadNode* n) { visit(n->index); }
+void IRVisitor::visit_BufferLoad(const BufferLoadNode* n) {
+    for (auto& i : n->indices) visit(i);
+}
 void IRVisitor::visit_Unary(const UnaryNode* n) { visit(n->a); }
 void IRVisitor::visit_Binary(const BinaryNode* n) {
     visit(n->a);
@@ -67,11 +69,11 @@ void IRVisitor::visit_Store(const StoreNode* n) {
     for (auto& i : n->indices) visit(i);
     visit(n->value);
 }
-void IRVisitor::visit_ArrayStore(const ArrayStoreNode* n) {
-    visit(n->index);
+void IRVisitor::visit_BufferStore(const BufferStoreNode* n) {
+    for (auto& i : n->indices) visit(i);
     visit(n->value);
 }
-void IRVisitor::visit_Allocate(const AllocateNode*) {}
+void IRVisitor::visit_Allocate(const AllocateNode* n) { visit(n->body); }
 void IRVisitor::visit_Barrier(const BarrierNode*) {}
 void IRVisitor::visit_Block(const BlockNode* n) {
     for (auto& s : n->stmts) visit(s);
@@ -124,21 +126,24 @@ Stmt IRMutator::mutate(const Stmt& s) {
     throw InternalError("IRMutator: unknown statement kind");
 }
 
+std::vector<Expr> IRMutator::mutate_each(const std::vector<Expr>& exprs, bool& changed) {
+    std::vector<Expr> out;
+    out.reserve(exprs.size());
+    for (const Expr& e : exprs) {
+        out.push_back(mutate(e));
+        changed |= !out.back().same_as(e);
+    }
+    return out;
+}
+
 Expr IRMutator::visit_Const(const ConstNode*, const Expr& self) { return self; }
 Expr IRMutator::visit_Var(const VarNode*, const Expr& self) { return self; }
 Expr IRMutator::visit_Counter(const CounterNode*, const Expr& self) { return self; }
 Expr IRMutator::visit_FieldAccess(const FieldAccessNode* n, const Expr& self) {
     if (!n->absolute() && !n->indexed_components()) return self;
-    std::vector<Expr> indices, vars;
     bool changed = false;
-    for (auto& i : n->indices) {
-        indices.push_back(mutate(i));
-        changed |= !indices.back().same_as(i);
-    }
-    for (auto& v : n->component_indices) {
-        vars.push_back(mutate(v));
-        changed |= !vars.back().same_as(v);
-    }
+    std::vector<Expr> indices = mutate_each(n->indices, changed);
+    std::vector<Expr> vars = mutate_each(n->component_indices, changed);
     if (!changed) return self;
     Expr e = n->absolute() ? FieldAccessNode::make_absolute(n->field, std::move(indices), n->components)
                            : FieldAccessNode::make(n->field, n->offsets, n->components);
@@ -146,18 +151,15 @@ Expr IRMutator::visit_FieldAccess(const FieldAccessNode* n, const Expr& self) {
 }
 Expr IRMutator::visit_ThreadIndex(const ThreadIndexNode*, const Expr& self) { return self; }
 Expr IRMutator::visit_BlockThread(const BlockThreadNode*, const Expr& self) { return self; }
-Expr IRMutator::visit_ArrayLoad(const ArrayLoadNode* n, const Expr& self) {
-    Expr i = mutate(n->index);
-    return i.same_as(n->index) ? self : ArrayLoadNode::make(n->array, i);
+Expr IRMutator::visit_BufferLoad(const BufferLoadNode* n, const Expr& self) {
+    bool changed = false;
+    std::vector<Expr> indices = mutate_each(n->indices, changed);
+    return changed ? BufferLoadNode::make(n->buffer, std::move(indices)) : self;
 }
 
 Expr IRMutator::visit_Load(const LoadNode* n, const Expr& self) {
-    std::vector<Expr> indices;
     bool changed = false;
-    for (auto& i : n->indices) {
-        indices.push_back(mutate(i));
-        changed |= !indices.back().same_as(i);
-    }
+    std::vector<Expr> indices = mutate_each(n->indices, changed);
     return changed ? LoadNode::make(n->field, std::move(indices)) : self;
 }
 Expr IRMutator::visit_Unary(const UnaryNode* n, const Expr& self) {
@@ -174,12 +176,8 @@ Expr IRMutator::visit_Select(const SelectNode* n, const Expr& self) {
     return SelectNode::make(c, t, f);
 }
 Expr IRMutator::visit_Call(const CallNode* n, const Expr& self) {
-    std::vector<Expr> args;
     bool changed = false;
-    for (auto& a : n->args) {
-        args.push_back(mutate(a));
-        changed |= !args.back().same_as(a);
-    }
+    std::vector<Expr> args = mutate_each(n->args, changed);
     return changed ? CallNode::make(n->fn, std::move(args)) : self;
 }
 Expr IRMutator::visit_Cast(const CastNode* n, const Expr& self) {
@@ -202,20 +200,21 @@ Stmt IRMutator::visit_Declare(const DeclareNode* n, const Stmt& self) {
     return v.same_as(n->var) && x.same_as(n->value) ? self : DeclareNode::make(v, x);
 }
 Stmt IRMutator::visit_Store(const StoreNode* n, const Stmt& self) {
-    std::vector<Expr> indices;
     bool changed = false;
-    for (auto& i : n->indices) {
-        indices.push_back(mutate(i));
-        changed |= !indices.back().same_as(i);
-    }
+    std::vector<Expr> indices = mutate_each(n->indices, changed);
     Expr v = mutate(n->value);
     return !changed && v.same_as(n->value) ? self : StoreNode::make(n->field, std::move(indices), v);
 }
-Stmt IRMutator::visit_ArrayStore(const ArrayStoreNode* n, const Stmt& self) {
-    Expr i = mutate(n->index), v = mutate(n->value);
-    return i.same_as(n->index) && v.same_as(n->value) ? self : ArrayStoreNode::make(n->array, i, v);
+Stmt IRMutator::visit_BufferStore(const BufferStoreNode* n, const Stmt& self) {
+    bool changed = false;
+    std::vector<Expr> indices = mutate_each(n->indices, changed);
+    Expr v = mutate(n->value);
+    return !changed && v.same_as(n->value) ? self : BufferStoreNode::make(n->buffer, std::move(indices), v);
 }
-Stmt IRMutator::visit_Allocate(const AllocateNode*, const Stmt& self) { return self; }
+Stmt IRMutator::visit_Allocate(const AllocateNode* n, const Stmt& self) {
+    Stmt b = mutate(n->body);
+    return b.same_as(n->body) ? self : AllocateNode::make(n->buffer, b);
+}
 Stmt IRMutator::visit_Barrier(const BarrierNode*, const Stmt& self) { return self; }
 Stmt IRMutator::visit_VectorLoad(const VectorLoadNode* n, const Stmt& self) {
     Expr f = mutate(n->first);
@@ -276,7 +275,7 @@ Stmt IRMutator::visit_Dense(const DenseNode* n, const Stmt& self) {
 std::vector<Expr> children(const Expr& e) {
     switch (e.kind()) {
     case ExprKind::Load: return e.as<LoadNode>()->indices;
-    case ExprKind::ArrayLoad: return {e.as<ArrayLoadNode>()->index};
+    case ExprKind::BufferLoad: return e.as<BufferLoadNode>()->indices;
     case ExprKind::FieldAccess: {
         auto n = e.as<FieldAccessNode>();
         std::vector<Expr> out = n->indices;

@@ -27,6 +27,8 @@ public:
     virtual ~IRMutator() = default;
     Expr mutate(const Expr& e);
     Stmt mutate(const Stmt& s);
+    /// Each of `exprs` mutated; `changed` is set when one of them changed.
+    std::vector<Expr> mutate_each(const std::vector<Expr>& exprs, bool& changed);
 
 protected:
     // Defaults mutate every child and rebuild the node only if a child changed. `self` is the

@@ -162,9 +162,9 @@ private:
         // first, so arguments appear in data-flow order (a chain's input before its first
         // layer's bias and weights, those before the next layer's).
         for (const Expr& e : nodes)
-            if (auto l = e.as<ArrayLoadNode>(); l && l->array->definition &&
-                                                noted_arrays_.insert(l->array.get()).second)
-                note_definition(*l->array->definition, stmt);
+            if (auto l = e.as<BufferLoadNode>(); l && l->buffer->definition &&
+                                                noted_arrays_.insert(l->buffer.get()).second)
+                note_definition(*l->buffer->definition, stmt);
         for (const Expr& e : nodes) {
             if (auto fa = e.as<FieldAccessNode>()) {
                 note_field(fa->field);
@@ -511,7 +511,7 @@ private:
                     if (e.is<ReduceNode>()) what = "a reduction (sum, max, min, mean)";
                     if (auto fa = e.as<FieldAccessNode>(); fa && fa->indexed_components())
                         what = "an IndexVar";
-                    if (auto l = e.as<ArrayLoadNode>(); l && l->array->definition) what = "a layer";
+                    if (auto l = e.as<BufferLoadNode>(); l && l->buffer->definition) what = "a layer";
                     if (!what) continue;
                     fail(fmt::format("uses {} in stage {} (assignment {}: `{}`), which a later stage "
                                      "reads at neighbouring cells; blocks compute such a stage over "
@@ -853,33 +853,33 @@ private:
 
     /// The array whose elements 0, 1, ... `values` load in order, if they load one whole layer
     /// array (a chain's previous layer); else null.
-    static ArrayPtr whole_array(const std::vector<Expr>& values) {
-        auto first = values[0].as<ArrayLoadNode>();
-        if (!first || !first->array->definition || first->array->size != int(values.size()))
+    static BufferPtr whole_array(const std::vector<Expr>& values) {
+        auto first = values[0].as<BufferLoadNode>();
+        if (!first || !first->buffer->definition || first->buffer->size() != int(values.size()))
             return nullptr;
         for (std::size_t k = 0; k < values.size(); ++k) {
-            auto l = values[k].as<ArrayLoadNode>();
-            if (!l || l->array != first->array || !is_const_value(l->index, double(k))) return nullptr;
+            auto l = values[k].as<BufferLoadNode>();
+            if (!l || l->buffer != first->buffer || !is_const_value(l->index(), double(k))) return nullptr;
         }
-        return first->array;
+        return first->buffer;
     }
 
     /// Loads of a layer array read the array as placed: a copy without its definition, which
     /// the statements before it compute now.
     class ReadPlacedArrays : public IRMutator {
     public:
-        explicit ReadPlacedArrays(const std::map<const ArrayInfo*, ArrayPtr>& placed) : placed_(placed) {}
+        explicit ReadPlacedArrays(const std::map<const BufferInfo*, BufferPtr>& placed) : placed_(placed) {}
 
     protected:
-        Expr visit_ArrayLoad(const ArrayLoadNode* n, const Expr& self) override {
-            Expr i = mutate(n->index);
-            auto it = placed_.find(n->array.get());
-            if (it == placed_.end()) return i.same_as(n->index) ? self : ArrayLoadNode::make(n->array, i);
-            return ArrayLoadNode::make(it->second, i);
+        Expr visit_BufferLoad(const BufferLoadNode* n, const Expr& self) override {
+            Expr e = IRMutator::visit_BufferLoad(n, self);
+            auto l = e.as<BufferLoadNode>();
+            auto it = placed_.find(l->buffer.get());
+            return it == placed_.end() ? e : BufferLoadNode::make(it->second, l->indices);
         }
 
     private:
-        const std::map<const ArrayInfo*, ArrayPtr>& placed_;
+        const std::map<const BufferInfo*, BufferPtr>& placed_;
     };
 
     /// Appends to `out` the statements that compute the layer arrays `reads` load and that are
@@ -887,35 +887,32 @@ private:
     /// are one whole array, into a new local array `<name>_in`, then Allocate and Dense.
     void place_layers(const std::vector<Expr>& reads, std::vector<Stmt>& out) {
         for (const Expr& e : reads) {
-            auto l = e.as<ArrayLoadNode>();
-            if (!l || !l->array->definition || placed_arrays_.count(l->array.get())) continue;
-            const ArrayDefinition& d = *l->array->definition;
+            auto l = e.as<BufferLoadNode>();
+            if (!l || !l->buffer->definition || placed_arrays_.count(l->buffer.get())) continue;
+            const ArrayDefinition& d = *l->buffer->definition;
             for (const Expr& x : d.inputs) place_layers(subexpressions(x), out);
-            auto copy = std::make_shared<ArrayInfo>(*l->array);
+            auto copy = std::make_shared<BufferInfo>(*l->buffer);
             copy->definition = nullptr;
-            const ArrayPtr array = copy;
-            placed_arrays_[l->array.get()] = array;
-            ArrayPtr in = whole_array(d.inputs);
+            const BufferPtr array = copy;
+            placed_arrays_[l->buffer.get()] = array;
+            BufferPtr in = whole_array(d.inputs);
             if (in) {
                 in = placed_arrays_.at(in.get());
             } else {
-                auto a = std::make_shared<ArrayInfo>();
-                a->name = array->name + "_in";
-                a->type = array->type;
-                a->size = int(d.inputs.size());
-                in = a;
+                in = make_buffer(array->name + "_in", array->type, Scope::Local,
+                                 {std::int64_t(d.inputs.size())});
                 out.push_back(CommentNode::make(
-                    fmt::format("{}: the layer's {} inputs", in->name, in->size)));
-                out.push_back(AllocateNode::make(in));
+                    fmt::format("{}: the layer's {} inputs", in->name, in->size())));
+                cell_arrays_.push_back(in);
                 StrengthenConstants strengthen;
                 ReadPlacedArrays placed(placed_arrays_);
                 for (std::size_t k = 0; k < d.inputs.size(); ++k)
-                    out.push_back(ArrayStoreNode::make(
+                    out.push_back(BufferStoreNode::make(
                         in, ConstNode::make_int(ScalarType::Int32, std::int64_t(k)),
                         placed.mutate(strengthen.mutate(d.inputs[k]))));
             }
             out.push_back(CommentNode::make(array->name + ": " + d.layer.describe()));
-            out.push_back(AllocateNode::make(array));
+            cell_arrays_.push_back(array);
             out.push_back(DenseNode::make(array, in, d.layer));
         }
     }
@@ -946,11 +943,14 @@ private:
             // The stages apart only where fusing needs them (stage_halos); else one sequence.
             const bool last_of_stage = i + 1 == in_.size() || in_[i + 1].stage != s.stage;
             if (a_.stage_halos && last_of_stage) {
-                stages.push_back(StageNode::make(s.stage, BlockNode::make(std::move(out))));
+                stages.push_back(StageNode::make(s.stage, allocate_all(cell_arrays_, BlockNode::make(std::move(out)))));
                 out.clear();
+                cell_arrays_.clear();
             }
         }
-        return BlockNode::make(a_.stage_halos ? std::move(stages) : std::move(out));
+        // The layers' arrays live through the whole cell (the stage): what reads them follows.
+        return a_.stage_halos ? BlockNode::make(std::move(stages))
+                              : allocate_all(cell_arrays_, BlockNode::make(std::move(out)));
     }
 
     const std::vector<SourceAssignment>& in_;
@@ -964,8 +964,9 @@ private:
     std::vector<std::pair<int, std::size_t>> counters_; ///< (axis, statement)
     std::set<const ExprNode*> defined_temps_;
     std::map<const ExprNode*, int> temp_stage_; ///< temporary -> the stage that defines it
-    std::set<const ArrayInfo*> noted_arrays_;
-    std::map<const ArrayInfo*, ArrayPtr> placed_arrays_; ///< a layer array -> as placed
+    std::set<const BufferInfo*> noted_arrays_;
+    std::map<const BufferInfo*, BufferPtr> placed_arrays_; ///< a layer array -> as placed
+    std::vector<BufferPtr> cell_arrays_; ///< the placed arrays of this cell (stage), in order
 };
 
 } // namespace

@@ -128,7 +128,7 @@ bool direct(const Stmt& s) {
     case StmtKind::Store:
     case StmtKind::Declare:
     case StmtKind::Assign:
-    case StmtKind::ArrayStore: return true;
+    case StmtKind::BufferStore: return true;
     default: return false;
     }
 }

@@ -53,9 +53,10 @@ public:
 
     /// The statements of a cell at block level, with their accumulator loops shared.
     Stmt cell(const Stmt& s) {
+        if (auto a = s.as<AllocateNode>()) return AllocateNode::make(a->buffer, cell(a->body));
         auto b = s.as<BlockNode>();
         if (!b) return s;
-        std::vector<Stmt> out;
+        StmtList out;
         for (std::size_t i = 0; i < b->stmts.size(); ++i) {
             const Stmt& st = b->stmts[i];
             auto d = st.as<DeclareNode>();
@@ -65,32 +66,29 @@ public:
                 loop->kind == ForKind::Serial && is_const_value(loop->step, 1))
                 op = update_of(loop->body, d->var);
             if (!op) {
-                out.push_back(cell(st));
+                out.add(cell(st));
                 continue;
             }
             reduce(d, loop, op->op, out);
             ++i; // the loop is done
         }
-        return BlockNode::make(std::move(out));
+        return out.build();
     }
 
 private:
-    void reduce(const DeclareNode* d, const ForNode* loop, BinaryOp op, std::vector<Stmt>& out) {
+    /// The partials live from here to the end of the cell's list (the accumulator reads them).
+    void reduce(const DeclareNode* d, const ForNode* loop, BinaryOp op, StmtList& out) {
         const Expr& acc = d->var;
         const std::string& name = acc.as<VarNode>()->name;
-        auto partial = std::make_shared<ArrayInfo>();
-        partial->name = name + "_partial";
-        partial->type = acc.type();
-        partial->size = threads_;
-        partial->space = MemorySpace::Shared;
+        auto partial = make_buffer(name + "_partial", acc.type(), Scope::Shared, {threads_});
         partial->static_shared = true;
-        ArrayPtr array = partial;
-        out.push_back(CommentNode::make(fmt::format(
+        BufferPtr array = partial;
+        out.add(CommentNode::make(fmt::format(
             "{}: thread t of {} combines terms t, t + {}, ...; then a tree in shared memory",
             name, threads_, threads_)));
-        out.push_back(AllocateNode::make(array));
+        out.allocate(array);
         // Each thread's share of the terms, into its own accumulator.
-        out.push_back(over_threads(threads_, [&](const Expr& t) {
+        out.add(over_threads(threads_, [&](const Expr& t) {
             Expr mine = VarNode::make(acc.type(), name, VarRole::Accumulator);
             Expr k = loop->var;
             Expr mine_first = loop->start.type() == t.type() ? t : CastNode::make(loop->start.type(), t);
@@ -99,21 +97,21 @@ private:
             Stmt terms = ForNode::make(k, first, loop->stop, ConstNode::make_int(k.type(), threads_),
                                        replace_var(loop->body, acc, mine), loop->axis, loop->kind);
             return BlockNode::make({DeclareNode::make(mine, d->value), terms,
-                                    ArrayStoreNode::make(array, t, mine)});
+                                    BufferStoreNode::make(array, t, mine)});
         }));
-        out.push_back(BarrierNode::make());
+        out.add(BarrierNode::make());
         // The tree: the upper half onto the lower half, until one value is left. Once the
         // writers (t < s) and the next step's readers all lie in the first warp, a warp
         // barrier orders them; the last step's result is read by the whole block.
         for (int s = threads_ / 2; s >= 1; s /= 2) {
-            out.push_back(over_threads(s, [&](const Expr& t) {
-                Expr sum = BinaryNode::make(op, ArrayLoadNode::make(array, t),
-                                            ArrayLoadNode::make(array, BinaryNode::make(BinaryOp::Add, t, i32(s))));
-                return ArrayStoreNode::make(array, t, sum);
+            out.add(over_threads(s, [&](const Expr& t) {
+                Expr sum = BinaryNode::make(op, BufferLoadNode::make(array, t),
+                                            BufferLoadNode::make(array, BinaryNode::make(BinaryOp::Add, t, i32(s))));
+                return BufferStoreNode::make(array, t, sum);
             }));
-            out.push_back(BarrierNode::make(s > 1 && s <= kWarp));
+            out.add(BarrierNode::make(s > 1 && s <= kWarp));
         }
-        out.push_back(DeclareNode::make(acc, ArrayLoadNode::make(array, i32(0))));
+        out.add(DeclareNode::make(acc, BufferLoadNode::make(array, i32(0))));
     }
 
     int threads_;

@@ -44,7 +44,9 @@ Operands operands_of(const Expr& e) {
     case ExprKind::Load:
         for (const Expr& i : e.as<LoadNode>()->indices) add(i);
         break;
-    case ExprKind::ArrayLoad: add(e.as<ArrayLoadNode>()->index); break;
+    case ExprKind::BufferLoad:
+        for (const Expr& i : e.as<BufferLoadNode>()->indices) add(i);
+        break;
     case ExprKind::Unary: add(e.as<UnaryNode>()->a); break;
     case ExprKind::Binary:
         add(e.as<BinaryNode>()->a);
@@ -73,7 +75,10 @@ Expr with_operands(const Expr& e, const Expr* ops) {
         auto l = e.as<LoadNode>();
         return LoadNode::make(l->field, std::vector<Expr>(ops, ops + l->indices.size()));
     }
-    case ExprKind::ArrayLoad: return ArrayLoadNode::make(e.as<ArrayLoadNode>()->array, ops[0]);
+    case ExprKind::BufferLoad: {
+        auto l = e.as<BufferLoadNode>();
+        return BufferLoadNode::make(l->buffer, std::vector<Expr>(ops, ops + l->indices.size()));
+    }
     case ExprKind::Unary: return UnaryNode::make(e.as<UnaryNode>()->op, ops[0]);
     case ExprKind::Binary: return BinaryNode::make(e.as<BinaryNode>()->op, ops[0], ops[1]);
     case ExprKind::Select: return SelectNode::make(ops[0], ops[1], ops[2]);
@@ -109,7 +114,7 @@ std::string_view op_word(const Expr& e) {
     case ExprKind::Select: return "sel";
     case ExprKind::Cast: return "conv";
     case ExprKind::Load: return e.as<LoadNode>()->field->name;
-    case ExprKind::ArrayLoad: return e.as<ArrayLoadNode>()->array->name;
+    case ExprKind::BufferLoad: return e.as<BufferLoadNode>()->buffer->name;
     default: return "";
     }
 }
@@ -156,7 +161,7 @@ std::string name_for(const Expr& e) {
     } else if (auto s = e.as<SelectNode>()) {
         collect_words(s->if_true, e, words);
         collect_words(s->if_false, e, words);
-    } else if (!e.is<LoadNode>() && !e.is<ArrayLoadNode>()) {
+    } else if (!e.is<LoadNode>() && !e.is<BufferLoadNode>()) {
         Operands ops = operands_of(e);
         for (int k = 0; k < ops.count; ++k) collect_words(*ops.at[k], e, words);
     }
@@ -226,7 +231,7 @@ public:
                 roots_[i].expr = a->rhs;
             else if (auto d = s.as<DeclareNode>())
                 roots_[i].expr = d->value;
-            else if (auto st = s.as<ArrayStoreNode>())
+            else if (auto st = s.as<BufferStoreNode>())
                 roots_[i].expr = st->value;
             else if (s.is<ForNode>() || s.is<AllocateNode>())
                 ; // a layer's loops: opaque, their values are not shared with other statements
@@ -282,17 +287,17 @@ private:
     std::vector<Info> info_;
 
     /// Arrays each statement writes: a load after a write reads a new version of the array.
-    std::vector<std::vector<const ArrayInfo*>> written_arrays_;
-    static std::vector<const ArrayInfo*> arrays_written_by(const Stmt& s) {
+    std::vector<std::vector<const BufferInfo*>> written_arrays_;
+    static std::vector<const BufferInfo*> arrays_written_by(const Stmt& s) {
         struct Collect : IRVisitor {
-            std::vector<const ArrayInfo*> out;
-            void visit_ArrayStore(const ArrayStoreNode* n) override { out.push_back(n->array.get()); }
+            std::vector<const BufferInfo*> out;
+            void visit_BufferStore(const BufferStoreNode* n) override { out.push_back(n->buffer.get()); }
         } c;
         c.visit(s);
         return c.out;
     }
 
-    std::unordered_map<const ArrayInfo*, int> array_version_;
+    std::unordered_map<const BufferInfo*, int> array_version_;
     std::unordered_map<const VarNode*, int> var_version_;
     std::unordered_map<const FieldInfo*, int> field_version_;
     int order_ = 0;
@@ -340,9 +345,9 @@ private:
             if (auto b = e.as<BinaryNode>()) key.op = int(b->op);
             if (auto c = e.as<CallNode>()) key.op = int(c->fn);
             if (auto l = e.as<LoadNode>()) key.field = l->field.get();
-            if (auto l = e.as<ArrayLoadNode>()) {
-                key.field = l->array.get();
-                auto v = array_version_.find(l->array.get());
+            if (auto l = e.as<BufferLoadNode>()) {
+                key.field = l->buffer.get();
+                auto v = array_version_.find(l->buffer.get());
                 key.op = v == array_version_.end() ? 0 : v->second;
             }
             Operands ops = operands_of(e);
@@ -352,7 +357,7 @@ private:
                 int size = 1;
                 for (int k = 0; k < ops.count; ++k) size += info_[key.child[k]].size;
                 // A negated or converted leaf is as cheap as the leaf itself.
-                bool trivial = (e.is<UnaryNode>() || e.is<CastNode>() || e.is<ArrayLoadNode>()) &&
+                bool trivial = (e.is<UnaryNode>() || e.is<CastNode>() || e.is<BufferLoadNode>()) &&
                                info_[key.child[0]].leaf;
                 // Integer division can trap (by zero). Computed into a temporary it would run
                 // even where a select meant to guard it, so values containing one stay put.
@@ -382,7 +387,7 @@ private:
             } else if (auto d = stmts_[i].as<DeclareNode>()) {
                 ++var_version_[d->var.as<VarNode>()];
             }
-            for (const ArrayInfo* a : written_arrays_[i]) ++array_version_[a];
+            for (const BufferInfo* a : written_arrays_[i]) ++array_version_[a];
             // A loop that writes every element of a field's index axis (y(k) = ...).
             if (auto f = stmts_[i].as<ForNode>()) {
                 struct Writes : IRVisitor {
@@ -491,8 +496,8 @@ private:
                 out.push_back(root.same_as(a->rhs) ? s : AssignNode::make(a->lhs, root));
             else if (auto d = s.as<DeclareNode>())
                 out.push_back(root.same_as(d->value) ? s : DeclareNode::make(d->var, root));
-            else if (auto st = s.as<ArrayStoreNode>())
-                out.push_back(root.same_as(st->value) ? s : ArrayStoreNode::make(st->array, st->index, root));
+            else if (auto st = s.as<BufferStoreNode>())
+                out.push_back(root.same_as(st->value) ? s : BufferStoreNode::make(st->buffer, st->indices, root));
             else
                 out.push_back(s);
         }
@@ -516,12 +521,16 @@ Stmt eliminate_common_subexpressions(const Stmt& body) {
         }
         return changed ? BlockNode::make(std::move(stages)) : body;
     }
-    auto block = body.as<BlockNode>();
+    // A cell's statements inside the arrays of its layers.
+    std::vector<BufferPtr> arrays;
+    Stmt list = inside_allocations(body, arrays);
+    auto block = list.as<BlockNode>();
     if (!block)
         throw InternalError(fmt::format(
             "common-subexpression elimination expects a block of statements, found: {}",
             to_string(body)));
-    return Eliminator(block).run(body);
+    Stmt out = Eliminator(block).run(list);
+    return out.same_as(list) ? body : allocate_all(arrays, out);
 }
 
 } // namespace loom::ir

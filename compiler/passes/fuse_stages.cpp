@@ -149,7 +149,7 @@ protected:
         auto it = tiles_.find({n->field.get(), at->components});
         if (it == tiles_.end() || it->second.stage >= stage_) return self;
         const TileLayout& t = it->second.layout;
-        return ArrayLoadNode::make(t.array, tile_element(t, positions_, at->offsets));
+        return BufferLoadNode::make(t.buffer, tile_element(t, positions_, at->offsets));
     }
 
 private:
@@ -170,9 +170,9 @@ protected:
     Stmt visit_Store(const StoreNode* n, const Stmt&) override {
         auto it = tiles_.find({n->field.get(), components_of(*n->field, n->indices)});
         if (it == tiles_.end()) return IfThenNode::make(own_, StoreNode::make(n->field, n->indices, n->value));
-        const ArrayPtr& tile = it->second.layout.array;
-        return BlockNode::make({ArrayStoreNode::make(tile, k_, n->value),
-                                IfThenNode::make(own_, StoreNode::make(n->field, n->indices, ArrayLoadNode::make(tile, k_)))});
+        const BufferPtr& tile = it->second.layout.buffer;
+        return BlockNode::make({BufferStoreNode::make(tile, k_, n->value),
+                                IfThenNode::make(own_, StoreNode::make(n->field, n->indices, BufferLoadNode::make(tile, k_)))});
     }
 
 private:
@@ -220,7 +220,7 @@ Stmt stage_loop(const StageNode* s, const TileLayout& region, const std::map<Key
             for (std::size_t c = 0; c < t.components.size(); ++c)
                 at[std::size_t(t.field->spatial_dims) + c] = ConstNode::make_int(type, t.components[c]);
             Expr outside = BinaryNode::make(BinaryOp::And, all_of(near), UnaryNode::make(UnaryOp::Not, all_of(in_space)));
-            out.push_back(IfThenNode::make(outside, ArrayStoreNode::make(t.layout.array, k, LoadNode::make(t.field, at))));
+            out.push_back(IfThenNode::make(outside, BufferStoreNode::make(t.layout.buffer, k, LoadNode::make(t.field, at))));
         }
         return BlockNode::make(std::move(out));
     });
@@ -307,8 +307,8 @@ FusedStages fuse_stages(const Stmt& body, const std::vector<BlockTileAxis>& axes
         t.field = fields.of.at(key.field);
         t.layout = lay_out_tile(tile_name(t), t.field->type, axes, below[std::size_t(t.stage)], above[std::size_t(t.stage)]);
         out.bytes += rounded_shared_bytes(t.layout.bytes);
-        sizes.push_back(t.layout.array->describe());
-        out.staged.push_back(fmt::format("stage {}: {}, {} bytes", t.stage, t.layout.array->describe(), t.layout.bytes));
+        sizes.push_back(t.layout.buffer->describe());
+        out.staged.push_back(fmt::format("stage {}: {}, {} bytes", t.stage, t.layout.buffer->describe(), t.layout.bytes));
     }
     const std::size_t limit = std::min(budget, kMaxStaticSharedMemory);
     if (out.bytes > limit)
@@ -322,7 +322,7 @@ FusedStages fuse_stages(const Stmt& body, const std::vector<BlockTileAxis>& axes
 
     // Each earlier stage: its tiles, the loop over its region, a barrier.
     const std::vector<std::size_t> order = slowest_first(axes);
-    std::vector<Stmt> before;
+    StmtList before;
     for (const StageNode* s : stages) {
         if (s->index == last) break;
         const std::vector<int>& lo = below[std::size_t(s->index)];
@@ -332,19 +332,19 @@ FusedStages fuse_stages(const Stmt& body, const std::vector<BlockTileAxis>& axes
             const std::string& o = axes[i].origin.as<VarNode>()->name;
             where += fmt::format("{}[{} - {}, {} + {})", where.empty() ? "" : " x ", o, lo[i], o, axes[i].span + hi[i]);
         }
-        std::vector<Stmt> allocs;
+        std::vector<BufferPtr> allocs;
         for (auto& [key, t] : tiles)
             if (t.stage == s->index) {
-                computed += (computed.empty() ? "" : ", ") + t.layout.array->describe();
-                allocs.push_back(AllocateNode::make(t.layout.array));
+                computed += (computed.empty() ? "" : ", ") + t.layout.buffer->describe();
+                allocs.push_back(t.layout.buffer);
             }
-        before.push_back(CommentNode::make(fmt::format(
+        before.add(CommentNode::make(fmt::format(
             "stage {} over the cells {}{}", s->index, where,
             computed.empty() ? std::string() : ": into " + computed)));
-        before.insert(before.end(), allocs.begin(), allocs.end());
+        for (const BufferPtr& b : allocs) before.allocate(b);
         TileLayout region = lay_out_tile("stage", ScalarType::Float32, axes, lo, hi);
-        before.push_back(stage_loop(s, region, tiles, axes));
-        before.push_back(BarrierNode::make());
+        before.add(stage_loop(s, region, tiles, axes));
+        before.add(BarrierNode::make());
     }
     ComputeLastStage compute(tiles, axes);
     out.body = insert_before_threads(body, before, [&](const Stmt& s) { return compute.mutate(s); }, "fuse_stages");

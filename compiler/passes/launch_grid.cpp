@@ -59,13 +59,14 @@ public:
         enclosing_.pop_back();
     }
     void visit_Allocate(const AllocateNode* a) override {
-        const ArrayInfo& array = *a->array;
-        if (array.space != MemorySpace::Shared) return;
-        const std::size_t bytes = std::size_t(array.size) * std::size_t(bit_width(array.type) / 8);
-        if (array.static_shared)
+        IRVisitor::visit_Allocate(a);
+        const BufferInfo& buffer = *a->buffer;
+        if (buffer.scope != Scope::Shared) return;
+        const std::size_t bytes = std::size_t(buffer.size()) * std::size_t(bit_width(buffer.type) / 8);
+        if (buffer.static_shared)
             static_bytes += (bytes + 15) / 16 * 16;
         else
-            dynamic_end = std::max(dynamic_end, array.shared_offset + bytes);
+            dynamic_end = std::max(dynamic_end, buffer.shared_offset + bytes);
     }
 
 private:

@@ -44,7 +44,7 @@ private:
     static Stmt loop(const Expr& var, std::int64_t start, std::int64_t stop, Stmt body, ForKind kind) {
         return ForNode::make(var, int32(start), int32(stop), int32(1), std::move(body), -1, kind);
     }
-    Expr in(const Expr& j) const { return ArrayLoadNode::make(n_->input, j); }
+    Expr in(const Expr& j) const { return BufferLoadNode::make(n_->input, j); }
     Expr weight(const Expr& i, const Expr& j) const {
         return FieldAccessNode::make_absolute(l_.weight_field, {i, j}, {});
     }
@@ -59,64 +59,60 @@ private:
 
     /// out[i] = b[i]; out[i] += W[i][j] * in[j] for j ascending; out[i] = act(out[i]).
     Stmt unrolled() const {
-        const ArrayPtr& out = n_->output;
+        const BufferPtr& out = n_->output;
         Expr i = loop_var("i"), j = loop_var("j");
-        Expr out_i = ArrayLoadNode::make(out, i);
-        std::vector<Stmt> row{ArrayStoreNode::make(out, i, bias(i))};
-        Stmt dot = ArrayStoreNode::make(out, i, add(out_i, mul(weight(i, j), in(j))));
+        Expr out_i = BufferLoadNode::make(out, i);
+        std::vector<Stmt> row{BufferStoreNode::make(out, i, bias(i))};
+        Stmt dot = BufferStoreNode::make(out, i, add(out_i, mul(weight(i, j), in(j))));
         row.push_back(loop(j, 0, l_.inputs, dot, ForKind::Unrolled));
-        if (!l_.activation.identity()) row.push_back(ArrayStoreNode::make(out, i, act(out_i)));
+        if (!l_.activation.identity()) row.push_back(BufferStoreNode::make(out, i, act(out_i)));
         return loop(i, 0, l_.outputs, BlockNode::make(std::move(row)), ForKind::Unrolled);
     }
 
     /// acc[i] = b[i]; per tile of outputs, for j (a loop): acc[i] += W[i][j] * in[j];
     /// out[i] = act(acc[i]).
     std::vector<Stmt> outer_product() const {
-        auto acc = std::make_shared<ArrayInfo>();
-        acc->name = n_->output->name + "_acc";
-        acc->type = l_.type;
-        acc->size = l_.outputs;
-        const ArrayPtr accumulators = acc;
-        std::vector<Stmt> out{AllocateNode::make(accumulators)};
+        const BufferPtr accumulators = make_buffer(n_->output->name + "_acc", l_.type, Scope::Local, {l_.outputs});
+        std::vector<Stmt> out;
         Expr i = loop_var("i");
-        out.push_back(loop(i, 0, l_.outputs, ArrayStoreNode::make(accumulators, i, bias(i)),
+        out.push_back(loop(i, 0, l_.outputs, BufferStoreNode::make(accumulators, i, bias(i)),
                            ForKind::Unrolled));
         const int tile = std::max(1, o_.row_tile);
         for (int first = 0; first < l_.outputs; first += tile) {
             Expr j = loop_var("j"), r = loop_var("i");
-            Expr sum = add(ArrayLoadNode::make(accumulators, r), mul(weight(r, j), in(j)));
+            Expr sum = add(BufferLoadNode::make(accumulators, r), mul(weight(r, j), in(j)));
             Stmt rows = loop(r, first, std::min(first + tile, l_.outputs),
-                             ArrayStoreNode::make(accumulators, r, sum), ForKind::Unrolled);
+                             BufferStoreNode::make(accumulators, r, sum), ForKind::Unrolled);
             out.push_back(loop(j, 0, l_.inputs, rows, ForKind::Rolled));
         }
         Expr k = loop_var("i");
         out.push_back(loop(k, 0, l_.outputs,
-                           ArrayStoreNode::make(n_->output, k,
-                                                act(ArrayLoadNode::make(accumulators, k))),
+                           BufferStoreNode::make(n_->output, k,
+                                                act(BufferLoadNode::make(accumulators, k))),
                            ForKind::Unrolled));
-        return out;
+        return {AllocateNode::make(accumulators, BlockNode::make(std::move(out)))};
     }
 
     /// out[i] = act(b_i + c_i0 in[0] + c_i1 in[1] + ...), a statement per run of 64 products
     /// (so no sum nests deeper than that), the constants of the layer's type.
     std::vector<Stmt> constant_weights() const {
         constexpr int kRun = 64;
-        const ArrayPtr& out = n_->output;
+        const BufferPtr& out = n_->output;
         auto c = [&](double v) { return ConstNode::make(l_.type, v); };
         std::vector<Stmt> stmts;
         for (int i = 0; i < l_.outputs; ++i) {
-            Expr out_i = ArrayLoadNode::make(out, int32(i));
+            Expr out_i = BufferLoadNode::make(out, int32(i));
             Expr sum = l_.bias.empty() ? Expr() : c(l_.bias[std::size_t(i)]);
             for (int j = 0; j < l_.inputs; ++j) {
                 if (j > 0 && j % kRun == 0) {
-                    stmts.push_back(ArrayStoreNode::make(out, int32(i), sum));
+                    stmts.push_back(BufferStoreNode::make(out, int32(i), sum));
                     sum = out_i;
                 }
                 Expr term = mul(c(l_.weights[std::size_t(i) * std::size_t(l_.inputs) + std::size_t(j)]),
                                 in(int32(j)));
                 sum = sum.defined() ? add(sum, term) : term;
             }
-            stmts.push_back(ArrayStoreNode::make(out, int32(i), act(sum)));
+            stmts.push_back(BufferStoreNode::make(out, int32(i), act(sum)));
         }
         return stmts;
     }

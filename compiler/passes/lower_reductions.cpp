@@ -81,21 +81,18 @@ protected:
     }
     Stmt visit_Store(const StoreNode* n, const Stmt& self) override {
         return with_hoisted(self, [&](Hoist& h) {
-            std::vector<Expr> indices;
             bool changed = false;
-            for (const Expr& i : n->indices) {
-                indices.push_back(h.mutate(i));
-                changed |= !indices.back().same_as(i);
-            }
+            std::vector<Expr> indices = h.mutate_each(n->indices, changed);
             Expr v = h.mutate(n->value);
             return !changed && v.same_as(n->value) ? self : StoreNode::make(n->field, std::move(indices), v);
         });
     }
-    Stmt visit_ArrayStore(const ArrayStoreNode* n, const Stmt& self) override {
+    Stmt visit_BufferStore(const BufferStoreNode* n, const Stmt& self) override {
         return with_hoisted(self, [&](Hoist& h) {
-            Expr i = h.mutate(n->index), v = h.mutate(n->value);
-            return i.same_as(n->index) && v.same_as(n->value) ? self
-                                                              : ArrayStoreNode::make(n->array, i, v);
+            bool changed = false;
+            std::vector<Expr> indices = h.mutate_each(n->indices, changed);
+            Expr v = h.mutate(n->value);
+            return !changed && v.same_as(n->value) ? self : BufferStoreNode::make(n->buffer, std::move(indices), v);
         });
     }
     Stmt visit_IfThen(const IfThenNode* n, const Stmt& self) override {

@@ -22,18 +22,18 @@ std::int64_t element_count(const FieldInfo& f) {
 
 class RedirectLoads : public IRMutator {
 public:
-    explicit RedirectLoads(const std::map<const FieldInfo*, ArrayPtr>& to) : to_(to) {}
+    explicit RedirectLoads(const std::map<const FieldInfo*, BufferPtr>& to) : to_(to) {}
 
 protected:
     Expr visit_Load(const LoadNode* n, const Expr& self) override {
         Expr e = IRMutator::visit_Load(n, self);
         auto it = to_.find(n->field.get());
         if (it == to_.end()) return e;
-        return ArrayLoadNode::make(it->second, e.as<LoadNode>()->flat_index());
+        return BufferLoadNode::make(it->second, e.as<LoadNode>()->flat_index());
     }
 
 private:
-    const std::map<const FieldInfo*, ArrayPtr>& to_;
+    const std::map<const FieldInfo*, BufferPtr>& to_;
 };
 
 /// The bytes of the shared arrays `body` allocates already (tiles), each 16-byte aligned.
@@ -41,8 +41,9 @@ std::size_t shared_bytes_of(const Stmt& body) {
     struct Sum : IRVisitor {
         std::size_t bytes = 0;
         void visit_Allocate(const AllocateNode* a) override {
-            if (a->array->space != MemorySpace::Shared) return;
-            bytes += (std::size_t(a->array->size) * std::size_t(bit_width(a->array->type) / 8) + 15) / 16 * 16;
+            if (a->buffer->scope == Scope::Shared)
+                bytes += (std::size_t(a->buffer->size()) * std::size_t(bit_width(a->buffer->type) / 8) + 15) / 16 * 16;
+            IRVisitor::visit_Allocate(a);
         }
     } sum;
     sum.visit(body);
@@ -58,18 +59,17 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldP
     budget = budget > reserved ? budget - reserved : 0;
     std::size_t used = 0; // bytes of shared memory so far
     // 1. Which buffers fit, and where.
-    std::vector<std::pair<FieldPtr, std::shared_ptr<ArrayInfo>>> staged;
+    std::vector<std::pair<FieldPtr, std::shared_ptr<BufferInfo>>> staged;
     for (const FieldPtr& f : buffers) {
         if (!f->is_fixed()) continue;
         const std::int64_t n = element_count(*f);
         const std::size_t bytes = std::size_t(n) * std::size_t(bit_width(f->type) / 8);
         const std::size_t offset = (used + 15) / 16 * 16; // 16-byte aligned
         if (n > INT32_MAX || offset + bytes > budget) continue;
-        auto array = std::make_shared<ArrayInfo>();
-        array->name = f->name + "_shared";
-        array->type = f->type;
-        array->size = int(n);
-        array->space = MemorySpace::Shared;
+        // The field's shape (spatial axes, then components), row-major: fixed shapes are dense.
+        std::vector<std::int64_t> shape = f->fixed_shape;
+        shape.insert(shape.end(), f->index_shape.begin(), f->index_shape.end());
+        auto array = make_buffer(f->name + "_shared", f->type, Scope::Shared, shape);
         array->shared_offset = offset;
         used = offset + bytes;
         out.staged.push_back(fmt::format("{}: {} {} at byte {}", f->name, n, type_name(f->type), offset));
@@ -79,30 +79,30 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldP
         out.body = body;
         return out;
     }
-    // 2. Static arrays while everything fits the static limit (see ArrayInfo::static_shared).
+    // 2. Static arrays while everything fits the static limit (see BufferInfo::static_shared).
     for (auto& entry : staged) entry.second->static_shared = used + reserved <= kMaxStaticSharedMemory;
 
     // 3. The copies: a cooperative loop each (the block's threads share its iterations),
     // W_shared[k] = W[k].
-    std::map<const FieldInfo*, ArrayPtr> shared;
-    std::vector<Stmt> copies;
+    std::map<const FieldInfo*, BufferPtr> shared;
+    StmtList copies;
     for (auto& [f, mutable_array] : staged) {
-        ArrayPtr array = mutable_array;
+        BufferPtr array = mutable_array;
         shared[f.get()] = array;
         Expr k = VarNode::make(ScalarType::Int32, "k", VarRole::LoopIndex);
-        Stmt copy = ArrayStoreNode::make(array, k, LoadNode::make(f, k));
-        copies.push_back(CommentNode::make(fmt::format(
+        Stmt copy = BufferStoreNode::make(array, k, LoadNode::make(f, k));
+        copies.add(CommentNode::make(fmt::format(
             "stage {} in shared memory ({} bytes)", f->name,
-            std::size_t(array->size) * std::size_t(bit_width(f->type) / 8))));
-        copies.push_back(AllocateNode::make(array));
-        copies.push_back(ForNode::make(k, ConstNode::make_int(ScalarType::Int32, 0),
-                                       ConstNode::make_int(ScalarType::Int32, array->size),
+            std::size_t(array->size()) * std::size_t(bit_width(f->type) / 8))));
+        copies.allocate(array);
+        copies.add(ForNode::make(k, ConstNode::make_int(ScalarType::Int32, 0),
+                                       ConstNode::make_int(ScalarType::Int32, array->size()),
                                        ConstNode::make_int(ScalarType::Int32, 1), copy, -1,
                                        ForKind::Cooperative));
     }
-    copies.push_back(BarrierNode::make());
-    copies.push_back(RedirectLoads(shared).mutate(body));
-    out.body = BlockNode::make(std::move(copies));
+    copies.add(BarrierNode::make());
+    copies.add(RedirectLoads(shared).mutate(body));
+    out.body = copies.build();
     return out;
 }
 

@@ -85,7 +85,7 @@ protected:
         if (!at) return IRMutator::visit_Load(n, self);
         auto it = tiles_.find({n->field.get(), at->components});
         if (it == tiles_.end()) return self;
-        return ArrayLoadNode::make(it->second.layout.array, tile_element(it->second.layout, locals_, at->offsets));
+        return BufferLoadNode::make(it->second.layout.buffer, tile_element(it->second.layout, locals_, at->offsets));
     }
 
 private:
@@ -109,7 +109,7 @@ Stmt fill(const Tile& t, const std::vector<BlockTileAxis>& axes) {
         }
         for (std::size_t c = 0; c < t.components.size(); ++c)
             at[std::size_t(t.field->spatial_dims) + c] = ConstNode::make_int(type, t.components[c]);
-        return IfThenNode::make(inside, ArrayStoreNode::make(t.layout.array, k, LoadNode::make(t.field, at)));
+        return IfThenNode::make(inside, BufferStoreNode::make(t.layout.buffer, k, LoadNode::make(t.field, at)));
     });
 }
 
@@ -133,8 +133,8 @@ SharedTiles stage_tiles_in_shared(const Stmt& body, const std::vector<BlockTileA
     for (auto& [key, t] : tiles) {
         t.layout = lay_out_tile(tile_name(t), t.field->type, axes, t.below, t.above);
         out.bytes += rounded_shared_bytes(t.layout.bytes);
-        sizes.push_back(t.layout.array->describe());
-        out.staged.push_back(fmt::format("{}, {} bytes", t.layout.array->describe(), t.layout.bytes));
+        sizes.push_back(t.layout.buffer->describe());
+        out.staged.push_back(fmt::format("{}, {} bytes", t.layout.buffer->describe(), t.layout.bytes));
     }
     const std::size_t limit = std::min(budget, kMaxStaticSharedMemory);
     if (out.bytes > limit) {
@@ -150,7 +150,7 @@ SharedTiles stage_tiles_in_shared(const Stmt& body, const std::vector<BlockTileA
             limit == budget && budget < kMaxStaticSharedMemory ? ", or raise shared_memory_budget" : ""));
     }
     const std::vector<std::size_t> order = slowest_first(axes);
-    std::vector<Stmt> fills;
+    StmtList fills;
     for (auto& [key, t] : tiles) {
         std::string where;
         for (std::size_t i : order) {
@@ -158,11 +158,11 @@ SharedTiles stage_tiles_in_shared(const Stmt& body, const std::vector<BlockTileA
             where += fmt::format("{}[{} - {}, {} + {})", where.empty() ? "" : " x ", o, t.below[i], o,
                                  axes[i].span + t.above[i]);
         }
-        fills.push_back(CommentNode::make(fmt::format("{} holds the cells {}", t.layout.array->describe(), where)));
-        fills.push_back(AllocateNode::make(t.layout.array));
-        fills.push_back(fill(t, axes));
+        fills.add(CommentNode::make(fmt::format("{} holds the cells {}", t.layout.buffer->describe(), where)));
+        fills.allocate(t.layout.buffer);
+        fills.add(fill(t, axes));
     }
-    fills.push_back(BarrierNode::make());
+    fills.add(BarrierNode::make());
     ReadTiles read_tiles(tiles, axes);
     out.body = insert_before_threads(body, fills, [&](const Stmt& s) { return read_tiles.mutate(s); },
                                      "stage_tiles_in_shared");

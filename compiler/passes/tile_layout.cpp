@@ -62,14 +62,11 @@ TileLayout lay_out_tile(const std::string& name, ScalarType type, const std::vec
         t.stride[*it] = n;
         n *= t.extent[*it];
     }
-    auto array = std::make_shared<ArrayInfo>();
-    array->name = name;
-    array->type = type;
-    array->size = int(std::min<std::int64_t>(n, INT32_MAX));
-    for (std::size_t i : order) array->shape.push_back(t.extent[i]);
-    array->space = MemorySpace::Shared;
-    array->static_shared = true;
-    t.array = array;
+    std::vector<std::int64_t> shape;
+    for (std::size_t i : order) shape.push_back(t.extent[i]);
+    auto buffer = make_buffer(name, type, Scope::Shared, shape);
+    buffer->static_shared = true;
+    t.buffer = buffer;
     t.bytes = std::size_t(n) * std::size_t(bit_width(type) / 8);
     return t;
 }
@@ -106,15 +103,16 @@ Stmt tile_loop(const TileLayout& t, const std::vector<BlockTileAxis>& axes,
         positions.push_back(simplify(BinaryNode::make(BinaryOp::Sub, position, idx(t.below[i]))));
     }
     stmts.push_back(body(cells, positions, k));
-    return ForNode::make(k, idx(0), idx(t.array->size), idx(1), BlockNode::make(std::move(stmts)), -1,
+    return ForNode::make(k, idx(0), idx(t.buffer->size()), idx(1), BlockNode::make(std::move(stmts)), -1,
                          ForKind::Cooperative);
 }
 
 namespace {
-/// The body of the innermost GpuBlock loop: its origin declarations, then the thread loops.
+/// The body of the innermost GpuBlock loop: its origin declarations, then `before` and the
+/// thread loops, inside the allocations of earlier passes (stage tiles) where those hold them.
 class InsertBeforeThreads : public IRMutator {
 public:
-    InsertBeforeThreads(const std::vector<Stmt>& before, const std::function<Stmt(const Stmt&)>& threads,
+    InsertBeforeThreads(const StmtList& before, const std::function<Stmt(const Stmt&)>& threads,
                         const char* pass)
         : before_(before), threads_(threads), pass_(pass) {}
     bool done = false;
@@ -123,30 +121,35 @@ protected:
     Stmt visit_For(const ForNode* f, const Stmt& self) override {
         if (f->kind != ForKind::GpuBlock) return IRMutator::visit_For(f, self);
         if (f->body.is<ForNode>()) return IRMutator::visit_For(f, self); // an outer block loop
-        auto block = f->body.as<BlockNode>();
-        if (!block) throw InternalError(std::string(pass_) + ": a block loop without origins");
-        std::vector<Stmt> stmts;
-        for (const Stmt& s : block->stmts) {
-            if (auto loop = s.as<ForNode>(); loop && loop->kind == ForKind::GpuThread) {
-                stmts.insert(stmts.end(), before_.begin(), before_.end());
-                stmts.push_back(threads_(s));
-                continue;
-            }
-            stmts.push_back(s);
-        }
+        if (!f->body.is<BlockNode>()) throw InternalError(std::string(pass_) + ": a block loop without origins");
         done = true;
-        return ForNode::make(f->var, f->start, f->stop, f->step, BlockNode::make(std::move(stmts)),
-                             f->axis, f->kind, f->dim);
+        return ForNode::make(f->var, f->start, f->stop, f->step, place(f->body), f->axis, f->kind, f->dim);
     }
 
 private:
-    const std::vector<Stmt>& before_;
+    Stmt place(const Stmt& s) {
+        if (auto a = s.as<AllocateNode>()) return AllocateNode::make(a->buffer, place(a->body));
+        auto block = s.as<BlockNode>();
+        if (!block) return s;
+        StmtList out;
+        for (const Stmt& c : block->stmts) {
+            if (auto loop = c.as<ForNode>(); loop && loop->kind == ForKind::GpuThread) {
+                out.add(before_);
+                out.add(threads_(c));
+            } else {
+                out.add(c.is<AllocateNode>() ? place(c) : c);
+            }
+        }
+        return out.build();
+    }
+
+    const StmtList& before_;
     const std::function<Stmt(const Stmt&)>& threads_;
     const char* pass_;
 };
 } // namespace
 
-Stmt insert_before_threads(const Stmt& body, const std::vector<Stmt>& before,
+Stmt insert_before_threads(const Stmt& body, const StmtList& before,
                            const std::function<Stmt(const Stmt&)>& threads, const char* pass) {
     InsertBeforeThreads insert(before, threads, pass);
     Stmt out = insert.mutate(body);

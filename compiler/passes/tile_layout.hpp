@@ -34,7 +34,7 @@ std::vector<Expr> tile_counters(const std::vector<BlockTileAxis>& axes);
 struct TileLayout {
     std::vector<int> below, above;             ///< per tile axis, >= 0
     std::vector<std::int64_t> extent, stride;  ///< per tile axis
-    ArrayPtr array;
+    BufferPtr buffer;
     std::size_t bytes = 0;                     ///< without rounding
 };
 
@@ -57,9 +57,10 @@ Stmt tile_loop(const TileLayout& tile, const std::vector<BlockTileAxis>& axes,
                const std::function<Stmt(const std::vector<Expr>& cells, const std::vector<Expr>& positions,
                                         const Expr& k)>& body);
 
-/// `before` inserted in the innermost GpuBlock loop right before its thread loops, and each thread
-/// loop rewritten by `threads`. Throws InternalError when there is no such block loop.
-Stmt insert_before_threads(const Stmt& body, const std::vector<Stmt>& before,
+/// `before` inserted in the innermost GpuBlock loop right before its thread loops (inside the
+/// allocations there), its allocations covering the rest of the block's statements, and each
+/// thread loop rewritten by `threads`. Throws InternalError when there is no such block loop.
+Stmt insert_before_threads(const Stmt& body, const StmtList& before,
                            const std::function<Stmt(const Stmt&)>& threads, const char* pass);
 
 /// The sum of what shared tiles of `bytes` take, each rounded to 16 bytes as launch_grid lays

@@ -38,7 +38,7 @@ bool contiguous_at(const FieldInfo& f, const std::vector<Expr>& indices, const E
 /// One group of lanes: the access of the first lane and its local array.
 struct Lanes {
     Expr first; ///< a Load at x_lanes: the element of lane 0
-    ArrayPtr array;
+    BufferPtr array;
 };
 
 class LoweredLanes {
@@ -108,8 +108,8 @@ private:
             auto st = s.as<StoreNode>();
             if (st && !cell.read.count(st->field.get()) && lane_type(st->field->type, width_) &&
                 contiguous_at(*st->field, st->indices, x_, loop_->axis, cell.vars)) {
-                ArrayPtr a = lanes_for(stores_, LoadNode::make(st->field, st->indices));
-                lane_stmts.push_back(ArrayStoreNode::make(a, lane_, st->value));
+                BufferPtr a = lanes_for(stores_, LoadNode::make(st->field, st->indices));
+                lane_stmts.push_back(BufferStoreNode::make(a, lane_, st->value));
                 continue;
             }
             lane_stmts.push_back(s);
@@ -125,7 +125,7 @@ private:
                 if (written.count(l->field.get()) || !lane_type(l->field->type, self.width_) ||
                     !contiguous_at(*l->field, l->indices, self.x_, self.loop_->axis, vars))
                     return IRMutator::visit_Load(l, e);
-                return ArrayLoadNode::make(self.lanes_for(self.loads_, e), self.lane_);
+                return BufferLoadNode::make(self.lanes_for(self.loads_, e), self.lane_);
             }
         } read_lanes(*this, cell.vars, cell.written);
         Stmt lane_body = read_lanes.mutate(BlockNode::make(std::move(lane_stmts)));
@@ -143,25 +143,25 @@ private:
         }
         Expr cell_x = BinaryNode::make(BinaryOp::Add, x_lanes_, lane_);
         // All lanes inside: vectors, the cells unrolled over the lanes.
-        std::vector<Stmt> full;
+        StmtList full;
         for (const Lanes& l : loads_) {
-            full.push_back(AllocateNode::make(l.array));
-            full.push_back(VectorLoadNode::make(l.array, l.first));
+            full.allocate(l.array);
+            full.add(VectorLoadNode::make(l.array, l.first));
         }
-        for (const Lanes& l : stores_) full.push_back(AllocateNode::make(l.array));
+        for (const Lanes& l : stores_) full.allocate(l.array);
         // The cell's counter, where the cell still reads it (a neighbour along another axis,
         // a scalar access); a cell that reads only lanes needs none.
         Stmt lane_cell = reads_counter(lane_body) ? BlockNode::make({DeclareNode::make(x_, cell_x), lane_body})
                                                   : lane_body;
-        full.push_back(ForNode::make(lane_, idx(0), idx(width_), idx(1), lane_cell, -1, ForKind::Unrolled));
-        for (const Lanes& l : stores_) full.push_back(VectorStoreNode::make(l.first, l.array));
+        full.add(ForNode::make(lane_, idx(0), idx(width_), idx(1), lane_cell, -1, ForKind::Unrolled));
+        for (const Lanes& l : stores_) full.add(VectorStoreNode::make(l.first, l.array));
         // The last, partial group: the cells one by one, as before.
         Stmt partial = ForNode::make(
             lane_, idx(0), idx(width_), idx(1),
             BlockNode::make({DeclareNode::make(x_, cell_x),
                              IfThenNode::make(cell_inside, body)}),
             -1, ForKind::Unrolled);
-        return BlockNode::make({IfThenNode::make(inside, BlockNode::make(std::move(full))),
+        return BlockNode::make({IfThenNode::make(inside, full.build()),
                                 IfThenNode::make(UnaryNode::make(UnaryOp::Not, inside), partial)});
     }
 
@@ -173,18 +173,14 @@ private:
     }
 
     /// The lanes of `load` (an access at x), made at its first use: at x_lanes, lane 0.
-    ArrayPtr lanes_for(std::vector<Lanes>& list, const Expr& load) {
+    BufferPtr lanes_for(std::vector<Lanes>& list, const Expr& load) {
         auto l = load.as<LoadNode>();
         std::vector<Expr> at = l->indices;
         at[std::size_t(loop_->axis)] = x_lanes_;
         Expr first = LoadNode::make(l->field, at);
         for (const Lanes& x : list)
             if (structurally_equal(x.first, first)) return x.array;
-        auto a = std::make_shared<ArrayInfo>();
-        a->name = l->field->name + "_lanes";
-        a->type = l->field->type;
-        a->size = width_;
-        a->space = MemorySpace::Local;
+        BufferPtr a = make_buffer(l->field->name + "_lanes", l->field->type, Scope::Local, {width_});
         list.push_back({first, a});
         return a;
     }

@@ -48,21 +48,23 @@ protected:
         visit(n->value);
         declare(n->var);
     }
+    // A buffer is in scope in its allocation's body only; what the body declares stays in
+    // scope after it, as the printers put the body in the enclosing C block.
     void visit_Allocate(const AllocateNode* n) override {
-        if (n->array->definition)
-            fail(fmt::format("the definition of array '{}'", n->array->name), "analyze_kernel");
-        if (!arrays_.insert(n->array.get()).second)
-            throw InternalError(fmt::format("verify: array '{}' is allocated twice", n->array->name));
-        scopes_.back().arrays.push_back(n->array.get());
+        if (n->buffer->definition)
+            fail(fmt::format("the definition of array '{}'", n->buffer->name), "analyze_kernel");
+        if (!allocated_.insert(n->buffer.get()).second || !arrays_.insert(n->buffer.get()).second)
+            throw InternalError(fmt::format("verify: array '{}' is allocated twice", n->buffer->name));
+        visit(n->body);
+        arrays_.erase(n->buffer.get());
     }
-    void visit_ArrayLoad(const ArrayLoadNode* n) override {
-        check_array(n->array.get(), "read");
-        visit(n->index);
+    void visit_BufferLoad(const BufferLoadNode* n) override {
+        check_array(n->buffer.get(), "read");
+        IRVisitor::visit_BufferLoad(n);
     }
-    void visit_ArrayStore(const ArrayStoreNode* n) override {
-        check_array(n->array.get(), "written");
-        visit(n->index);
-        visit(n->value);
+    void visit_BufferStore(const BufferStoreNode* n) override {
+        check_array(n->buffer.get(), "written");
+        IRVisitor::visit_BufferStore(n);
     }
     // A loop's variable, and what its body or a guarded statement declares, is in scope there
     // only (as in C): two sibling loops may use one variable (two reductions over k), and a
@@ -123,12 +125,13 @@ protected:
     }
 
 private:
-    void check_array(const ArrayInfo* a, const char* what) const {
+    void check_array(const BufferInfo* a, const char* what) const {
         if (!arrays_.count(a))
             throw InternalError(fmt::format("verify: array '{}' is {} before it is allocated",
                                             a->name, what));
     }
-    std::set<const ArrayInfo*> arrays_;
+    std::set<const BufferInfo*> arrays_;    ///< in scope here
+    std::set<const BufferInfo*> allocated_; ///< anywhere so far
     void declare(const Expr& var) {
         if (!defined_.insert(var.get()).second)
             throw InternalError(fmt::format("verify: variable '{}' is declared twice",
@@ -137,14 +140,12 @@ private:
     }
     void close_scope() {
         for (const void* v : scopes_.back().vars) defined_.erase(v);
-        for (const ArrayInfo* a : scopes_.back().arrays) arrays_.erase(a);
         scopes_.pop_back();
     }
-    struct Scope {
+    struct LexicalScope {
         std::vector<const void*> vars;
-        std::vector<const ArrayInfo*> arrays;
     };
-    std::vector<Scope> scopes_{1}; ///< the kernel body, then one per loop and guard
+    std::vector<LexicalScope> scopes_{1}; ///< the kernel body, then one per loop and guard
     [[noreturn]] static void fail(const std::string& what, const char* pass) {
         throw InternalError(fmt::format("verify: {} reached the printer; the pass {} must run "
                                         "before printing", what, pass));

@@ -156,10 +156,10 @@ Vec Dense::apply_runtime(const Vec& x, const std::string& label) const {
     layer.activation.input = VarNode::make(t, "sum", VarRole::Placeholder);
     Expr value = activation_(layer.activation.input);
     if (!value.same_as(layer.activation.input)) layer.activation.value = value;
-    ArrayPtr out = make_layer_array(name_, x.elements(), std::move(layer));
+    BufferPtr out = make_layer_array(name_, x.elements(), std::move(layer));
     std::vector<Expr> y;
     for (int k = 0; k < outputs(); ++k)
-        y.push_back(ArrayLoadNode::make(out, ConstNode::make_int(ScalarType::Int32, k)));
+        y.push_back(BufferLoadNode::make(out, ConstNode::make_int(ScalarType::Int32, k)));
     return Vec(std::move(y));
 }
 

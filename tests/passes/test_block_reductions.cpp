@@ -58,31 +58,31 @@ TEST(BlockReductions, RowSumPassByPass) {
   let x: int32 = block_x
   # out = sum(k, u(k))
   # sum_k: thread t of 32 combines terms t, t + 32, ...; then a tree in shared memory
-  alloc float32 sum_k_partial[32] (shared)
-  for thread in [0, 32) step 1:  # axis -1, gpu thread.x
-    let sum_k: float32 = 0.0f
-    for k in [thread, 40) step 32:  # axis -1
-      sum_k = sum_k + u[x, k]
-    sum_k_partial[thread] = sum_k
-  barrier
-  for thread in [0, 16) step 1:  # axis -1, gpu thread.x
-    sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 16]
-  warp barrier
-  for thread in [0, 8) step 1:  # axis -1, gpu thread.x
-    sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 8]
-  warp barrier
-  for thread in [0, 4) step 1:  # axis -1, gpu thread.x
-    sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 4]
-  warp barrier
-  for thread in [0, 2) step 1:  # axis -1, gpu thread.x
-    sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 2]
-  warp barrier
-  for thread in [0, 1) step 1:  # axis -1, gpu thread.x
-    sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 1]
-  barrier
-  let sum_k: float32 = sum_k_partial[0]
-  for thread in [0, 1) step 1:  # axis -1, gpu thread.x
-    out[x] = sum_k
+  alloc float32 sum_k_partial[32] (shared):
+    for thread in [0, 32) step 1:  # axis -1, gpu thread.x
+      let sum_k: float32 = 0.0f
+      for k in [thread, 40) step 32:  # axis -1
+        sum_k = sum_k + u[x, k]
+      sum_k_partial[thread] = sum_k
+    barrier
+    for thread in [0, 16) step 1:  # axis -1, gpu thread.x
+      sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 16]
+    warp barrier
+    for thread in [0, 8) step 1:  # axis -1, gpu thread.x
+      sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 8]
+    warp barrier
+    for thread in [0, 4) step 1:  # axis -1, gpu thread.x
+      sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 4]
+    warp barrier
+    for thread in [0, 2) step 1:  # axis -1, gpu thread.x
+      sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 2]
+    warp barrier
+    for thread in [0, 1) step 1:  # axis -1, gpu thread.x
+      sum_k_partial[thread] = sum_k_partial[thread] + sum_k_partial[thread + 1]
+    barrier
+    let sum_k: float32 = sum_k_partial[0]
+    for thread in [0, 1) step 1:  # axis -1, gpu thread.x
+      out[x] = sum_k
 )");
     // The launch: exactly the block, one block per cell.
     LaunchDescription L = infer_launch_grid(reduced, s, ScalarType::Int32);

@@ -80,26 +80,26 @@ stage 2:
     let x_origin: int32 = 1 + tile_x * 8
     let y_origin: int32 = 1 + tile_y * 32
     # stage 1 over the cells [x_origin - 0, x_origin + 9) x [y_origin - 1, y_origin + 33): into float32 t_tile[9][34] (shared)
-    alloc float32 t_tile[9][34] (shared)
-    for k in [0, 306) step 1:  # axis -1, cooperative
-      let x: int32 = x_origin + k / 34
-      let y: int32 = y_origin - 1 + k % 34
-      if x >= 1 && x < size_0 - 1 && y >= 1 && y < size_1 - 1:
-        # t[0, 0] = smooth(u)
-        t_tile[k] = 0.5f * u[x, y] + 0.125f * (u[x + 1, y] + u[x - 1, y] + u[x, y + 1] + u[x, y - 1])
-        if k / 34 >= 0 && k / 34 < 8 && k % 34 - 1 >= 0 && k % 34 - 1 < 32:
-          t[x, y] = t_tile[k]
-      if x >= 1 && x < size_0 && y >= 0 && y < size_1 && !(x >= 1 && x < size_0 - 1 && y >= 1 && y < size_1 - 1):
-        t_tile[k] = t[x, y]
-    barrier
-    for thread_x in [0, 4) step 1:  # axis -1, gpu thread.y
-      for thread_y in [0, 32) step 1:  # axis -1, gpu thread.x
-        for cell in [0, 2) step 1:  # axis -1, unrolled
-          let x: int32 = x_origin + (thread_x * 2 + cell)
-          let y: int32 = y_origin + thread_y
-          if x < size_0 - 1 && y < size_1 - 1:
-            # v[0, 0] = grad(t)
-            v[x, y] = t_tile[34 * (thread_x * 2 + cell) + (thread_y + 2)] - t_tile[34 * (thread_x * 2 + cell) + thread_y] + t_tile[34 * (thread_x * 2 + cell + 1) + (thread_y + 1)] * u[x, y]
+    alloc float32 t_tile[9][34] (shared):
+      for k in [0, 306) step 1:  # axis -1, cooperative
+        let x: int32 = x_origin + k / 34
+        let y: int32 = y_origin - 1 + k % 34
+        if x >= 1 && x < size_0 - 1 && y >= 1 && y < size_1 - 1:
+          # t[0, 0] = smooth(u)
+          t_tile[k] = 0.5f * u[x, y] + 0.125f * (u[x + 1, y] + u[x - 1, y] + u[x, y + 1] + u[x, y - 1])
+          if k / 34 >= 0 && k / 34 < 8 && k % 34 - 1 >= 0 && k % 34 - 1 < 32:
+            t[x, y] = t_tile[k]
+        if x >= 1 && x < size_0 && y >= 0 && y < size_1 && !(x >= 1 && x < size_0 - 1 && y >= 1 && y < size_1 - 1):
+          t_tile[k] = t[x, y]
+      barrier
+      for thread_x in [0, 4) step 1:  # axis -1, gpu thread.y
+        for thread_y in [0, 32) step 1:  # axis -1, gpu thread.x
+          for cell in [0, 2) step 1:  # axis -1, unrolled
+            let x: int32 = x_origin + (thread_x * 2 + cell)
+            let y: int32 = y_origin + thread_y
+            if x < size_0 - 1 && y < size_1 - 1:
+              # v[0, 0] = grad(t)
+              v[x, y] = t_tile[34 * (thread_x * 2 + cell) + (thread_y + 2)] - t_tile[34 * (thread_x * 2 + cell) + thread_y] + t_tile[34 * (thread_x * 2 + cell + 1) + (thread_y + 1)] * u[x, y]
 )");
     ASSERT_EQ(fused.staged.size(), 1u);
     EXPECT_EQ(fused.staged[0], "stage 1: float32 t_tile[9][34] (shared), 1224 bytes");

@@ -26,12 +26,32 @@ KernelAnalysis analyze_outputs(const Field& y, const Vec& out) {
     return analyze_kernel(in, KernelConfig{}, Schedule{});
 }
 
-/// The statements of a block of a given kind.
+/// The statements of a cell's block (inside the allocations of its layer arrays) of a kind.
 template <typename Node>
-std::vector<const Node*> all_of(const Stmt& block) {
+std::vector<const Node*> all_of(const Stmt& cell) {
+    std::vector<BufferPtr> arrays;
     std::vector<const Node*> out;
-    for (const Stmt& s : block.as<BlockNode>()->stmts)
+    for (const Stmt& s : inside_allocations(cell, arrays).as<BlockNode>()->stmts)
         if (auto n = s.as<Node>()) out.push_back(n);
+    return out;
+}
+
+/// The arrays a cell's statements lie in, outermost first.
+std::vector<BufferPtr> arrays_of(const Stmt& cell) {
+    std::vector<BufferPtr> arrays;
+    inside_allocations(cell, arrays);
+    return arrays;
+}
+
+/// `lines` indented by one level of the IR notation.
+std::string indented(const std::string& lines) {
+    std::string out;
+    std::size_t start = 0;
+    while (start < lines.size()) {
+        std::size_t end = lines.find('\n', start);
+        out += "  " + lines.substr(start, end - start + 1);
+        start = end + 1;
+    }
     return out;
 }
 
@@ -42,12 +62,14 @@ const std::string kAssignments = "# y0\n"
                                  "# y2\n"
                                  "y[0](2) = h[2]\n";
 
+// The layer's arrays live through the cell: the statements that compute and read them lie in
+// their allocations.
+const std::string kArrays = "alloc float32 h_in[2] (local)\n"
+                            "alloc float32 h[3] (local):\n";
 const std::string kPlacedLayer = "# h_in: the layer's 2 inputs\n"
-                                 "alloc float32 h_in[2] (local)\n"
                                  "h_in[0] = x[0](0)\n"
                                  "h_in[1] = x[0](1)\n"
-                                 "# h: Dense 2 -> 3, relu, weights h_W, bias h_b\n"
-                                 "alloc float32 h[3] (local)\n";
+                                 "# h: Dense 2 -> 3, relu, weights h_W, bias h_b\n";
 
 struct SmallLayer : ::testing::Test {
     Field x = field("x(2): float32[1D]"), y = field("y(3): float32[1D]");
@@ -57,11 +79,11 @@ struct SmallLayer : ::testing::Test {
 
 TEST_F(SmallLayer, AnalysisPlacesTheLayerAsStatementsBeforeItsFirstRead) {
     EXPECT_EQ(to_string(a.body),
-              kPlacedLayer + "dense h[3] = relu(h_W[3, 2] x h_in[2] + h_b[3])\n" + kAssignments);
+              kArrays + indented(kPlacedLayer + "dense h[3] = relu(h_W[3, 2] x h_in[2] + h_b[3])\n" + kAssignments));
     // The loads read arrays without definitions: every statement is in the block, none is
     // reachable from an expression.
     for (const Expr& e : subexpressions(a.body))
-        if (auto l = e.as<ArrayLoadNode>()) EXPECT_EQ(l->array->definition, nullptr) << to_string(e);
+        if (auto l = e.as<BufferLoadNode>()) EXPECT_EQ(l->buffer->definition, nullptr) << to_string(e);
     const DenseNode* d = all_of<DenseNode>(a.body).at(0);
     EXPECT_EQ(d->output->definition, nullptr);
     // Arguments in data-flow order: the input, then the layer's bias and weights (buffers).
@@ -73,37 +95,39 @@ TEST_F(SmallLayer, AnalysisPlacesTheLayerAsStatementsBeforeItsFirstRead) {
 TEST_F(SmallLayer, LoweredFullyUnrolledUpToTheLimit) {
     // 6 weights <= 32 x 32: rows and inputs unrolled, the form of the small benchmarks.
     EXPECT_EQ(to_string(lower_layers(a.body)),
-              kPlacedLayer +
-                  "for i in [0, 3) step 1:  # axis -1, unrolled\n"
-                  "  h[i] = h_b.at(i)\n"
-                  "  for j in [0, 2) step 1:  # axis -1, unrolled\n"
-                  "    h[i] = h[i] + h_W.at(i, j) * h_in[j]\n"
-                  "  h[i] = h[i] > 0.0f ? h[i] : 0.0f\n" +
-                  kAssignments);
+              kArrays + indented(kPlacedLayer +
+                                 "for i in [0, 3) step 1:  # axis -1, unrolled\n"
+                                 "  h[i] = h_b.at(i)\n"
+                                 "  for j in [0, 2) step 1:  # axis -1, unrolled\n"
+                                 "    h[i] = h[i] + h_W.at(i, j) * h_in[j]\n"
+                                 "  h[i] = h[i] > 0.0f ? h[i] : 0.0f\n" +
+                                 kAssignments));
 }
 
 TEST_F(SmallLayer, LoweredAsAnOuterProductAboveTheLimitInTilesOfRows) {
     // With no unrolled layers and tiles of 2 rows: accumulators, a rolled input loop per tile
-    // of rows (the last tile shorter), then the activation into the layer's array.
+    // of rows (the last tile shorter), then the activation into the layer's array. The
+    // accumulators live for the layer's loops only.
     EXPECT_EQ(to_string(lower_layers(a.body, LayerLowering{0, 2})),
-              kPlacedLayer +
-                  "alloc float32 h_acc[3] (local)\n"
-                  "for i in [0, 3) step 1:  # axis -1, unrolled\n"
-                  "  h_acc[i] = h_b.at(i)\n"
-                  "for j in [0, 2) step 1:  # axis -1, rolled\n"
-                  "  for i in [0, 2) step 1:  # axis -1, unrolled\n"
-                  "    h_acc[i] = h_acc[i] + h_W.at(i, j) * h_in[j]\n"
-                  "for j in [0, 2) step 1:  # axis -1, rolled\n"
-                  "  for i in [2, 3) step 1:  # axis -1, unrolled\n"
-                  "    h_acc[i] = h_acc[i] + h_W.at(i, j) * h_in[j]\n"
-                  "for i in [0, 3) step 1:  # axis -1, unrolled\n"
-                  "  h[i] = h_acc[i] > 0.0f ? h_acc[i] : 0.0f\n" +
-                  kAssignments);
+              kArrays + indented(kPlacedLayer +
+                                 "alloc float32 h_acc[3] (local):\n"
+                                 "  for i in [0, 3) step 1:  # axis -1, unrolled\n"
+                                 "    h_acc[i] = h_b.at(i)\n"
+                                 "  for j in [0, 2) step 1:  # axis -1, rolled\n"
+                                 "    for i in [0, 2) step 1:  # axis -1, unrolled\n"
+                                 "      h_acc[i] = h_acc[i] + h_W.at(i, j) * h_in[j]\n"
+                                 "  for j in [0, 2) step 1:  # axis -1, rolled\n"
+                                 "    for i in [2, 3) step 1:  # axis -1, unrolled\n"
+                                 "      h_acc[i] = h_acc[i] + h_W.at(i, j) * h_in[j]\n"
+                                 "  for i in [0, 3) step 1:  # axis -1, unrolled\n"
+                                 "    h[i] = h_acc[i] > 0.0f ? h_acc[i] : 0.0f\n" +
+                                 kAssignments));
 }
 
 TEST_F(SmallLayer, DenseIsAStatementOfItsOwnUntilLowered) {
     const DenseNode* d = all_of<DenseNode>(a.body).at(0);
-    Stmt dense = a.body.as<BlockNode>()->stmts.at(6);
+    std::vector<BufferPtr> arrays;
+    Stmt dense = inside_allocations(a.body, arrays).as<BlockNode>()->stmts.at(4);
     ASSERT_TRUE(dense.is<DenseNode>());
     EXPECT_EQ(d->output->name, "h");
     EXPECT_EQ(d->input->name, "h_in");
@@ -143,7 +167,11 @@ TEST(LayerLowering, AChainReadsThePreviousLayersArrayInPlace) {
     ASSERT_EQ(dense.size(), 2u);
     EXPECT_EQ(dense[0]->input->name, "l0_in");
     EXPECT_EQ(dense[1]->input, dense[0]->output); // no l1_in: the loads were the whole array
-    EXPECT_EQ(all_of<AllocateNode>(a.body).size(), 3u);
+    const std::vector<BufferPtr> arrays = arrays_of(a.body);
+    ASSERT_EQ(arrays.size(), 3u);
+    EXPECT_EQ(arrays[0]->name, "l0_in");
+    EXPECT_EQ(arrays[1], dense[0]->output);
+    EXPECT_EQ(arrays[2], dense[1]->output);
     EXPECT_EQ(a.fields, (std::vector<FieldPtr>{y.ptr(), x.ptr(), l0.bias_field().ptr(),
                                                l0.weight_field().ptr(), l1.bias_field().ptr(),
                                                l1.weight_field().ptr()}));
@@ -170,17 +198,17 @@ TEST(LayerLowering, ConstantWeightsBecomeOneSumPerOutput) {
     l.activation.name = "tanh";
     l.activation.input = VarNode::make(ScalarType::Float64, "sum", VarRole::Placeholder);
     l.activation.value = CallNode::make(MathFn::Tanh, {l.activation.input});
-    ArrayPtr out = make_layer_array("c", x.vec().elements(), l);
+    BufferPtr out = make_layer_array("c", x.vec().elements(), l);
     Field y = field("y(2): float64[1D]");
-    Vec loads{ArrayLoadNode::make(out, ConstNode::make_int(ScalarType::Int32, 0)),
-              ArrayLoadNode::make(out, ConstNode::make_int(ScalarType::Int32, 1))};
+    Vec loads{BufferLoadNode::make(out, ConstNode::make_int(ScalarType::Int32, 0)),
+              BufferLoadNode::make(out, ConstNode::make_int(ScalarType::Int32, 1))};
     KernelAnalysis a = analyze_outputs(y, loads);
     EXPECT_NE(to_string(a.body).find("dense c[2] = tanh(<2 x 2 constants> x c_in[2] + <2 constants>)"),
               std::string::npos)
         << to_string(a.body);
     const std::string lowered = to_string(lower_layers(a.body));
-    EXPECT_NE(lowered.find("c[0] = tanh(0.125 + 0.5 * c_in[0] + -1.0 * c_in[1])\n"
-                           "c[1] = tanh(-0.5 + 2.0 * c_in[0] + 0.25 * c_in[1])\n"),
+    EXPECT_NE(lowered.find("  c[0] = tanh(0.125 + 0.5 * c_in[0] + -1.0 * c_in[1])\n"
+                           "  c[1] = tanh(-0.5 + 2.0 * c_in[0] + 0.25 * c_in[1])\n"),
               std::string::npos)
         << lowered;
 
@@ -189,9 +217,8 @@ TEST(LayerLowering, ConstantWeightsBecomeOneSumPerOutput) {
     l.weights.assign(std::size_t(2 * 130), 1.0);
     l.bias.clear();
     l.activation = LayerActivation{"identity", Expr(), Expr()};
-    ArrayPtr in = std::make_shared<ArrayInfo>(ArrayInfo{"in", ScalarType::Float64, 130});
-    Stmt wide = lower_layers(DenseNode::make(std::make_shared<ArrayInfo>(ArrayInfo{"w", ScalarType::Float64, 2}),
-                                             in, l));
+    BufferPtr in = make_buffer("in", ScalarType::Float64, Scope::Local, {130});
+    Stmt wide = lower_layers(DenseNode::make(make_buffer("w", ScalarType::Float64, Scope::Local, {2}), in, l));
     ASSERT_TRUE(wide.is<BlockNode>());
     EXPECT_EQ(wide.as<BlockNode>()->stmts.size(), 6u) << to_string(wide);
     EXPECT_NE(to_string(wide).find("w[0] = w[0] + 1.0 * in[128] + 1.0 * in[129]\n"), std::string::npos)
@@ -205,7 +232,7 @@ TEST(LayerLowering, DenseNodesAreChecked) {
     l.weight_field = field("W: float32[2, 3]").ptr();
     l.activation.name = "identity";
     auto array = [](const char* name, int size, ScalarType t = ScalarType::Float32) {
-        return std::make_shared<ArrayInfo>(ArrayInfo{name, t, size});
+        return make_buffer(name, t, Scope::Local, {size});
     };
     EXPECT_NO_THROW(DenseNode::make(array("out", 2), array("in", 3), l));
     LOOM_EXPECT_ERROR(DenseNode::make(array("out", 3), array("in", 3), l), InternalError,

@@ -69,21 +69,21 @@ TEST(SharedTiles, JacobiPassByPass) {
     let x_origin: int32 = 1 + tile_x * 8
     let y_origin: int32 = 1 + tile_y * 32
     # float32 src_tile[10][34] (shared) holds the cells [x_origin - 1, x_origin + 9) x [y_origin - 1, y_origin + 33)
-    alloc float32 src_tile[10][34] (shared)
-    for k in [0, 340) step 1:  # axis -1, cooperative
-      let x: int32 = x_origin - 1 + k / 34
-      let y: int32 = y_origin - 1 + k % 34
-      if x < size_0 && y < size_1:
-        src_tile[k] = src[x, y]
-    barrier
-    for thread_x in [0, 4) step 1:  # axis -1, gpu thread.y
-      for thread_y in [0, 32) step 1:  # axis -1, gpu thread.x
-        for cell in [0, 2) step 1:  # axis -1, unrolled
-          let x: int32 = x_origin + (thread_x * 2 + cell)
-          let y: int32 = y_origin + thread_y
-          if x < size_0 - 1 && y < size_1 - 1:
-            # 
-            dst[x, y] = 0.25f * (src_tile[34 * (thread_x * 2 + cell + 2) + (thread_y + 1)] + src_tile[34 * (thread_x * 2 + cell) + (thread_y + 1)] + src_tile[34 * (thread_x * 2 + cell + 1) + (thread_y + 2)] + src_tile[34 * (thread_x * 2 + cell + 1) + thread_y])
+    alloc float32 src_tile[10][34] (shared):
+      for k in [0, 340) step 1:  # axis -1, cooperative
+        let x: int32 = x_origin - 1 + k / 34
+        let y: int32 = y_origin - 1 + k % 34
+        if x < size_0 && y < size_1:
+          src_tile[k] = src[x, y]
+      barrier
+      for thread_x in [0, 4) step 1:  # axis -1, gpu thread.y
+        for thread_y in [0, 32) step 1:  # axis -1, gpu thread.x
+          for cell in [0, 2) step 1:  # axis -1, unrolled
+            let x: int32 = x_origin + (thread_x * 2 + cell)
+            let y: int32 = y_origin + thread_y
+            if x < size_0 - 1 && y < size_1 - 1:
+              # 
+              dst[x, y] = 0.25f * (src_tile[34 * (thread_x * 2 + cell + 2) + (thread_y + 1)] + src_tile[34 * (thread_x * 2 + cell) + (thread_y + 1)] + src_tile[34 * (thread_x * 2 + cell + 1) + (thread_y + 2)] + src_tile[34 * (thread_x * 2 + cell + 1) + thread_y])
 )");
     EXPECT_EQ(tiles.staged, std::vector<std::string>{"float32 src_tile[10][34] (shared), 1360 bytes"});
 

@@ -46,16 +46,16 @@ TEST(VectorizeLanes, PointwiseAndRowReadsPassByPass) {
     EXPECT_EQ(to_string(vectorize_lanes(m.body, 4)), R"(for x in [1, size_0 - 1) step 1:  # axis 0, gpu grid.y
   for y_lanes in [0, size_1 - 1) step 4:  # axis 1, gpu grid.x
     if y_lanes >= 1 && y_lanes + 4 <= size_1 - 1:
-      alloc float32 g_lanes[4] (local)
-      g_lanes[0:4] = lanes of g[x, y_lanes]
-      alloc float32 h_lanes[4] (local)
-      h_lanes[0:4] = lanes of h[x + 1, y_lanes]
-      alloc float32 f_lanes[4] (local)
-      for lane in [0, 4) step 1:  # axis -1, unrolled
-        let y: int32 = y_lanes + lane
-        # f[0, 0] = ...
-        f_lanes[lane] = 2.0f * g_lanes[lane] + h_lanes[lane] - h[x, y + 1]
-      lanes of f[x, y_lanes] = f_lanes[0:4]
+      alloc float32 g_lanes[4] (local):
+        g_lanes[0:4] = lanes of g[x, y_lanes]
+        alloc float32 h_lanes[4] (local):
+          h_lanes[0:4] = lanes of h[x + 1, y_lanes]
+          alloc float32 f_lanes[4] (local):
+            for lane in [0, 4) step 1:  # axis -1, unrolled
+              let y: int32 = y_lanes + lane
+              # f[0, 0] = ...
+              f_lanes[lane] = 2.0f * g_lanes[lane] + h_lanes[lane] - h[x, y + 1]
+            lanes of f[x, y_lanes] = f_lanes[0:4]
     if !(y_lanes >= 1 && y_lanes + 4 <= size_1 - 1):
       for lane in [0, 4) step 1:  # axis -1, unrolled
         let y: int32 = y_lanes + lane

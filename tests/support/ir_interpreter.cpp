@@ -52,16 +52,19 @@ public:
             }
             return;
         }
-        // Arrays of the kernel (staged buffers, layer activations): one per run, as one block.
+        // Buffers of the kernel (staged weights, layer activations): one per run, as one
+        // block, for the allocation's body.
         case StmtKind::Allocate: {
-            auto a = s.as<AllocateNode>()->array;
-            local_arrays_[a.get()].assign(std::size_t(a->size), Value());
+            auto a = s.as<AllocateNode>();
+            local_arrays_[a->buffer.get()].assign(std::size_t(a->buffer->size()), Value());
+            run(a->body);
+            local_arrays_.erase(a->buffer.get());
             return;
         }
-        case StmtKind::ArrayStore: {
-            auto st = s.as<ArrayStoreNode>();
-            std::vector<Value>& a = local_array(st->array.get(), eval(st->index).i, "writes");
-            a[std::size_t(eval(st->index).i)] = eval(st->value);
+        case StmtKind::BufferStore: {
+            auto st = s.as<BufferStoreNode>();
+            std::vector<Value>& a = local_array(st->buffer.get(), eval(st->index()).i, "writes");
+            a[std::size_t(eval(st->index()).i)] = eval(st->value);
             return;
         }
         case StmtKind::Barrier: return; // one thread ran everything before it
@@ -97,7 +100,7 @@ private:
                                    shape_string(a.shape));
     }
 
-    std::vector<Value>& local_array(const ArrayInfo* array, std::int64_t i, const char* what) {
+    std::vector<Value>& local_array(const BufferInfo* array, std::int64_t i, const char* what) {
         auto it = local_arrays_.find(array);
         if (it == local_arrays_.end())
             throw std::logic_error("interpreter: array " + array->name + " used before its allocation");
@@ -108,9 +111,9 @@ private:
     }
 
     Value load(const Expr& e) {
-        if (auto al = e.as<ArrayLoadNode>()) {
-            const std::int64_t i = eval(al->index).i;
-            return local_array(al->array.get(), i, "reads")[std::size_t(i)];
+        if (auto al = e.as<BufferLoadNode>()) {
+            const std::int64_t i = eval(al->index()).i;
+            return local_array(al->buffer.get(), i, "reads")[std::size_t(i)];
         }
         auto l = e.as<LoadNode>();
         if (!l) throw std::logic_error("interpreter: no support for the read " + to_string(e));
@@ -141,7 +144,7 @@ private:
 
     const std::map<std::string, InterpretedArray>& arrays_;
     std::map<const FieldInfo*, const InterpretedArray*> by_field_;
-    std::map<const ArrayInfo*, std::vector<Value>> local_arrays_;
+    std::map<const BufferInfo*, std::vector<Value>> local_arrays_;
     std::function<Value(const Expr&)> loads_;
 };
 

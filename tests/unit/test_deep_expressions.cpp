@@ -276,7 +276,7 @@ TEST(DeepExpressions, DestroyingAMillionDeepChainTakesConstantStack) {
     const Expr zero = ConstNode::make_int(ScalarType::Int32, 0);
     Expr layers = ConstNode::make(ScalarType::Float64, 1.0);
     for (int k = 0; k < n / 10; ++k)
-        layers = ArrayLoadNode::make(make_layer_array("layer", {layers}, layer), zero);
+        layers = BufferLoadNode::make(make_layer_array("layer", {layers}, layer), zero);
     EXPECT_EQ(layers.depth(), 2);
 
     // The DSL's own deepest: a chain at the limit, plus what the chains above hold.

@@ -34,9 +34,9 @@ TEST(DenseNode, ConstantWeightsRunOnTheCpu) {
     l.activation.value = nn::relu(l.activation.input);
 
     auto [x, y] = fields<2>("x(70), y(5): float64[1D]");
-    ArrayPtr a = make_layer_array("c", x.vec().elements(), l);
+    BufferPtr a = make_layer_array("c", x.vec().elements(), l);
     std::vector<Expr> loads;
-    for (int k = 0; k < out; ++k) loads.push_back(ArrayLoadNode::make(a, ConstNode::make_int(ScalarType::Int32, k)));
+    for (int k = 0; k < out; ++k) loads.push_back(BufferLoadNode::make(a, ConstNode::make_int(ScalarType::Int32, k)));
     AssignmentCollection ac;
     ac.add(Assignment(y.vec(), Vec(loads)));
     loom::test::expect_compiles_for_sm90(create_kernel(ac, {.name = "constant_dense"}));

@@ -44,15 +44,16 @@ extern "C" __global__ void mlp_runtime(
     __syncthreads();
     const int x_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
     if (x_1 < size_0) {
-        // hidden_in: the layer's 4 inputs
         float hidden_in[4];
+        float hidden[4];
+        float output[4];
         const float* __restrict__ x_c = x + x_stride_0 * x_1;
+        // hidden_in: the layer's 4 inputs
         hidden_in[0] = x_c[0];
         hidden_in[1] = x_c[1];
         hidden_in[2] = x_c[2];
         hidden_in[3] = x_c[3];
         // hidden: Dense 4 -> 4, relu, weights hidden_W, bias hidden_b
-        float hidden[4];
         #pragma unroll
         for (int i = 0; i < 4; ++i) {
             hidden[i] = hidden_b_shared[i];
@@ -64,7 +65,6 @@ extern "C" __global__ void mlp_runtime(
             asm volatile("" ::: "memory"); // compile-time barrier, see loom's cuda_printer
         }
         // output: Dense 4 -> 4, identity, weights output_W, bias output_b
-        float output[4];
         #pragma unroll
         for (int i = 0; i < 4; ++i) {
             output[i] = output_b_shared[i];

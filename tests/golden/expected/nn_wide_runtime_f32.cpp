@@ -41,8 +41,10 @@ static void loom_kernel_wide_mlp(
     // (barrier: on the CPU one thread ran all of the block's threads above)
     #pragma omp parallel for simd
     for (int32_t x_1 = 0; x_1 < size_0; ++x_1) {
-        // wide_in: the layer's 33 inputs
         float wide_in[33];
+        float wide[32];
+        float narrow[2];
+        // wide_in: the layer's 33 inputs
         wide_in[0] = x[x_stride_0 * x_1];
         wide_in[1] = x[x_stride_0 * x_1 + 1];
         wide_in[2] = x[x_stride_0 * x_1 + 2];
@@ -77,7 +79,6 @@ static void loom_kernel_wide_mlp(
         wide_in[31] = x[x_stride_0 * x_1 + 31];
         wide_in[32] = x[x_stride_0 * x_1 + 32];
         // wide: Dense 33 -> 32, relu, weights wide_W, bias wide_b
-        float wide[32];
         float wide_acc[32];
         for (int32_t i = 0; i < 32; ++i) {
             wide_acc[i] = wide_b_shared[i];
@@ -91,7 +92,6 @@ static void loom_kernel_wide_mlp(
             wide[i] = wide_acc[i] > 0.0f ? wide_acc[i] : 0.0f;
         }
         // narrow: Dense 32 -> 2, identity, weights narrow_W, bias narrow_b
-        float narrow[2];
         for (int32_t i = 0; i < 2; ++i) {
             narrow[i] = narrow_b_shared[i];
             for (int32_t j = 0; j < 32; ++j) {

@@ -44,9 +44,11 @@ extern "C" __global__ void wide_mlp(
     __syncthreads();
     const int x_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
     if (x_1 < size_0) {
-        // wide_in: the layer's 33 inputs
         float wide_in[33];
+        float wide[32];
+        float narrow[2];
         const float* __restrict__ x_c = x + x_stride_0 * x_1;
+        // wide_in: the layer's 33 inputs
         wide_in[0] = x_c[0];
         wide_in[1] = x_c[1];
         wide_in[2] = x_c[2];
@@ -81,7 +83,6 @@ extern "C" __global__ void wide_mlp(
         wide_in[31] = x_c[31];
         wide_in[32] = x_c[32];
         // wide: Dense 33 -> 32, relu, weights wide_W, bias wide_b
-        float wide[32];
         float wide_acc[32];
         #pragma unroll
         for (int i = 0; i < 32; ++i) {
@@ -99,7 +100,6 @@ extern "C" __global__ void wide_mlp(
             wide[i] = wide_acc[i] > 0.0f ? wide_acc[i] : 0.0f;
         }
         // narrow: Dense 32 -> 2, identity, weights narrow_W, bias narrow_b
-        float narrow[2];
         #pragma unroll
         for (int i = 0; i < 2; ++i) {
             narrow[i] = narrow_b_shared[i];
