@@ -202,14 +202,14 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     // gets a pointer at the cell, and its accesses small offsets from it.
     if (cuda) {
         log.start();
-        Stmt pointed = point_at_cells(mapped, space.strides);
+        Stmt pointed = point_at_cells(mapped);
         log.record("point_at_cells", mapped, pointed);
         mapped = pointed;
     }
 
     // 7d. Addresses: coordinates become linear indices.
     log.start();
-    Stmt flat = flatten_addresses(mapped, space.strides);
+    Stmt flat = flatten_addresses(mapped);
     log.record("flatten_addresses", mapped, flat);
 
     // 7e. Shared-memory staging: buffers every thread reads (weights), once per block. On the
@@ -220,7 +220,9 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     const std::size_t budget =
         cuda ? *k.schedule.shared_memory_budget
              : std::min(schedule.shared_memory_budget.value_or(kDefaultSharedMemoryBudget), kMaxSharedMemoryPerBlock);
-    mapped = stage_buffers_in_shared(flat, analysis.buffers, budget).body;
+    std::vector<BufferPtr> buffers;
+    for (const FieldPtr& f : analysis.buffers) buffers.push_back(space.globals.at(f.get()));
+    mapped = stage_buffers_in_shared(flat, buffers, budget).body;
     log.record("stage_buffers_in_shared", flat, mapped);
 
     // 8. Launch grid and shared memory, read off the bound loops and the shared arrays. The

@@ -172,13 +172,6 @@ void CFamilyPrinter::field_access(const FieldAccessNode* a, std::string&) {
                                     "lower_iteration_space must run first", a->field->name));
 }
 
-void CFamilyPrinter::load(const LoadNode* l, std::string& out) {
-    out += name_of(l->field.get(), l->field->name);
-    out += '[';
-    out += element_index(l->flat_index());
-    out += ']';
-}
-
 // An index that is a literal alone, int64 but within int32 (a pointer's offset, an absolute
 // element), prints without the suffix: `src_c[1]`, not `src_c[1LL]`. Nothing can be ambiguous
 // inside brackets, unlike min(long long, int).
@@ -190,10 +183,15 @@ std::string CFamilyPrinter::element_index(const Expr& index) {
     return print(index);
 }
 
+std::string CFamilyPrinter::buffer_name(const BufferInfo& b) {
+    // A field's buffer is its kernel argument: named as the parameter is.
+    return b.field ? name_of(b.field.get(), b.field->name) : name_of(&b, b.name);
+}
+
 void CFamilyPrinter::buffer_load(const BufferLoadNode* l, std::string& out) {
-    out += name_of(l->buffer.get(), l->buffer->name);
+    out += buffer_name(*l->buffer);
     out += '[';
-    emit(l->index(), 0, out);
+    out += l->buffer->scope == Scope::Global ? element_index(l->index()) : print(l->index());
     out += ']';
 }
 
@@ -205,13 +203,15 @@ std::string CFamilyPrinter::allocate(const AllocateNode* a, const std::string& p
     if (a->buffer->scope != Scope::Local)
         throw InternalError(fmt::format("shared array {} reached a printer without shared memory",
                                         a->buffer->name));
-    return fmt::format("{}{} {}[{}];\n", pad, type_name_of(a->buffer->type),
-                       name_of(a->buffer.get(), a->buffer->name), a->buffer->size());
+    return fmt::format("{}{} {}[{}];\n", pad, type_name_of(a->buffer->type), buffer_name(*a->buffer),
+                       a->buffer->size());
 }
 
 std::string CFamilyPrinter::buffer_store(const BufferStoreNode* st, const std::string& pad) {
-    std::string target = fmt::format("{}[{}]", name_of(st->buffer.get(), st->buffer->name),
-                                     print(st->index()));
+    if (st->buffer->scope == Scope::Global) // a field's element
+        return fmt::format("{}{}[{}] = {};\n", pad, buffer_name(*st->buffer), element_index(st->index()),
+                           print(st->value));
+    std::string target = fmt::format("{}[{}]", buffer_name(*st->buffer), print(st->index()));
     // a[i] = a[i] + v reads better as a[i] += v (the accumulation of a layer's dot product).
     auto sum = st->value.as<BinaryNode>();
     auto self = sum && sum->op == BinaryOp::Add ? sum->a.as<BufferLoadNode>() : nullptr;
@@ -286,7 +286,7 @@ bool complementary(const Stmt& a, const Stmt& b) {
     auto neg = second->cond.as<UnaryNode>();
     if (!neg || neg->op != UnaryOp::Not || !structurally_equal(neg->a, first->cond)) return false;
     for (const Expr& e : subexpressions(first->cond))
-        if (e.as<LoadNode>() || e.as<BufferLoadNode>()) return false;
+        if (e.as<BufferLoadNode>()) return false;
     return true;
 }
 } // namespace
@@ -328,11 +328,6 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
         const char* qualifier = v->role == VarRole::Accumulator ? "" : "const ";
         return fmt::format("{}{}{}{} {} = {};\n", pad, declaration_prefix(v), qualifier,
                            type_name_of(d->var.type()), print(d->var), value);
-    }
-    case StmtKind::Store: {
-        auto st = s.as<StoreNode>();
-        return fmt::format("{}{}[{}] = {};\n", pad, name_of(st->field.get(), st->field->name),
-                           element_index(st->flat_index()), print(st->value));
     }
     case StmtKind::BufferStore: return buffer_store(s.as<BufferStoreNode>(), pad);
     case StmtKind::Allocate: { // declared, then the statements that use it, in the same C block

@@ -46,6 +46,8 @@ protected:
     /// A unique, valid identifier close to `hint` (a suffix _1, _2, ... when taken).
     std::string unique_name(const std::string& hint);
     std::string name_of(const void* key, const std::string& hint);
+    /// A buffer's name in the code: its field's (the parameter's) for a field's buffer.
+    std::string buffer_name(const ir::BufferInfo& b);
 
     // Target hooks.
     std::string type_name_of(ScalarType t) override = 0;
@@ -79,7 +81,6 @@ protected:
     int precedence(const Expr& e) override;
     void counter(const ir::CounterNode* c, std::string& out) override;
     void field_access(const ir::FieldAccessNode* a, std::string& out) override;
-    void load(const ir::LoadNode* l, std::string& out) override;
     void buffer_load(const ir::BufferLoadNode* l, std::string& out) override;
     void block_thread(const ir::BlockThreadNode* t, std::string& out) override;
     /// `T name[N];` for a local array; shared arrays are the CUDA printer's.

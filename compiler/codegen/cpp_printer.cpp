@@ -122,7 +122,7 @@ protected:
     // own; staged buffers are declared before any loop, one per call, shared by the threads.
     std::string allocate(const AllocateNode* a, const std::string& pad) override {
         return fmt::format("{}{} {}[{}];\n", pad, type_name_of(a->buffer->type),
-                           name_of(a->buffer.get(), a->buffer->name), a->buffer->size());
+                           buffer_name(*a->buffer), a->buffer->size());
     }
 
     // A literal slice may leave a size unread: say so rather than have the host compiler warn

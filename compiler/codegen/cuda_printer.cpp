@@ -114,7 +114,7 @@ protected:
         // Over 48 KB: one dynamic shared-memory block per kernel (its size is a launch
         // parameter), each staged buffer a typed window into it.
         std::string t = type_name_of(a->buffer->type);
-        const std::string name = name_of(a->buffer.get(), a->buffer->name);
+        const std::string name = buffer_name(*a->buffer);
         if (a->buffer->static_shared)
             return fmt::format("{}__shared__ __align__(16) {} {}[{}];\n", pad, t, name, a->buffer->size());
         std::string out;
@@ -137,13 +137,12 @@ protected:
     // A staging copy (a global load stored into a shared array) starts without waiting; the
     // barrier then waits for the thread's copies first (templates/loom/stage.cuh).
     std::string buffer_store(const BufferStoreNode* st, const std::string& pad) override {
-        auto load = st->value.as<LoadNode>();
+        auto load = as_field_load(st->value);
         if (st->buffer->scope != Scope::Shared || !load)
             return CFamilyPrinter::buffer_store(st, pad);
         staged_ = waiting_ = true;
-        return fmt::format("{}loom::stage(&{}[{}], &{}[{}]);\n", pad,
-                           name_of(st->buffer.get(), st->buffer->name), print(st->index()),
-                           name_of(load->field.get(), load->field->name), print(load->flat_index()));
+        return fmt::format("{}loom::stage(&{}[{}], &{}[{}]);\n", pad, buffer_name(*st->buffer),
+                           print(st->index()), buffer_name(*load->buffer), print(load->index()));
     }
 
     // loom::load_lanes / store_lanes (templates/loom/lanes.cuh): one vector access where the
@@ -152,12 +151,12 @@ protected:
         lanes_ = true;
         if (s->kind == StmtKind::VectorLoad) {
             auto n = static_cast<const VectorLoadNode*>(s);
-            return fmt::format("{}loom::load_lanes({}, &{});\n", pad, name_of(n->lanes.get(), n->lanes->name),
+            return fmt::format("{}loom::load_lanes({}, &{});\n", pad, buffer_name(*n->lanes),
                                print(n->first));
         }
         auto n = static_cast<const VectorStoreNode*>(s);
         return fmt::format("{}loom::store_lanes(&{}, {});\n", pad, print(n->first),
-                           name_of(n->lanes.get(), n->lanes->name));
+                           buffer_name(*n->lanes));
     }
 
     // `const float* __restrict__ src_c = src + index;` for a field the kernel only reads, as its
@@ -165,10 +164,10 @@ protected:
     // field's own pointer may reach the same elements in the pointer's scope).
     std::string base_pointer(const BasePointerNode* n, const std::string& pad) override {
         if (n->at.size() != 1) throw InternalError("a base pointer at coordinates reached the printer");
-        std::string field = name_of(n->field.get(), n->field->name);
+        std::string field = buffer_name(*n->buffer);
         std::string at = print(n->at[0]);
-        std::string cell = name_of(n->cell.get(), n->cell->name);
-        const std::string t = type_name_of(n->field->type);
+        std::string cell = buffer_name(*n->view);
+        const std::string t = type_name_of(n->buffer->type);
         if (n->writes) return fmt::format("{}{}* const {} = {} + {};\n", pad, t, cell, field, at);
         return fmt::format("{}const {}* __restrict__ {} = {} + {};\n", pad, t, cell, field, at);
     }

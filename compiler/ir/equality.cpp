@@ -40,7 +40,6 @@ bool equal_payload(const Expr& a, const Expr& b) {
         return a.as<ThreadIndexNode>()->dim == b.as<ThreadIndexNode>()->dim &&
                a.as<ThreadIndexNode>()->which == b.as<ThreadIndexNode>()->which;
     case ExprKind::BlockThread: return a.as<BlockThreadNode>()->count == b.as<BlockThreadNode>()->count;
-    case ExprKind::Load: return a.as<LoadNode>()->field == b.as<LoadNode>()->field;
     case ExprKind::BufferLoad: return a.as<BufferLoadNode>()->buffer == b.as<BufferLoadNode>()->buffer;
     case ExprKind::Unary: return a.as<UnaryNode>()->op == b.as<UnaryNode>()->op;
     case ExprKind::Binary: return a.as<BinaryNode>()->op == b.as<BinaryNode>()->op;
@@ -71,7 +70,6 @@ std::size_t hash_payload(const Expr& e) {
     case ExprKind::ThreadIndex:
         return mix(h, std::size_t(e.as<ThreadIndexNode>()->dim) * 3 + std::size_t(e.as<ThreadIndexNode>()->which));
     case ExprKind::BlockThread: return mix(h, e.as<BlockThreadNode>()->count);
-    case ExprKind::Load: return mix(h, std::hash<const void*>{}(e.as<LoadNode>()->field.get()));
     case ExprKind::BufferLoad:
         return mix(h, std::hash<const void*>{}(e.as<BufferLoadNode>()->buffer.get()));
     case ExprKind::Unary: return mix(h, std::size_t(e.as<UnaryNode>()->op));
@@ -132,13 +130,6 @@ StmtParts parts(const Stmt& s) {
         p.exprs = {n->var, n->value};
         break;
     }
-    case StmtKind::Store: {
-        auto n = s.as<StoreNode>();
-        p.exprs = n->indices;
-        p.exprs.push_back(n->value);
-        p.objects = {n->field.get()};
-        break;
-    }
     case StmtKind::BufferStore: {
         auto n = s.as<BufferStoreNode>();
         p.exprs = n->indices;
@@ -177,7 +168,7 @@ StmtParts parts(const Stmt& s) {
     case StmtKind::BasePointer: {
         auto n = s.as<BasePointerNode>();
         p.exprs = n->at;
-        p.objects = {n->field.get(), n->cell.get()};
+        p.objects = {n->buffer.get(), n->view.get()};
         p.ints = {n->writes ? 1 : 0};
         break;
     }

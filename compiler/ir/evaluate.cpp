@@ -134,7 +134,6 @@ public:
             throw InternalError(fmt::format(
                 "evaluate: '{}' has a value only inside a running kernel", to_string(e)));
         case ExprKind::FieldAccess:
-        case ExprKind::Load:
         case ExprKind::BufferLoad:
             if (!loads_)
                 throw InternalError(

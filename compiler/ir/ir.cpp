@@ -296,16 +296,6 @@ Expr ThreadIndexNode::make(ScalarType index_type, int dim, GpuIndex which) {
 }
 
 namespace {
-/// Checks the indices of a load or store of `field`: one linear index, or one per array axis,
-/// all integers.
-void require_field_indices(const FieldInfo& field, const std::vector<Expr>& indices, const char* node) {
-    require(indices.size() == 1 || int(indices.size()) == field.array_dims(), node,
-            "neither one linear index nor one index per array axis");
-    for (const Expr& i : indices) {
-        require_defined(i, node);
-        require(is_int(i.type()), node, "index is not an integer");
-    }
-}
 const Expr& require_flat(const std::vector<Expr>& indices, const char* node) {
     if (indices.size() != 1)
         throw InternalError(fmt::format("{}: not flat ({} coordinates); run flatten_addresses first",
@@ -321,7 +311,9 @@ void require_buffer_indices(const BufferInfo& buffer, const std::vector<Expr>& i
         require_defined(indices[a], node);
         require(is_int(indices[a].type()), node, "index is not an integer");
         auto c = indices[a].as<ConstNode>();
-        if (!c) continue;
+        // Only an allocation's extents bound a literal: a field's reads are checked by the
+        // analysis, and a view's coordinates are offsets from where it points (-1 is fine).
+        if (!c || buffer.scope == Scope::Global) continue;
         const std::int64_t extent = indices.size() == 1 ? buffer.elements() : [&] {
             auto e = buffer.shape[a].as<ConstNode>();
             return e ? e->int_value : std::int64_t(-1);
@@ -338,15 +330,6 @@ Expr BufferLoadNode::make(BufferPtr buffer, std::vector<Expr> indices) {
     require(buffer != nullptr, "BufferLoad", "no buffer");
     require_buffer_indices(*buffer, indices, "BufferLoad");
     return Expr(std::make_shared<BufferLoadNode>(std::move(buffer), std::move(indices)));
-}
-
-const Expr& LoadNode::flat_index() const { return require_flat(indices, "Load"); }
-const Expr& StoreNode::flat_index() const { return require_flat(indices, "Store"); }
-
-Expr LoadNode::make(FieldPtr field, std::vector<Expr> indices) {
-    require(field != nullptr, "Load", "no field");
-    require_field_indices(*field, indices, "Load");
-    return Expr(std::make_shared<LoadNode>(std::move(field), std::move(indices)));
 }
 
 Expr UnaryNode::make(UnaryOp op, Expr a) {
@@ -420,16 +403,6 @@ Stmt DeclareNode::make(Expr var, Expr value) {
         fail("Declare", fmt::format("{} declared as {} from a {} value", var.as<VarNode>()->name,
                                     type_name(var.type()), type_name(value.type())));
     return Stmt(std::make_shared<DeclareNode>(std::move(var), std::move(value)));
-}
-
-Stmt StoreNode::make(FieldPtr field, std::vector<Expr> indices, Expr value) {
-    require(field != nullptr, "Store", "no field");
-    require_field_indices(*field, indices, "Store");
-    require_defined(value, "Store");
-    if (value.type() != field->type)
-        fail("Store", fmt::format("storing {} into {} field {}", type_name(value.type()),
-                                  type_name(field->type), field->name));
-    return Stmt(std::make_shared<StoreNode>(std::move(field), std::move(indices), std::move(value)));
 }
 
 Stmt BufferStoreNode::make(BufferPtr buffer, std::vector<Expr> indices, Expr value) {
@@ -512,9 +485,9 @@ void check_lanes(const BufferPtr& lanes, const Expr& first, const char* node) {
     require(lanes != nullptr, node, "no lanes");
     require(lanes->scope == Scope::Local, node, "lanes not in local memory");
     require(lanes->elements() == 2 || lanes->elements() == 4, node, "lanes not 2 or 4 wide");
-    auto load = first.as<LoadNode>();
-    require(load != nullptr, node, "first is not a Load");
-    require(load->field->type == lanes->type, node, "lanes of another type than the field");
+    auto load = as_field_load(first);
+    require(load != nullptr, node, "first is not a load of a field");
+    require(load->buffer->type == lanes->type, node, "lanes of another type than the field");
 }
 } // namespace
 
@@ -528,13 +501,15 @@ Stmt VectorStoreNode::make(Expr first, BufferPtr lanes) {
     return Stmt(std::make_shared<VectorStoreNode>(std::move(first), std::move(lanes)));
 }
 
-Stmt BasePointerNode::make(FieldPtr field, FieldPtr cell, std::vector<Expr> at, bool writes) {
-    require(field != nullptr && cell != nullptr, "BasePointer", "no field");
-    require(cell != field && cell->type == field->type && cell->array_dims() == field->array_dims(),
-            "BasePointer", "the cell's pointer is not a copy of the field");
-    require(at.size() == 1 || int(at.size()) == field->array_dims(), "BasePointer",
+Stmt BasePointerNode::make(BufferPtr buffer, BufferPtr view, std::vector<Expr> at, bool writes) {
+    require(buffer != nullptr && view != nullptr, "BasePointer", "no buffer");
+    require(buffer->scope == Scope::Global && buffer->field && view->scope == Scope::Global &&
+                !view->field && view->type == buffer->type && view->dims() == buffer->dims(),
+            "BasePointer", "the pointer is not a view of a field's buffer");
+    require(at.size() == 1 || int(at.size()) == buffer->dims(), "BasePointer",
             "neither coordinates nor a linear index");
-    return Stmt(std::make_shared<BasePointerNode>(std::move(field), std::move(cell), std::move(at), writes));
+    for (const Expr& e : at) require_defined(e, "BasePointer");
+    return Stmt(std::make_shared<BasePointerNode>(std::move(buffer), std::move(view), std::move(at), writes));
 }
 
 Stmt StageNode::make(int index, Stmt body) {
@@ -572,6 +547,40 @@ int BufferInfo::size() const {
     if (n < 0 || n > INT32_MAX)
         throw InternalError(fmt::format("buffer {} has no literal shape of at most 2^31 - 1 elements", name));
     return int(n);
+}
+
+BufferPtr make_global_buffer(FieldPtr field, std::vector<Expr> shape, std::vector<Expr> strides) {
+    require(field != nullptr, "Buffer", "a global buffer without its field");
+    require(int(shape.size()) == field->array_dims() && strides.size() == shape.size(), "Buffer",
+            "not an extent and a stride per array axis of the field");
+    for (const Expr& s : strides) require(s.defined() && is_int(s.type()), "Buffer", "a stride is not an integer");
+    auto b = std::make_shared<BufferInfo>();
+    b->name = field->name;
+    b->type = field->type;
+    b->scope = Scope::Global;
+    b->shape = std::move(shape);
+    b->strides = std::move(strides);
+    b->field = std::move(field);
+    return b;
+}
+
+BufferPtr make_view(const BufferPtr& of, std::string name) {
+    require(of != nullptr && of->scope == Scope::Global, "Buffer", "a view of a buffer that is not global");
+    auto v = std::make_shared<BufferInfo>(*of);
+    v->name = std::move(name);
+    v->field = nullptr;
+    v->base = of;
+    return v;
+}
+
+const BufferLoadNode* as_field_load(const Expr& e) {
+    auto l = e.as<BufferLoadNode>();
+    return l && l->buffer->scope == Scope::Global ? l : nullptr;
+}
+
+const BufferStoreNode* as_field_store(const Stmt& s) {
+    auto st = s.as<BufferStoreNode>();
+    return st && st->buffer->scope == Scope::Global ? st : nullptr;
 }
 
 std::shared_ptr<BufferInfo> make_buffer(std::string name, ScalarType type, Scope scope,

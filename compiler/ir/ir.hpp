@@ -142,6 +142,13 @@ struct BufferInfo {
     /// Extents, slowest first (a plain array has one), and the element stride of each axis:
     /// row-major over `shape` for the buffers make_buffer makes.
     std::vector<Expr> shape, strides;
+    /// A Global buffer's field: the kernel argument whose memory it is (the printer names the
+    /// buffer after it). Null for a view into it (a base pointer) and in other scopes.
+    FieldPtr field;
+    /// A view's buffer (make_view); null otherwise.
+    std::shared_ptr<const BufferInfo> base;
+    /// The field whose memory a Global buffer or a view of one is; null in other scopes.
+    const FieldInfo* field_of() const { return field ? field.get() : base ? base->field_of() : nullptr; }
     std::size_t shared_offset = 0; ///< byte offset in the block's dynamic shared memory
     /// A Shared buffer declared as a static `__shared__` array (no offset): what staging does
     /// while the whole kernel's shared memory fits in 48 KB, so NVVM can prove the alignment
@@ -160,6 +167,13 @@ struct BufferInfo {
     std::string describe() const;  ///< "float32 dense0[16] (local)", "float32 t[10][34] (shared)"
 };
 using BufferPtr = std::shared_ptr<const BufferInfo>;
+
+/// The Global buffer of `field`: its shape (one extent per array axis, spatial then index
+/// axes; an extent may be undefined where only the launch knows it) and element strides.
+BufferPtr make_global_buffer(FieldPtr field, std::vector<Expr> shape, std::vector<Expr> strides);
+/// A view of a Global buffer: its type and strides, no field, named `name`, whose element 0 is
+/// where a BasePointer points it.
+BufferPtr make_view(const BufferPtr& of, std::string name);
 
 /// A buffer `name` of `type` in `scope` with literal extents (slowest first, each >= 1) and
 /// row-major literal strides; mutable, for the pass that makes it to set what else it needs.
@@ -284,27 +298,11 @@ struct BlockThreadNode : ExprNode {
     static Expr make(ScalarType type, bool count);
 };
 
-/// A read of `field`. Before flatten_addresses: one index per array axis of the field (its
-/// spatial axes, then its index axes), each a coordinate of the index type; after it, one index,
-/// the linear element index (strides applied). A field of one axis reads the same either way.
-struct LoadNode : ExprNode {
-    static constexpr ExprKind static_kind = ExprKind::Load;
-    LoadNode(FieldPtr f, std::vector<Expr> i)
-        : ExprNode(static_kind, f->type, depth_above(i)), field(std::move(f)), indices(std::move(i)) {}
-    const FieldPtr field;
-    const std::vector<Expr> indices;
-    bool flat() const { return indices.size() == 1; }
-    /// The linear element index of a flat load; InternalError before flatten_addresses.
-    const Expr& flat_index() const;
-    /// A load at coordinates, one per array axis of `field`, or at one linear index.
-    static Expr make(FieldPtr field, std::vector<Expr> indices);
-    static Expr make(FieldPtr field, Expr index) { return make(std::move(field), std::vector<Expr>{std::move(index)}); }
-};
-
 /// A read of `buffer`: at coordinates, one per axis of its shape, or (flat) at one linear element
-/// index; flatten_addresses turns coordinates into the index by the buffer's strides. What
-/// computes a layer's array is a statement of its own (the array carries its ArrayDefinition
-/// until analyze_kernel places those statements).
+/// index; flatten_addresses turns coordinates into the index by the buffer's strides. A field's
+/// access is a load of its Global buffer (lower_iteration_space), at one coordinate per array
+/// axis (its spatial axes, then its index axes). What computes a layer's array is a statement of
+/// its own (the array carries its ArrayDefinition until analyze_kernel places those statements).
 struct BufferLoadNode : ExprNode {
     static constexpr ExprKind static_kind = ExprKind::BufferLoad;
     BufferLoadNode(BufferPtr b, std::vector<Expr> i)
@@ -398,23 +396,6 @@ struct DeclareNode : StmtNode {
     DeclareNode(Expr v, Expr x) : StmtNode(static_kind), var(std::move(v)), value(std::move(x)) {}
     const Expr var, value;
     static Stmt make(Expr var, Expr value);
-};
-
-/// Writes `value` into `field`: at coordinates, one per array axis, or (after
-/// flatten_addresses) at one linear element index, as LoadNode.
-struct StoreNode : StmtNode {
-    static constexpr StmtKind static_kind = StmtKind::Store;
-    StoreNode(FieldPtr f, std::vector<Expr> i, Expr v)
-        : StmtNode(static_kind), field(std::move(f)), indices(std::move(i)), value(std::move(v)) {}
-    const FieldPtr field;
-    const std::vector<Expr> indices;
-    const Expr value;
-    bool flat() const { return indices.size() == 1; }
-    const Expr& flat_index() const; ///< as LoadNode::flat_index
-    static Stmt make(FieldPtr field, std::vector<Expr> indices, Expr value);
-    static Stmt make(FieldPtr field, Expr index, Expr value) {
-        return make(std::move(field), std::vector<Expr>{std::move(index)}, std::move(value));
-    }
 };
 
 /// Writes `value` into `buffer`, at coordinates or at one linear index, as BufferLoadNode.
@@ -538,7 +519,7 @@ struct StageNode : StmtNode {
 };
 
 /// Lanes: `lanes` (a local array of W elements) gets the W consecutive elements of a field that
-/// begin at `first` (a Load: the element of the first lane), in one vector load where the address
+/// begin at `first` (a load of a Global buffer: the element of the first lane), in one vector load where the address
 /// is aligned to the W elements (float4, float2, double2, int4, ...; templates/loom/lanes.cuh)
 /// and element by element where it is not. Made by vectorize_lanes; CUDA only.
 struct VectorLoadNode : StmtNode {
@@ -550,7 +531,7 @@ struct VectorLoadNode : StmtNode {
 };
 
 /// The other way: the W elements of `lanes` into the field's W consecutive elements that begin
-/// at `first` (a Load that names the element of the first lane).
+/// at `first` (a load of a Global buffer that names the element of the first lane).
 struct VectorStoreNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::VectorStore;
     VectorStoreNode(Expr f, BufferPtr l) : StmtNode(static_kind), first(std::move(f)), lanes(std::move(l)) {}
@@ -559,18 +540,18 @@ struct VectorStoreNode : StmtNode {
     static Stmt make(Expr first, BufferPtr lanes);
 };
 
-/// A base pointer: `cell` (a FieldInfo of its own, a copy of `field` under another name) points
-/// at `field`'s element at `at` (coordinates, one per array axis, or one linear index after
-/// flatten_addresses), for the rest of the enclosing block. Loads and stores of `cell` are
+/// A base pointer: `view` (a view of the Global buffer `buffer`, make_view) points at the
+/// buffer's element at `at` (coordinates, one per axis, or one linear index after
+/// flatten_addresses), for the rest of the enclosing block. Loads and stores of the view are
 /// relative to it: `src_c[src_stride_0]` for `src[x + 1, y]`. Made by point_at_cells; CUDA only.
 struct BasePointerNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::BasePointer;
-    BasePointerNode(FieldPtr f, FieldPtr c, std::vector<Expr> a, bool w)
-        : StmtNode(static_kind), field(std::move(f)), cell(std::move(c)), at(std::move(a)), writes(w) {}
-    const FieldPtr field, cell;
+    BasePointerNode(BufferPtr b, BufferPtr v, std::vector<Expr> a, bool w)
+        : StmtNode(static_kind), buffer(std::move(b)), view(std::move(v)), at(std::move(a)), writes(w) {}
+    const BufferPtr buffer, view;
     const std::vector<Expr> at;
     const bool writes; ///< the kernel stores to the field (anywhere): neither const nor restrict
-    static Stmt make(FieldPtr field, FieldPtr cell, std::vector<Expr> at, bool writes);
+    static Stmt make(BufferPtr buffer, BufferPtr view, std::vector<Expr> at, bool writes);
 };
 
 /// A fully connected layer over local arrays: output[i] = act(b_i + sum_j W_ij input[j]) for
@@ -591,6 +572,10 @@ struct DenseNode : StmtNode {
 
 /// Accessors used everywhere.
 inline bool is_const(const Expr& e) { return e.is<ir::ConstNode>(); }
+/// `e` as a load of a field's memory (a Global buffer, or a view of one); null otherwise.
+const BufferLoadNode* as_field_load(const Expr& e);
+/// `s` as a store into a field's memory; null otherwise.
+const BufferStoreNode* as_field_store(const Stmt& s);
 /// True if `e` is a constant equal to `v`.
 bool is_const_value(const Expr& e, double v);
 

@@ -63,7 +63,6 @@ void ExprPrinter::emit(const Expr& e, int min_precedence, std::string& out) {
     case ExprKind::Counter: counter(e.as<CounterNode>(), out); break;
     case ExprKind::FieldAccess: field_access(e.as<FieldAccessNode>(), out); break;
     case ExprKind::ThreadIndex: thread_index(e.as<ThreadIndexNode>(), out); break;
-    case ExprKind::Load: load(e.as<LoadNode>(), out); break;
     case ExprKind::BlockThread: block_thread(e.as<BlockThreadNode>(), out); break;
     case ExprKind::BufferLoad: buffer_load(e.as<BufferLoadNode>(), out); break;
     case ExprKind::Unary: {
@@ -159,16 +158,6 @@ void ExprPrinter::thread_index(const ThreadIndexNode* t, std::string& out) {
     out += fmt::format("{}.{}", what[int(t->which)], "xyz"[t->dim]);
 }
 
-void ExprPrinter::load(const LoadNode* l, std::string& out) {
-    out += l->field->name;
-    out += '[';
-    for (std::size_t i = 0; i < l->indices.size(); ++i) {
-        if (i) out += ", ";
-        emit(l->indices[i], 0, out);
-    }
-    out += ']';
-}
-
 void ExprPrinter::block_thread(const BlockThreadNode* t, std::string& out) {
     out += t->count ? "block_thread.count" : "block_thread.rank";
 }
@@ -226,13 +215,6 @@ public:
                                type_name(n->var.type()), p.print(n->value));
             break;
         }
-        case StmtKind::Store: {
-            auto n = s.as<StoreNode>();
-            std::string at;
-            for (const Expr& i : n->indices) at += (at.empty() ? "" : ", ") + p.print(i);
-            out += fmt::format("{}{}[{}] = {}\n", pad, n->field->name, at, p.print(n->value));
-            break;
-        }
         case StmtKind::BufferStore: {
             auto n = s.as<BufferStoreNode>();
             std::string at;
@@ -271,7 +253,7 @@ public:
             auto n = s.as<BasePointerNode>();
             std::vector<std::string> at;
             for (auto& e : n->at) at.push_back(p.print(e));
-            out += fmt::format("{}{} = &{}[{}]\n", pad, n->cell->name, n->field->name, fmt::join(at, ", "));
+            out += fmt::format("{}{} = &{}[{}]\n", pad, n->view->name, n->buffer->name, fmt::join(at, ", "));
             break;
         }
         case StmtKind::Stage:

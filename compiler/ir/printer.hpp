@@ -46,7 +46,6 @@ protected:
     virtual void counter(const ir::CounterNode* c, std::string& out);
     virtual void field_access(const ir::FieldAccessNode* a, std::string& out);
     virtual void thread_index(const ir::ThreadIndexNode* t, std::string& out);
-    virtual void load(const ir::LoadNode* l, std::string& out);
     virtual void block_thread(const ir::BlockThreadNode* t, std::string& out);
     virtual void buffer_load(const ir::BufferLoadNode* l, std::string& out);
     virtual void call(const ir::CallNode* c, std::string& out);

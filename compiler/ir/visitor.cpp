@@ -31,9 +31,6 @@ void IRVisitor::visit_FieldAccess(const FieldAccessNode* n) {
 }
 void IRVisitor::visit_ThreadIndex(const ThreadIndexNode*) {}
 void IRVisitor::visit_BlockThread(const BlockThreadNode*) {}
-void IRVisitor::visit_Load(const LoadNode* n) {
-    for (auto& i : n->indices) visit(i);
-}
 void IRVisitor::visit_BufferLoad(const BufferLoadNode* n) {
     for (auto& i : n->indices) visit(i);
 }
@@ -63,10 +60,6 @@ void IRVisitor::visit_Assign(const AssignNode* n) {
 }
 void IRVisitor::visit_Declare(const DeclareNode* n) {
     visit(n->var);
-    visit(n->value);
-}
-void IRVisitor::visit_Store(const StoreNode* n) {
-    for (auto& i : n->indices) visit(i);
     visit(n->value);
 }
 void IRVisitor::visit_BufferStore(const BufferStoreNode* n) {
@@ -157,11 +150,6 @@ Expr IRMutator::visit_BufferLoad(const BufferLoadNode* n, const Expr& self) {
     return changed ? BufferLoadNode::make(n->buffer, std::move(indices)) : self;
 }
 
-Expr IRMutator::visit_Load(const LoadNode* n, const Expr& self) {
-    bool changed = false;
-    std::vector<Expr> indices = mutate_each(n->indices, changed);
-    return changed ? LoadNode::make(n->field, std::move(indices)) : self;
-}
 Expr IRMutator::visit_Unary(const UnaryNode* n, const Expr& self) {
     Expr a = mutate(n->a);
     return a.same_as(n->a) ? self : UnaryNode::make(n->op, a);
@@ -199,12 +187,6 @@ Stmt IRMutator::visit_Declare(const DeclareNode* n, const Stmt& self) {
     Expr v = mutate(n->var), x = mutate(n->value);
     return v.same_as(n->var) && x.same_as(n->value) ? self : DeclareNode::make(v, x);
 }
-Stmt IRMutator::visit_Store(const StoreNode* n, const Stmt& self) {
-    bool changed = false;
-    std::vector<Expr> indices = mutate_each(n->indices, changed);
-    Expr v = mutate(n->value);
-    return !changed && v.same_as(n->value) ? self : StoreNode::make(n->field, std::move(indices), v);
-}
 Stmt IRMutator::visit_BufferStore(const BufferStoreNode* n, const Stmt& self) {
     bool changed = false;
     std::vector<Expr> indices = mutate_each(n->indices, changed);
@@ -231,7 +213,7 @@ Stmt IRMutator::visit_BasePointer(const BasePointerNode* n, const Stmt& self) {
         at.push_back(mutate(e));
         changed = changed || !at.back().same_as(e);
     }
-    return changed ? BasePointerNode::make(n->field, n->cell, std::move(at), n->writes) : self;
+    return changed ? BasePointerNode::make(n->buffer, n->view, std::move(at), n->writes) : self;
 }
 Stmt IRMutator::visit_Stage(const StageNode* n, const Stmt& self) {
     Stmt b = mutate(n->body);
@@ -274,7 +256,6 @@ Stmt IRMutator::visit_Dense(const DenseNode* n, const Stmt& self) {
 
 std::vector<Expr> children(const Expr& e) {
     switch (e.kind()) {
-    case ExprKind::Load: return e.as<LoadNode>()->indices;
     case ExprKind::BufferLoad: return e.as<BufferLoadNode>()->indices;
     case ExprKind::FieldAccess: {
         auto n = e.as<FieldAccessNode>();

@@ -51,30 +51,36 @@ bool place_of(const FieldInfo& f, const std::vector<Expr>& indices, Place& p) {
 
 /// One field at one cell: the places it is accessed at, and its pointer once it has one.
 struct Group {
-    FieldPtr field;
+    BufferPtr buffer; ///< the field's
     std::vector<const ExprNode*> counters;
     std::vector<Expr> cell;                   ///< the counters (literal 0 on index axes)
     std::set<std::vector<std::int64_t>> places;
     std::size_t first = 0;                    ///< the first statement that accesses it
     std::size_t order = 0;                    ///< found as the order-th group of the block
-    std::shared_ptr<FieldInfo> pointer;
+    BufferPtr pointer; ///< a view of the buffer
 };
 
-using Groups = std::map<std::pair<const FieldInfo*, std::vector<const ExprNode*>>, Group>;
+using Groups = std::map<std::pair<const BufferInfo*, std::vector<const ExprNode*>>, Group>;
+
+/// The field's buffer a load or store accesses, if it is one (not a view, not an array).
+const FieldInfo* field_buffer(const BufferPtr& b) {
+    return b->scope == Scope::Global && b->field ? b->field.get() : nullptr;
+}
 
 /// The Loads of an expression, with the field and place of each that fits.
 struct Collect : IRVisitor {
     Groups& groups;
     std::size_t stmt = 0;
     explicit Collect(Groups& g) : groups(g) {}
-    void add(const FieldPtr& f, const std::vector<Expr>& indices) {
+    void add(const BufferPtr& b, const std::vector<Expr>& indices) {
         Place p;
-        if (!place_of(*f, indices, p)) return;
-        auto [it, fresh] = groups.try_emplace({f.get(), p.counters});
+        const FieldInfo* f = field_buffer(b);
+        if (!f || !place_of(*f, indices, p)) return;
+        auto [it, fresh] = groups.try_emplace({b.get(), p.counters});
         Group& g = it->second;
         if (fresh) {
             g.order = groups.size() - 1;
-            g.field = f;
+            g.buffer = b;
             g.counters = p.counters;
             for (std::size_t a = 0; a < indices.size(); ++a) {
                 const Expr& e = indices[a];
@@ -86,9 +92,9 @@ struct Collect : IRVisitor {
         }
         g.places.insert(p.offsets);
     }
-    void visit_Load(const LoadNode* l) override {
-        IRVisitor::visit_Load(l);
-        add(l->field, l->indices);
+    void visit_BufferLoad(const BufferLoadNode* l) override {
+        IRVisitor::visit_BufferLoad(l);
+        add(l->buffer, l->indices);
     }
 };
 
@@ -96,9 +102,10 @@ struct Collect : IRVisitor {
 struct Rewrite : IRMutator {
     const Groups& groups;
     explicit Rewrite(const Groups& g) : groups(g) {}
-    const Group* pointer_of(const FieldInfo& f, const std::vector<Expr>& indices, Place& p) const {
-        if (!place_of(f, indices, p)) return nullptr;
-        auto it = groups.find({&f, p.counters});
+    const Group* pointer_of(const BufferPtr& b, const std::vector<Expr>& indices, Place& p) const {
+        const FieldInfo* f = field_buffer(b);
+        if (!f || !place_of(*f, indices, p)) return nullptr;
+        auto it = groups.find({b.get(), p.counters});
         return it != groups.end() && it->second.pointer ? &it->second : nullptr;
     }
     static std::vector<Expr> offsets(const std::vector<Expr>& indices, const Place& p) {
@@ -107,25 +114,24 @@ struct Rewrite : IRMutator {
             out.push_back(ConstNode::make_int(indices[a].type(), p.offsets[a]));
         return out;
     }
-    Expr visit_Load(const LoadNode* l, const Expr& self) override {
+    Expr visit_BufferLoad(const BufferLoadNode* l, const Expr& self) override {
         Place p;
-        const Group* g = pointer_of(*l->field, l->indices, p);
-        return g ? LoadNode::make(g->pointer, offsets(l->indices, p)) : IRMutator::visit_Load(l, self);
+        const Group* g = pointer_of(l->buffer, l->indices, p);
+        return g ? BufferLoadNode::make(g->pointer, offsets(l->indices, p)) : IRMutator::visit_BufferLoad(l, self);
     }
-    Stmt visit_Store(const StoreNode* s, const Stmt& self) override {
+    Stmt visit_BufferStore(const BufferStoreNode* s, const Stmt& self) override {
         Place p;
-        const Group* g = pointer_of(*s->field, s->indices, p);
-        if (!g) return IRMutator::visit_Store(s, self);
-        return StoreNode::make(g->pointer, offsets(s->indices, p), mutate(s->value));
+        const Group* g = pointer_of(s->buffer, s->indices, p);
+        if (!g) return IRMutator::visit_BufferStore(s, self);
+        return BufferStoreNode::make(g->pointer, offsets(s->indices, p), mutate(s->value));
     }
 };
 
 /// Whether a statement's own expressions are what this block's accesses are: a store, a
-/// declaration, an assignment, an array store. Loops, conditions, blocks and vector accesses
-/// are not looked into (they get their own blocks).
+/// declaration, an assignment. Loops, conditions, blocks and vector accesses are not looked
+/// into (they get their own blocks).
 bool direct(const Stmt& s) {
     switch (s.kind()) {
-    case StmtKind::Store:
     case StmtKind::Declare:
     case StmtKind::Assign:
     case StmtKind::BufferStore: return true;
@@ -135,8 +141,7 @@ bool direct(const Stmt& s) {
 
 class PointAtCells : public IRMutator {
 public:
-    PointAtCells(FieldStrides& strides, std::set<const FieldInfo*> written)
-        : strides_(strides), written_(std::move(written)) {}
+    explicit PointAtCells(std::set<const FieldInfo*> written) : written_(std::move(written)) {}
 
 protected:
     Stmt visit_Block(const BlockNode* b, const Stmt& self) override {
@@ -149,7 +154,7 @@ protected:
             if (!direct(s)) continue;
             collect.stmt = i;
             collect.visit(s);
-            if (auto st = s.as<StoreNode>()) collect.add(st->field, st->indices);
+            if (auto st = s.as<BufferStoreNode>()) collect.add(st->buffer, st->indices);
         }
         // In the order the block first accesses them, never the map's (addresses): the source,
         // and so the cache key, must be the same on every run.
@@ -159,10 +164,7 @@ protected:
         for (Group* gp : found) {
             Group& g = *gp;
             if (g.places.size() < 2) continue; // one place: the whole address reads as well
-            auto copy = std::make_shared<FieldInfo>(*g.field);
-            copy->name = g.field->name + "_c";
-            g.pointer = copy;
-            strides_[copy.get()] = strides_.at(g.field.get());
+            g.pointer = make_view(g.buffer, g.buffer->name + "_c");
             // Above the DSL comments of the statement that first needs it: they belong to it.
             std::size_t at = g.first;
             while (at > 0 && block->stmts[at - 1].kind() == StmtKind::Comment) --at;
@@ -174,34 +176,33 @@ protected:
         for (std::size_t i = 0; i < block->stmts.size(); ++i) {
             if (auto it = before.find(i); it != before.end())
                 for (const Group* g : it->second)
-                    out.push_back(BasePointerNode::make(g->field, g->pointer, g->cell,
-                                                        written_.count(g->field.get()) > 0));
+                    out.push_back(BasePointerNode::make(g->buffer, g->pointer, g->cell,
+                                                        written_.count(g->buffer->field.get()) > 0));
             out.push_back(direct(block->stmts[i]) ? rewrite.mutate(block->stmts[i]) : block->stmts[i]);
         }
         return BlockNode::make(std::move(out));
     }
 
 private:
-    FieldStrides& strides_;
     const std::set<const FieldInfo*> written_; ///< fields the kernel stores to anywhere
 };
 
 } // namespace
 
-Stmt point_at_cells(const Stmt& body, FieldStrides& strides) {
+Stmt point_at_cells(const Stmt& body) {
     struct Written : IRVisitor {
         std::set<const FieldInfo*> fields;
-        void visit_Store(const StoreNode* s) override {
-            fields.insert(s->field.get());
-            IRVisitor::visit_Store(s);
+        void visit_BufferStore(const BufferStoreNode* s) override {
+            if (const FieldInfo* f = s->buffer->field_of()) fields.insert(f);
+            IRVisitor::visit_BufferStore(s);
         }
         void visit_VectorStore(const VectorStoreNode* s) override {
-            fields.insert(s->first.as<LoadNode>()->field.get());
+            fields.insert(as_field_load(s->first)->buffer->field_of());
             IRVisitor::visit_VectorStore(s);
         }
     } written;
     written.visit(body);
-    return PointAtCells(strides, std::move(written.fields)).mutate(body);
+    return PointAtCells(std::move(written.fields)).mutate(body);
 }
 
 } // namespace loom::ir

@@ -4,7 +4,6 @@
 #pragma once
 
 #include "compiler/ir/ir.hpp"
-#include "compiler/passes/flatten_addresses.hpp"
 
 namespace loom::ir {
 
@@ -13,10 +12,10 @@ namespace loom::ir {
 /// distinct places of the form `counter + constant` on every spatial axis and a literal on every
 /// index axis, with the same counters, gets a BasePointer at its cell (the counters, literals 0)
 /// just before the first statement that accesses it (above that statement's DSL comments), and
-/// those accesses become loads and stores of the pointer (a copy of the field named `<field>_c`)
-/// at the constants. `strides` gains the field's strides for each pointer, so that flatten_addresses flattens the offsets and the
-/// pointer alike. Runs on coordinates, before flatten_addresses; CUDA only. Lanes' vector
-/// accesses stay as they are.
-Stmt point_at_cells(const Stmt& body, FieldStrides& strides);
+/// those accesses become loads and stores of the pointer (a view of the field's buffer named
+/// `<field>_c`, with its strides, so that flatten_addresses flattens the offsets and the pointer
+/// alike) at the constants. Runs on coordinates, before flatten_addresses; CUDA only. Lanes'
+/// vector accesses stay as they are.
+Stmt point_at_cells(const Stmt& body);
 
 } // namespace loom::ir

@@ -41,9 +41,6 @@ Operands operands_of(const Expr& e) {
         o.at[o.count++] = &x;
     };
     switch (e.kind()) {
-    case ExprKind::Load:
-        for (const Expr& i : e.as<LoadNode>()->indices) add(i);
-        break;
     case ExprKind::BufferLoad:
         for (const Expr& i : e.as<BufferLoadNode>()->indices) add(i);
         break;
@@ -71,10 +68,6 @@ Operands operands_of(const Expr& e) {
 /// `e` with its operands replaced (same count and order as operands_of).
 Expr with_operands(const Expr& e, const Expr* ops) {
     switch (e.kind()) {
-    case ExprKind::Load: {
-        auto l = e.as<LoadNode>();
-        return LoadNode::make(l->field, std::vector<Expr>(ops, ops + l->indices.size()));
-    }
     case ExprKind::BufferLoad: {
         auto l = e.as<BufferLoadNode>();
         return BufferLoadNode::make(l->buffer, std::vector<Expr>(ops, ops + l->indices.size()));
@@ -113,7 +106,6 @@ std::string_view op_word(const Expr& e) {
     case ExprKind::Call: return fn_name(e.as<CallNode>()->fn);
     case ExprKind::Select: return "sel";
     case ExprKind::Cast: return "conv";
-    case ExprKind::Load: return e.as<LoadNode>()->field->name;
     case ExprKind::BufferLoad: return e.as<BufferLoadNode>()->buffer->name;
     default: return "";
     }
@@ -161,7 +153,7 @@ std::string name_for(const Expr& e) {
     } else if (auto s = e.as<SelectNode>()) {
         collect_words(s->if_true, e, words);
         collect_words(s->if_false, e, words);
-    } else if (!e.is<LoadNode>() && !e.is<BufferLoadNode>()) {
+    } else if (!e.is<BufferLoadNode>()) {
         Operands ops = operands_of(e);
         for (int k = 0; k < ops.count; ++k) collect_words(*ops.at[k], e, words);
     }
@@ -231,8 +223,8 @@ public:
                 roots_[i].expr = a->rhs;
             else if (auto d = s.as<DeclareNode>())
                 roots_[i].expr = d->value;
-            else if (auto st = s.as<BufferStoreNode>())
-                roots_[i].expr = st->value;
+            else if (auto st = s.as<BufferStoreNode>(); st && st->buffer->scope != Scope::Global)
+                roots_[i].expr = st->value; // a layer's array (fields are written by Assign here)
             else if (s.is<ForNode>() || s.is<AllocateNode>())
                 ; // a layer's loops: opaque, their values are not shared with other statements
             else if (!s.is<CommentNode>())
@@ -344,7 +336,6 @@ private:
             if (auto u = e.as<UnaryNode>()) key.op = int(u->op);
             if (auto b = e.as<BinaryNode>()) key.op = int(b->op);
             if (auto c = e.as<CallNode>()) key.op = int(c->fn);
-            if (auto l = e.as<LoadNode>()) key.field = l->field.get();
             if (auto l = e.as<BufferLoadNode>()) {
                 key.field = l->buffer.get();
                 auto v = array_version_.find(l->buffer.get());

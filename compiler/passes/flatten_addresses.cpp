@@ -12,34 +12,31 @@ namespace loom::ir {
 namespace {
 
 class Flatten : public IRMutator {
-public:
-    explicit Flatten(const FieldStrides& strides) : strides_(strides) {}
-
 protected:
-    Expr visit_Load(const LoadNode* n, const Expr& self) override {
-        Expr e = IRMutator::visit_Load(n, self);
-        auto l = e.as<LoadNode>();
-        return l->flat() ? e : LoadNode::make(l->field, linear(*l->field, l->indices));
+    Expr visit_BufferLoad(const BufferLoadNode* n, const Expr& self) override {
+        Expr e = IRMutator::visit_BufferLoad(n, self);
+        auto l = e.as<BufferLoadNode>();
+        return l->flat() ? e : BufferLoadNode::make(l->buffer, linear(*l->buffer, l->indices));
     }
-    Stmt visit_Store(const StoreNode* n, const Stmt& self) override {
-        Stmt s = IRMutator::visit_Store(n, self);
-        auto st = s.as<StoreNode>();
-        return st->flat() ? s : StoreNode::make(st->field, linear(*st->field, st->indices), st->value);
+    Stmt visit_BufferStore(const BufferStoreNode* n, const Stmt& self) override {
+        Stmt s = IRMutator::visit_BufferStore(n, self);
+        auto st = s.as<BufferStoreNode>();
+        return st->flat() ? s : BufferStoreNode::make(st->buffer, linear(*st->buffer, st->indices), st->value);
     }
 
     Stmt visit_BasePointer(const BasePointerNode* n, const Stmt& self) override {
         if (n->at.size() == 1) return self; // flat already (a 1D field's coordinate is its index)
-        return BasePointerNode::make(n->field, n->cell, {linear(*n->field, n->at)}, n->writes);
+        return BasePointerNode::make(n->buffer, n->view, {linear(*n->buffer, n->at)}, n->writes);
     }
 
 private:
     /// sum over axes of stride * coordinate, the constants gathered into one term at the end.
-    Expr linear(const FieldInfo& f, const std::vector<Expr>& at) {
-        auto it = strides_.find(&f);
-        if (it == strides_.end() || it->second.size() != at.size())
-            throw InternalError(fmt::format("flatten_addresses: no strides for the {} coordinates "
-                                            "of field {}", at.size(), f.name));
-        const std::vector<Expr>& st = it->second;
+    static Expr linear(const BufferInfo& b, const std::vector<Expr>& at) {
+        if (b.strides.size() != at.size())
+            throw InternalError(fmt::format("flatten_addresses: {} coordinates for the {} strides of buffer {}",
+                                            at.size(), b.strides.size(), b.name));
+        const FieldInfo* field = b.field_of();
+        const int spatial = field ? field->spatial_dims : b.dims();
         const ScalarType t = at[0].type();
         Expr index;
         std::int64_t constant = 0;
@@ -47,7 +44,7 @@ private:
         for (std::size_t a = 0; a < at.size(); ++a) {
             const Expr& c = at[a];
             auto k = c.as<ConstNode>();
-            auto s = st[a].as<ConstNode>();
+            auto s = b.strides[a].as<ConstNode>();
             if (k && s) { // a literal component (or coordinate) with a literal stride
                 constant += k->int_value * s->int_value;
                 continue;
@@ -56,31 +53,30 @@ private:
             if (s && s->int_value == 1) {
                 // Unit stride: "y + 1" joins the constant term, so the index reads
                 // "stride * x + y + 1" rather than "... + (y + 1)".
-                auto b = c.as<BinaryNode>();
-                auto off = b ? b->b.as<ConstNode>() : nullptr;
-                if (off && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub) && int(a) < f.spatial_dims) {
-                    term(b->a);
-                    constant += b->op == BinaryOp::Add ? off->int_value : -off->int_value;
+                auto bin = c.as<BinaryNode>();
+                auto off = bin ? bin->b.as<ConstNode>() : nullptr;
+                if (off && (bin->op == BinaryOp::Add || bin->op == BinaryOp::Sub) && int(a) < spatial) {
+                    term(bin->a);
+                    constant += bin->op == BinaryOp::Add ? off->int_value : -off->int_value;
                 } else {
                     term(c);
                 }
                 continue;
             }
-            term(BinaryNode::make(BinaryOp::Mul, st[a], c));
+            // A literal stride takes the coordinate's type (the buffers the passes make have
+            // int64 literals; a kernel's index may be int32).
+            Expr stride = s ? ConstNode::make_int(t, s->int_value) : b.strides[a];
+            term(BinaryNode::make(BinaryOp::Mul, stride, c));
         }
         if (!index.defined()) return ConstNode::make_int(t, constant);
         if (constant > 0) term(ConstNode::make_int(t, constant));
         if (constant < 0) index = BinaryNode::make(BinaryOp::Sub, index, ConstNode::make_int(t, -constant));
         return simplify(index);
     }
-
-    const FieldStrides& strides_;
 };
 
 } // namespace
 
-Stmt flatten_addresses(const Stmt& body, const FieldStrides& strides) {
-    return Flatten(strides).mutate(body);
-}
+Stmt flatten_addresses(const Stmt& body) { return Flatten().mutate(body); }
 
 } // namespace loom::ir

@@ -27,6 +27,7 @@ struct Key {
 /// A field a stage writes and a later stage reads, with how far those reads reach.
 struct StageTile {
     FieldPtr field;
+    BufferPtr global; ///< the field's buffer
     std::vector<std::int64_t> components;
     int stage = 0;
     std::vector<int> reach_below, reach_above; ///< per tile axis, of the later stages' reads
@@ -69,9 +70,9 @@ std::map<Key, int> find_writers(const std::vector<const StageNode*>& stages) {
         std::map<Key, int>& out;
         int stage = 0;
         explicit Find(std::map<Key, int>& o) : out(o) {}
-        void visit_Store(const StoreNode* s) override {
-            IRVisitor::visit_Store(s);
-            out[{s->field.get(), components_of(*s->field, s->indices)}] = stage;
+        void visit_BufferStore(const BufferStoreNode* s) override {
+            IRVisitor::visit_BufferStore(s);
+            if (const FieldPtr& f = s->buffer->field) out[{f.get(), components_of(*f, s->indices)}] = stage;
         }
     };
     std::map<Key, int> out;
@@ -95,17 +96,18 @@ std::vector<StageRead> find_stage_reads(const std::vector<const StageNode*>& sta
         int stage = 0;
         Find(const std::map<Key, int>& w, const std::vector<BlockTileAxis>& a)
             : writers(w), axes(a), counters(tile_counters(a)) {}
-        void visit_Load(const LoadNode* l) override {
-            IRVisitor::visit_Load(l);
+        void visit_BufferLoad(const BufferLoadNode* l) override {
+            IRVisitor::visit_BufferLoad(l);
+            const FieldInfo* f = l->buffer->field.get();
             bool earlier = false;
-            for (auto& [key, s] : writers) earlier |= key.field == l->field.get() && s < stage;
+            for (auto& [key, s] : writers) earlier |= f && key.field == f && s < stage;
             if (!earlier) return;
             std::optional<TileAccess> at = match_tile_access(l, axes, counters);
             if (!at)
                 throw InternalError(fmt::format("fuse_stages: stage {} reads {}, which an earlier stage "
                                                 "writes, in a form other than counter +- k (analyze_kernel)",
-                                                stage, l->field->name));
-            Key key{l->field.get(), at->components};
+                                                stage, f->name));
+            Key key{f, at->components};
             auto w = writers.find(key);
             if (w == writers.end() || w->second >= stage) return; // a component no stage writes
             out.push_back({stage, key, at->offsets});
@@ -143,10 +145,10 @@ public:
         : tiles_(tiles), axes_(axes), cells_(std::move(cells)), positions_(std::move(positions)), stage_(stage) {}
 
 protected:
-    Expr visit_Load(const LoadNode* n, const Expr& self) override {
+    Expr visit_BufferLoad(const BufferLoadNode* n, const Expr& self) override {
         std::optional<TileAccess> at = match_tile_access(n, axes_, cells_);
-        if (!at) return IRMutator::visit_Load(n, self);
-        auto it = tiles_.find({n->field.get(), at->components});
+        if (!at) return IRMutator::visit_BufferLoad(n, self);
+        auto it = tiles_.find({n->buffer->field.get(), at->components});
         if (it == tiles_.end() || it->second.stage >= stage_) return self;
         const TileLayout& t = it->second.layout;
         return BufferLoadNode::make(t.buffer, tile_element(t, positions_, at->offsets));
@@ -167,12 +169,14 @@ public:
         : tiles_(tiles), k_(std::move(k)), own_(std::move(own)) {}
 
 protected:
-    Stmt visit_Store(const StoreNode* n, const Stmt&) override {
-        auto it = tiles_.find({n->field.get(), components_of(*n->field, n->indices)});
-        if (it == tiles_.end()) return IfThenNode::make(own_, StoreNode::make(n->field, n->indices, n->value));
+    Stmt visit_BufferStore(const BufferStoreNode* n, const Stmt& self) override {
+        const FieldPtr& f = n->buffer->field;
+        if (!f) return IRMutator::visit_BufferStore(n, self); // a local array's
+        auto it = tiles_.find({f.get(), components_of(*f, n->indices)});
+        if (it == tiles_.end()) return IfThenNode::make(own_, self);
         const BufferPtr& tile = it->second.layout.buffer;
         return BlockNode::make({BufferStoreNode::make(tile, k_, n->value),
-                                IfThenNode::make(own_, StoreNode::make(n->field, n->indices, BufferLoadNode::make(tile, k_)))});
+                                IfThenNode::make(own_, BufferStoreNode::make(n->buffer, n->indices, BufferLoadNode::make(tile, k_)))});
     }
 
 private:
@@ -220,7 +224,7 @@ Stmt stage_loop(const StageNode* s, const TileLayout& region, const std::map<Key
             for (std::size_t c = 0; c < t.components.size(); ++c)
                 at[std::size_t(t.field->spatial_dims) + c] = ConstNode::make_int(type, t.components[c]);
             Expr outside = BinaryNode::make(BinaryOp::And, all_of(near), UnaryNode::make(UnaryOp::Not, all_of(in_space)));
-            out.push_back(IfThenNode::make(outside, BufferStoreNode::make(t.layout.buffer, k, LoadNode::make(t.field, at))));
+            out.push_back(IfThenNode::make(outside, BufferStoreNode::make(t.layout.buffer, k, BufferLoadNode::make(t.global, at))));
         }
         return BlockNode::make(std::move(out));
     });
@@ -295,16 +299,17 @@ FusedStages fuse_stages(const Stmt& body, const std::vector<BlockTileAxis>& axes
         }
     // The fields themselves, for the tiles' types and names (the keys hold bare pointers).
     struct Fields : IRVisitor {
-        std::map<const FieldInfo*, FieldPtr> of;
-        void visit_Store(const StoreNode* s) override {
-            IRVisitor::visit_Store(s);
-            of[s->field.get()] = s->field;
+        std::map<const FieldInfo*, BufferPtr> of;
+        void visit_BufferStore(const BufferStoreNode* s) override {
+            IRVisitor::visit_BufferStore(s);
+            if (s->buffer->field) of[s->buffer->field.get()] = s->buffer;
         }
     } fields;
     fields.visit(body);
     std::vector<std::string> sizes;
     for (auto& [key, t] : tiles) {
-        t.field = fields.of.at(key.field);
+        t.global = fields.of.at(key.field);
+        t.field = t.global->field;
         t.layout = lay_out_tile(tile_name(t), t.field->type, axes, below[std::size_t(t.stage)], above[std::size_t(t.stage)]);
         out.bytes += rounded_shared_bytes(t.layout.bytes);
         sizes.push_back(t.layout.buffer->describe());

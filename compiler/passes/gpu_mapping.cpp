@@ -110,7 +110,7 @@ GpuMapped map_tiles(const std::vector<const ForNode*>& loops, const Stmt& inner,
 bool stores(const Stmt& s) {
     struct Find : IRVisitor {
         bool found = false;
-        void visit_Store(const StoreNode*) override { found = true; }
+        void visit_BufferStore(const BufferStoreNode* n) override { found |= n->buffer->scope == Scope::Global; }
     } f;
     f.visit(s);
     return f.found;

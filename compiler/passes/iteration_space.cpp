@@ -32,7 +32,7 @@ public:
             nest = ForNode::make(counters_[d], simplify(start), simplify(stop), idx(step), nest, d);
         }
         out.nest = nest;
-        out.strides = strides_;
+        out.globals = globals_;
         return out;
     }
 
@@ -61,7 +61,7 @@ private:
             }
         }
         for (auto& f : a_.fields) {
-            std::vector<Expr>& st = strides_[f.get()];
+            std::vector<Expr> st;
             auto fixed = f->is_fixed() ? f->fixed_strides() : std::vector<std::int64_t>();
             for (int ax = 0; ax < f->array_dims(); ++ax) {
                 if (ax == f->unit_stride_axis()) {
@@ -75,9 +75,22 @@ private:
                     params.push_back({"", "", ParamRole::Stride, it_, f, ax, false, v});
                 }
             }
+            globals_[f.get()] = make_global_buffer(f, shape_of(*f), std::move(st));
         }
         for (auto& p : a_.parameters)
             params.push_back({"", "", ParamRole::Scalar, p.type(), nullptr, -1, false, p});
+    }
+
+    /// A field's extents: the iteration space's sizes (a buffer's own fixed shape, or unknown
+    /// here: only the launch sees a variable buffer's), then its index axes.
+    std::vector<Expr> shape_of(const FieldInfo& f) const {
+        const bool buffer = std::any_of(a_.buffers.begin(), a_.buffers.end(),
+                                        [&](const FieldPtr& b) { return b.get() == &f; });
+        std::vector<Expr> shape;
+        for (int d = 0; d < f.spatial_dims; ++d)
+            shape.push_back(f.is_fixed() ? idx(f.fixed_shape[std::size_t(d)]) : buffer ? Expr() : sizes_[std::size_t(d)]);
+        for (int n : f.index_shape) shape.push_back(idx(n));
+        return shape;
     }
 
     /// A slice bound as an index-typed expression.
@@ -123,7 +136,7 @@ private:
     }
 
     Expr visit_FieldAccess(const FieldAccessNode* n, const Expr&) override {
-        return LoadNode::make(n->field, coordinates(n));
+        return BufferLoadNode::make(globals_.at(n->field.get()), coordinates(n));
     }
     Expr visit_Counter(const CounterNode* n, const Expr&) override {
         const Expr& c = counters_.at(n->axis);
@@ -131,7 +144,8 @@ private:
     }
     Stmt visit_Assign(const AssignNode* n, const Stmt&) override {
         Expr rhs = mutate(n->rhs);
-        if (auto fa = n->lhs.as<FieldAccessNode>()) return StoreNode::make(fa->field, coordinates(fa), rhs);
+        if (auto fa = n->lhs.as<FieldAccessNode>())
+            return BufferStoreNode::make(globals_.at(fa->field.get()), coordinates(fa), rhs);
         return DeclareNode::make(n->lhs, rhs);
     }
 
@@ -139,7 +153,7 @@ private:
     const KernelConfig& cfg_;
     ScalarType it_;
     std::vector<Expr> counters_, sizes_;
-    FieldStrides strides_;
+    std::map<const FieldInfo*, BufferPtr> globals_;
 };
 
 } // namespace

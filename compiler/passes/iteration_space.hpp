@@ -4,10 +4,10 @@
 #include "compiler/ir/ir.hpp"
 #include "compiler/lower.hpp"
 #include "compiler/passes/analyze.hpp"
-#include "compiler/passes/flatten_addresses.hpp"
 
 #include <loom/config.hpp>
 
+#include <map>
 #include <vector>
 
 namespace loom::ir {
@@ -19,12 +19,15 @@ struct IterationSpace {
     /// parameters, unnamed (name_parameters names them). Fixed-shape fields get their sizes and
     /// strides as literals. Sizes come from the iteration space alone: buffers only get strides.
     std::vector<KernelParam> params;
-    FieldStrides strides; ///< per field: a stride variable or literal per array axis
+    /// Per field, its Global buffer: the extents (size parameters, or literals for a fixed
+    /// shape) and element strides (a stride parameter, or a literal: 1 on the unit-stride axis,
+    /// a fixed shape's) of each array axis.
+    std::map<const FieldInfo*, BufferPtr> globals;
 };
 
 /// Wraps `body` (Comment, Assign and Declare statements) into one For loop per spatial axis,
 /// axis 0 outermost, over the ghost-layer interior or the iteration slice. Field accesses become
-/// Loads and Stores at coordinates, one per array axis (the counter plus the offset, or an
+/// loads and stores of the fields' Global buffers at coordinates, one per array axis (the counter plus the offset, or an
 /// absolute access's index expressions; then the components): flatten_addresses applies the
 /// strides later, so the passes between see where each access lies. Temporaries become
 /// Declares, spatial counters become the loop variables.

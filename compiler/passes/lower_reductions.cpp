@@ -79,14 +79,6 @@ protected:
             return v.same_as(n->rhs) ? self : AssignNode::make(n->lhs, v);
         });
     }
-    Stmt visit_Store(const StoreNode* n, const Stmt& self) override {
-        return with_hoisted(self, [&](Hoist& h) {
-            bool changed = false;
-            std::vector<Expr> indices = h.mutate_each(n->indices, changed);
-            Expr v = h.mutate(n->value);
-            return !changed && v.same_as(n->value) ? self : StoreNode::make(n->field, std::move(indices), v);
-        });
-    }
     Stmt visit_BufferStore(const BufferStoreNode* n, const Stmt& self) override {
         return with_hoisted(self, [&](Hoist& h) {
             bool changed = false;

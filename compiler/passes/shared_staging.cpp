@@ -22,18 +22,18 @@ std::int64_t element_count(const FieldInfo& f) {
 
 class RedirectLoads : public IRMutator {
 public:
-    explicit RedirectLoads(const std::map<const FieldInfo*, BufferPtr>& to) : to_(to) {}
+    explicit RedirectLoads(const std::map<const BufferInfo*, BufferPtr>& to) : to_(to) {}
 
 protected:
-    Expr visit_Load(const LoadNode* n, const Expr& self) override {
-        Expr e = IRMutator::visit_Load(n, self);
-        auto it = to_.find(n->field.get());
+    Expr visit_BufferLoad(const BufferLoadNode* n, const Expr& self) override {
+        Expr e = IRMutator::visit_BufferLoad(n, self);
+        auto it = to_.find(n->buffer.get());
         if (it == to_.end()) return e;
-        return BufferLoadNode::make(it->second, e.as<LoadNode>()->flat_index());
+        return BufferLoadNode::make(it->second, e.as<BufferLoadNode>()->index());
     }
 
 private:
-    const std::map<const FieldInfo*, BufferPtr>& to_;
+    const std::map<const BufferInfo*, BufferPtr>& to_;
 };
 
 /// The bytes of the shared arrays `body` allocates already (tiles), each 16-byte aligned.
@@ -52,15 +52,16 @@ std::size_t shared_bytes_of(const Stmt& body) {
 
 } // namespace
 
-SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldPtr>& buffers,
+SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<BufferPtr>& buffers,
                                       std::size_t budget) {
     SharedStaging out;
     const std::size_t reserved = shared_bytes_of(body); // the tiles' (static) arrays
     budget = budget > reserved ? budget - reserved : 0;
     std::size_t used = 0; // bytes of shared memory so far
     // 1. Which buffers fit, and where.
-    std::vector<std::pair<FieldPtr, std::shared_ptr<BufferInfo>>> staged;
-    for (const FieldPtr& f : buffers) {
+    std::vector<std::pair<BufferPtr, std::shared_ptr<BufferInfo>>> staged;
+    for (const BufferPtr& global : buffers) {
+        const FieldPtr& f = global->field;
         if (!f->is_fixed()) continue;
         const std::int64_t n = element_count(*f);
         const std::size_t bytes = std::size_t(n) * std::size_t(bit_width(f->type) / 8);
@@ -73,7 +74,7 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldP
         array->shared_offset = offset;
         used = offset + bytes;
         out.staged.push_back(fmt::format("{}: {} {} at byte {}", f->name, n, type_name(f->type), offset));
-        staged.emplace_back(f, std::move(array));
+        staged.emplace_back(global, std::move(array));
     }
     if (staged.empty()) {
         out.body = body;
@@ -84,13 +85,14 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldP
 
     // 3. The copies: a cooperative loop each (the block's threads share its iterations),
     // W_shared[k] = W[k].
-    std::map<const FieldInfo*, BufferPtr> shared;
+    std::map<const BufferInfo*, BufferPtr> shared;
     StmtList copies;
-    for (auto& [f, mutable_array] : staged) {
+    for (auto& [global, mutable_array] : staged) {
         BufferPtr array = mutable_array;
-        shared[f.get()] = array;
+        const FieldPtr& f = global->field;
+        shared[global.get()] = array;
         Expr k = VarNode::make(ScalarType::Int32, "k", VarRole::LoopIndex);
-        Stmt copy = BufferStoreNode::make(array, k, LoadNode::make(f, k));
+        Stmt copy = BufferStoreNode::make(array, k, BufferLoadNode::make(global, k));
         copies.add(CommentNode::make(fmt::format(
             "stage {} in shared memory ({} bytes)", f->name,
             std::size_t(array->size()) * std::size_t(bit_width(f->type) / 8))));

@@ -16,13 +16,14 @@ struct SharedStaging {
     std::vector<std::string> staged;  ///< "W: 4096 float32 at byte 0", for the pass log
 };
 
-/// Stages each fixed-shape buffer of `buffers` (in order, while the total fits in `budget`
+/// Stages each fixed-shape buffer of `buffers` (the Global buffers of fields the kernel reads only
+/// at absolute positions, in order, while the total fits in `budget`
 /// bytes) into a shared array: every thread of the block copies a strided share, one barrier
 /// waits for the copy, and the buffer's loads become loads from the shared array. The copy goes
 /// in front of the whole body, outside the bounds guard, so every thread reaches the barrier.
 /// Variable-shape buffers and those that no longer fit stay in global memory. Up to 48 KB in all
 /// the arrays are static `__shared__` arrays; above that, windows into dynamic shared memory.
-SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<FieldPtr>& buffers,
+SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<BufferPtr>& buffers,
                                       std::size_t budget);
 
 } // namespace loom::ir

@@ -27,6 +27,7 @@ struct TileKey {
 
 struct Tile {
     FieldPtr field;
+    BufferPtr global; ///< the field's buffer, which the fill reads
     std::vector<std::int64_t> components;
     std::vector<int> below, above; ///< per tile axis (the order of `tiles`): reach, >= 0
     bool offset = false;           ///< read at a nonzero offset somewhere: worth a tile
@@ -41,13 +42,14 @@ std::map<TileKey, Tile> find_tiles(const Stmt& body, const std::vector<BlockTile
         std::map<TileKey, Tile> tiles;
         std::vector<const FieldInfo*> written;
         explicit Find(const std::vector<BlockTileAxis>& a) : axes(a), counters(tile_counters(a)) {}
-        void visit_Load(const LoadNode* l) override {
-            IRVisitor::visit_Load(l);
+        void visit_BufferLoad(const BufferLoadNode* l) override {
+            IRVisitor::visit_BufferLoad(l);
             std::optional<TileAccess> at = match_tile_access(l, axes, counters);
             if (!at) return;
-            Tile& t = tiles[{l->field.get(), at->components}];
+            Tile& t = tiles[{l->buffer->field.get(), at->components}];
             if (!t.field) {
-                t.field = l->field;
+                t.field = l->buffer->field;
+                t.global = l->buffer;
                 t.components = at->components;
                 t.below.assign(axes.size(), 0);
                 t.above.assign(axes.size(), 0);
@@ -58,9 +60,9 @@ std::map<TileKey, Tile> find_tiles(const Stmt& body, const std::vector<BlockTile
                 t.offset |= at->offsets[i] != 0;
             }
         }
-        void visit_Store(const StoreNode* s) override {
-            IRVisitor::visit_Store(s);
-            written.push_back(s->field.get());
+        void visit_BufferStore(const BufferStoreNode* s) override {
+            IRVisitor::visit_BufferStore(s);
+            if (const FieldInfo* f = s->buffer->field_of()) written.push_back(f);
         }
     } find(axes);
     find.visit(body);
@@ -80,10 +82,10 @@ public:
     }
 
 protected:
-    Expr visit_Load(const LoadNode* n, const Expr& self) override {
+    Expr visit_BufferLoad(const BufferLoadNode* n, const Expr& self) override {
         std::optional<TileAccess> at = match_tile_access(n, axes_, counters_);
-        if (!at) return IRMutator::visit_Load(n, self);
-        auto it = tiles_.find({n->field.get(), at->components});
+        if (!at) return IRMutator::visit_BufferLoad(n, self);
+        auto it = tiles_.find({n->buffer->field.get(), at->components});
         if (it == tiles_.end()) return self;
         return BufferLoadNode::make(it->second.layout.buffer, tile_element(it->second.layout, locals_, at->offsets));
     }
@@ -109,7 +111,7 @@ Stmt fill(const Tile& t, const std::vector<BlockTileAxis>& axes) {
         }
         for (std::size_t c = 0; c < t.components.size(); ++c)
             at[std::size_t(t.field->spatial_dims) + c] = ConstNode::make_int(type, t.components[c]);
-        return IfThenNode::make(inside, BufferStoreNode::make(t.layout.buffer, k, LoadNode::make(t.field, at)));
+        return IfThenNode::make(inside, BufferStoreNode::make(t.layout.buffer, k, BufferLoadNode::make(t.global, at)));
     });
 }
 

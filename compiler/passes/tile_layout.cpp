@@ -10,9 +10,10 @@
 
 namespace loom::ir {
 
-std::optional<TileAccess> match_tile_access(const LoadNode* load, const std::vector<BlockTileAxis>& axes,
+std::optional<TileAccess> match_tile_access(const BufferLoadNode* load, const std::vector<BlockTileAxis>& axes,
                                             const std::vector<Expr>& counters) {
-    const FieldInfo& f = *load->field;
+    if (load->buffer->scope != Scope::Global || !load->buffer->field) return std::nullopt;
+    const FieldInfo& f = *load->buffer->field;
     if (load->flat() && f.array_dims() != 1) return std::nullopt;
     if (f.spatial_dims != int(axes.size())) return std::nullopt;
     TileAccess out;

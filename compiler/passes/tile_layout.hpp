@@ -20,10 +20,10 @@ struct TileAccess {
     std::vector<std::int64_t> components;    ///< the literal components, in order
 };
 
-/// Where `load` lies if it reads at `counters[i] +- k` along every tile axis `axes[i]` (for any
-/// other axis order or form: nothing). `counters` stand for the cell, one per tile axis: the axes'
+/// Where `load` lies if it reads a field's buffer at `counters[i] +- k` along every tile axis
+/// `axes[i]` (for any other buffer, axis order or form: nothing). `counters` stand for the cell, one per tile axis: the axes'
 /// counters in the threads, or a fill loop's cell coordinates.
-std::optional<TileAccess> match_tile_access(const LoadNode* load, const std::vector<BlockTileAxis>& axes,
+std::optional<TileAccess> match_tile_access(const BufferLoadNode* load, const std::vector<BlockTileAxis>& axes,
                                             const std::vector<Expr>& counters);
 
 /// The counters of the tile axes, in their order.

@@ -37,7 +37,7 @@ bool contiguous_at(const FieldInfo& f, const std::vector<Expr>& indices, const E
 
 /// One group of lanes: the access of the first lane and its local array.
 struct Lanes {
-    Expr first; ///< a Load at x_lanes: the element of lane 0
+    Expr first; ///< a load of the field's buffer at x_lanes: the element of lane 0
     BufferPtr array;
 };
 
@@ -90,13 +90,13 @@ private:
                 vars.insert(f->var.get());
                 IRVisitor::visit_For(f);
             }
-            void visit_Store(const StoreNode* s) override {
-                written.insert(s->field.get());
-                IRVisitor::visit_Store(s);
+            void visit_BufferStore(const BufferStoreNode* s) override {
+                written.insert(s->buffer->field_of());
+                IRVisitor::visit_BufferStore(s);
             }
-            void visit_Load(const LoadNode* l) override {
-                read.insert(l->field.get());
-                IRVisitor::visit_Load(l);
+            void visit_BufferLoad(const BufferLoadNode* l) override {
+                read.insert(l->buffer->field_of());
+                IRVisitor::visit_BufferLoad(l);
             }
         } cell;
         cell.visit(body);
@@ -105,10 +105,11 @@ private:
         // Stores at the top of the cell's statements, of fields the cell does not read.
         std::vector<Stmt> lane_stmts;
         for (const Stmt& s : stmts) {
-            auto st = s.as<StoreNode>();
-            if (st && !cell.read.count(st->field.get()) && lane_type(st->field->type, width_) &&
-                contiguous_at(*st->field, st->indices, x_, loop_->axis, cell.vars)) {
-                BufferPtr a = lanes_for(stores_, LoadNode::make(st->field, st->indices));
+            auto st = as_field_store(s);
+            const FieldInfo* f = st ? st->buffer->field.get() : nullptr;
+            if (f && !cell.read.count(f) && lane_type(f->type, width_) &&
+                contiguous_at(*f, st->indices, x_, loop_->axis, cell.vars)) {
+                BufferPtr a = lanes_for(stores_, BufferLoadNode::make(st->buffer, st->indices));
                 lane_stmts.push_back(BufferStoreNode::make(a, lane_, st->value));
                 continue;
             }
@@ -121,10 +122,11 @@ private:
             const std::set<const FieldInfo*>& written;
             ReadLanes(LoweredLanes& s, const std::set<const ExprNode*>& v, const std::set<const FieldInfo*>& w)
                 : self(s), vars(v), written(w) {}
-            Expr visit_Load(const LoadNode* l, const Expr& e) override {
-                if (written.count(l->field.get()) || !lane_type(l->field->type, self.width_) ||
-                    !contiguous_at(*l->field, l->indices, self.x_, self.loop_->axis, vars))
-                    return IRMutator::visit_Load(l, e);
+            Expr visit_BufferLoad(const BufferLoadNode* l, const Expr& e) override {
+                const FieldInfo* f = l->buffer->scope == Scope::Global ? l->buffer->field.get() : nullptr;
+                if (!f || written.count(f) || !lane_type(f->type, self.width_) ||
+                    !contiguous_at(*f, l->indices, self.x_, self.loop_->axis, vars))
+                    return IRMutator::visit_BufferLoad(l, e);
                 return BufferLoadNode::make(self.lanes_for(self.loads_, e), self.lane_);
             }
         } read_lanes(*this, cell.vars, cell.written);
@@ -174,13 +176,13 @@ private:
 
     /// The lanes of `load` (an access at x), made at its first use: at x_lanes, lane 0.
     BufferPtr lanes_for(std::vector<Lanes>& list, const Expr& load) {
-        auto l = load.as<LoadNode>();
+        auto l = load.as<BufferLoadNode>();
         std::vector<Expr> at = l->indices;
         at[std::size_t(loop_->axis)] = x_lanes_;
-        Expr first = LoadNode::make(l->field, at);
+        Expr first = BufferLoadNode::make(l->buffer, at);
         for (const Lanes& x : list)
             if (structurally_equal(x.first, first)) return x.array;
-        BufferPtr a = make_buffer(l->field->name + "_lanes", l->field->type, Scope::Local, {width_});
+        BufferPtr a = make_buffer(l->buffer->name + "_lanes", l->buffer->type, Scope::Local, {width_});
         list.push_back({first, a});
         return a;
     }

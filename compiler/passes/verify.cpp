@@ -58,12 +58,24 @@ protected:
         visit(n->body);
         arrays_.erase(n->buffer.get());
     }
+    // A field's memory (Global) is the kernel's argument, never allocated; other buffers are
+    // used inside their allocation only. Every address is linear by now.
     void visit_BufferLoad(const BufferLoadNode* n) override {
-        check_array(n->buffer.get(), "read");
+        if (n->buffer->scope != Scope::Global) check_array(n->buffer.get(), "read");
+        if (!n->flat()) fail(fmt::format("a load of {} at coordinates", n->buffer->name), "flatten_addresses");
         IRVisitor::visit_BufferLoad(n);
     }
     void visit_BufferStore(const BufferStoreNode* n) override {
-        check_array(n->buffer.get(), "written");
+        if (!n->flat()) fail(fmt::format("a store to {} at coordinates", n->buffer->name), "flatten_addresses");
+        if (n->buffer->scope != Scope::Global) {
+            check_array(n->buffer.get(), "written");
+        } else if (blocks_ > 0 && owned_ == 0) {
+            // In a block, the statements outside thread loops run on every thread alike: a
+            // store to a field there would be made by all of them.
+            throw InternalError(fmt::format("verify: a store to {} in a block but in no thread or "
+                                            "cooperative loop: every thread would make it",
+                                            n->buffer->name));
+        }
         IRVisitor::visit_BufferStore(n);
     }
     // A loop's variable, and what its body or a guarded statement declares, is in scope there
@@ -109,21 +121,6 @@ protected:
     void visit_Stage(const StageNode* n) override {
         fail(fmt::format("stage {} left as a Stage", n->index), "fuse_stages");
     }
-    void visit_Load(const LoadNode* n) override {
-        if (!n->flat()) fail(fmt::format("a load of {} at coordinates", n->field->name), "flatten_addresses");
-        IRVisitor::visit_Load(n);
-    }
-    void visit_Store(const StoreNode* n) override {
-        if (!n->flat()) fail(fmt::format("a store to {} at coordinates", n->field->name), "flatten_addresses");
-        // In a block, the statements outside thread loops run on every thread alike: a store
-        // there would be made by all of them.
-        if (blocks_ > 0 && owned_ == 0)
-            throw InternalError(fmt::format("verify: a store to {} in a block but in no thread or "
-                                            "cooperative loop: every thread would make it",
-                                            n->field->name));
-        IRVisitor::visit_Store(n);
-    }
-
 private:
     void check_array(const BufferInfo* a, const char* what) const {
         if (!arrays_.count(a))

@@ -46,7 +46,7 @@ TEST(Buffers, GatherAddressIsIndexTimesStrideWithTheUnitStrideAxisBare) {
     Expr row = param<std::int64_t>("row");
     Lowered l = lower_nest({{out.center(), w.at({row, x}), ""}});
     Expr c0 = l.loop_var(0);
-    EXPECT_IR_EQ(l.stored(), LoadNode::make(w.ptr(), add(mul(l.param(ParamRole::Stride, 0, &w.info()), row), c0)));
+    EXPECT_IR_EQ(l.stored(), BufferLoadNode::make(l.space.globals.at(w.ptr().get()), add(mul(l.param(ParamRole::Stride, 0, &w.info()), row), c0)));
 }
 
 TEST(Buffers, FixedShapeVectorBufferGetsLiteralStrides) {
@@ -56,7 +56,7 @@ TEST(Buffers, FixedShapeVectorBufferGetsLiteralStrides) {
     Lowered l = lower_nest({{fine(2), grid.at({x / 4, y / 4})(2), ""}});
     Expr c0 = l.loop_var(0), c1 = l.loop_var(1);
     Expr i = BinaryNode::make(BinaryOp::Div, c0, i64(4)), j = BinaryNode::make(BinaryOp::Div, c1, i64(4));
-    EXPECT_IR_EQ(l.stored(), LoadNode::make(grid.ptr(), add(add(mul(i64(24), i), mul(i64(3), j)), i64(2))));
+    EXPECT_IR_EQ(l.stored(), BufferLoadNode::make(l.space.globals.at(grid.ptr().get()), add(add(mul(i64(24), i), mul(i64(3), j)), i64(2))));
     // The fixed-shape buffer fixes nothing: the sizes stay parameters.
     EXPECT_EQ(l.analysis.fixed_shape_source, nullptr);
     EXPECT_EQ(l.signature(),

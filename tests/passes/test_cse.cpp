@@ -2,6 +2,7 @@
 #include "compiler/ir/ir.hpp"
 #include "compiler/ir/printer.hpp"
 #include "compiler/passes/cse.hpp"
+#include "tests/support/field_buffer.hpp"
 
 #include <loom/errors.hpp>
 
@@ -231,7 +232,7 @@ TEST(Cse, IsDeterministic) {
 
 TEST(Cse, RejectsStatementsOtherThanCommentsAssignmentsAndDeclarations) {
     EXPECT_THROW(eliminate_common_subexpressions(assign(at(F), a)), InternalError);
-    Stmt store = StoreNode::make(F, ConstNode::make_int(ScalarType::Int64, 0), a);
+    Stmt store = BufferStoreNode::make(test::global_of(F), ConstNode::make_int(ScalarType::Int64, 0), a);
     EXPECT_THROW(eliminate_common_subexpressions(block({store})), InternalError);
 }
 

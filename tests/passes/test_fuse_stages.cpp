@@ -109,7 +109,7 @@ stage 2:
     SharedTiles tiles = stage_tiles_in_shared(fused.body, mapped.tiles, 100 * 1024 - fused.bytes, "smooth_grad");
     EXPECT_TRUE(tiles.body.same_as(fused.body));
     // The launch: the exact block, and the shared memory of the stage's tile.
-    Stmt flat = flatten_addresses(tiles.body, l.space.strides);
+    Stmt flat = flatten_addresses(tiles.body);
     LaunchDescription launch = infer_launch_grid(flat, choose_schedule(kTiles, {}), ScalarType::Int32);
     EXPECT_EQ(launch.describe(), "block (32, 4, 1) by default; grid = ceil(((size_1 + 29) / 32 * 32, (size_0 + 5) / 8 * "
                                  "4, 1) / block); 1232 bytes of static shared memory; compiled for exactly this block, "

@@ -5,6 +5,7 @@
 #include "compiler/ir/equality.hpp"
 #include "compiler/ir/ir.hpp"
 #include "compiler/passes/lower_reductions.hpp"
+#include "tests/support/field_buffer.hpp"
 #include "tests/support/lowered_nest.hpp"
 
 #include <loom/loom.hpp>
@@ -28,7 +29,7 @@ TEST(LowerReductions, ASumBecomesAnAccumulatorAndALoopBeforeItsStatement) {
     Field x = make_field("x", ScalarType::Float32, 1, {{8}});
     Expr k = VarNode::make_index("k", 8);
     Expr t = VarNode::make(ScalarType::Float32, "mean", VarRole::Temporary);
-    Expr read = LoadNode::make(x.ptr(), k);
+    Expr read = BufferLoadNode::make(test::global_of(x.ptr()), k);
     Stmt before = BlockNode::make(
         {DeclareNode::make(t, bin(BinaryOp::Div,
                                   ReduceNode::make(ReduceOp::Sum, k, i32(0), i32(8), read),
@@ -51,10 +52,10 @@ TEST(LowerReductions, NestedReductionsRunInsideTheOuterLoopWithTheirIdentities) 
     Field u = make_field("u", ScalarType::Float64, 1, {{4}});
     Field out = make_field("out", ScalarType::Float64, 1);
     Expr j = VarNode::make_index("j", 4), k = VarNode::make_index("k", 4);
-    Expr diff = bin(BinaryOp::Sub, LoadNode::make(u.ptr(), j), LoadNode::make(u.ptr(), k));
+    Expr diff = bin(BinaryOp::Sub, BufferLoadNode::make(test::global_of(u.ptr()), j), BufferLoadNode::make(test::global_of(u.ptr()), k));
     Expr inner = ReduceNode::make(ReduceOp::Min, k, i32(0), i32(4), diff);
     Expr outer = ReduceNode::make(ReduceOp::Max, j, i32(0), i32(4), inner);
-    Stmt before = StoreNode::make(out.ptr(), i32(0), outer);
+    Stmt before = BufferStoreNode::make(test::global_of(out.ptr()), i32(0), outer);
     Stmt after = lower_reductions(before);
     Expr max_j = stmts(after).at(0).as<DeclareNode>()->var;
     const Stmt& outer_body = stmts(after).at(1).as<ForNode>()->body;
@@ -70,7 +71,7 @@ TEST(LowerReductions, NestedReductionsRunInsideTheOuterLoopWithTheirIdentities) 
                                             -1),
                               AssignNode::make(max_j, bin(BinaryOp::Max, max_j, min_k))}),
              -1),
-         StoreNode::make(out.ptr(), i32(0), max_j)});
+         BufferStoreNode::make(test::global_of(out.ptr()), i32(0), max_j)});
     EXPECT_IR_EQ(after, expected);
 }
 
@@ -78,13 +79,13 @@ TEST(LowerReductions, IntegerIdentitiesAreTheTypesLimitsAndNoReductionIsUnchange
     Field n = make_field("n", ScalarType::Int64, 1, {{3}});
     Field out = make_field("out", ScalarType::Int64, 1);
     Expr k = VarNode::make_index("k", 3);
-    Expr read = LoadNode::make(n.ptr(), k);
-    Stmt s = StoreNode::make(out.ptr(), i32(0), ReduceNode::make(ReduceOp::Max, k, i32(0), i32(3), read));
+    Expr read = BufferLoadNode::make(test::global_of(n.ptr()), k);
+    Stmt s = BufferStoreNode::make(test::global_of(out.ptr()), i32(0), ReduceNode::make(ReduceOp::Max, k, i32(0), i32(3), read));
     Stmt after = lower_reductions(s);
     auto init = stmts(after).at(0).as<DeclareNode>()->value.as<ConstNode>();
     ASSERT_NE(init, nullptr);
     EXPECT_EQ(init->int_value, INT64_MIN);
-    Stmt plain = StoreNode::make(out.ptr(), i32(0), read);
+    Stmt plain = BufferStoreNode::make(test::global_of(out.ptr()), i32(0), read);
     EXPECT_TRUE(lower_reductions(plain).same_as(plain));
 }
 

@@ -13,6 +13,7 @@
 #include "compiler/passes/name_parameters.hpp"
 #include "compiler/lower.hpp"
 #include "compiler/passes/verify.hpp"
+#include "tests/support/field_buffer.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tests/support/lowered_nest.hpp"
 
@@ -53,9 +54,9 @@ TEST(IterationSpace, ThreePointStencilBecomesLoopNestWithLoadsAndStores) {
 
     Stmt body = BlockNode::make(
         {CommentNode::make("dsl text"),
-         StoreNode::make(dst.ptr(), add(mul(s_dst, c0), c1),
-                         add(LoadNode::make(src.ptr(), add(mul(s_src, add(c0, i64(1))), c1)),
-                             LoadNode::make(src.ptr(), sub(add(mul(s_src, c0), c1), i64(1)))))});
+         BufferStoreNode::make(l.global(dst), add(mul(s_dst, c0), c1),
+                         add(BufferLoadNode::make(l.global(src), add(mul(s_src, add(c0, i64(1))), c1)),
+                             BufferLoadNode::make(l.global(src), sub(add(mul(s_src, c0), c1), i64(1)))))});
     Stmt expected = ForNode::make(c0, i64(1), sub(n0, i64(1)), i64(1),
                                   ForNode::make(c1, i64(1), sub(n1, i64(1)), i64(1), body, 1), 0);
     EXPECT_IR_EQ(l.nest, expected);
@@ -85,8 +86,8 @@ TEST(IterationSpace, FixedShapeBakesSizesAndStridesAsLiterals) {
     EXPECT_EQ(l.params.size(), 2u) << "only the two pointers";
     Stmt body = BlockNode::make(
         {CommentNode::make(""),
-         StoreNode::make(b.ptr(), add(mul(i64(16), c0), c1),
-                         LoadNode::make(a.ptr(), add(mul(i64(16), add(c0, i64(1))), c1)))});
+         BufferStoreNode::make(l.global(b), add(mul(i64(16), c0), c1),
+                         BufferLoadNode::make(l.global(a), add(mul(i64(16), add(c0, i64(1))), c1)))});
     Stmt expected = ForNode::make(c0, i64(1), i64(7), i64(1),
                                   ForNode::make(c1, i64(0), i64(16), i64(1), body, 1), 0);
     EXPECT_IR_EQ(l.nest, expected);
@@ -115,8 +116,8 @@ TEST(IterationSpace, VectorComponentsAndLayoutsAddressTheRightElement) {
     Expr sm0 = l.param(ParamRole::Stride, 0, &m.info()), sm1 = l.param(ParamRole::Stride, 1, &m.info());
     Stmt body = BlockNode::make(
         {CommentNode::make(""),
-         StoreNode::make(m.ptr(), add(add(mul(sm0, c0), mul(sm1, c1)), i64(2)),
-                         LoadNode::make(u.ptr(), add(add(c0, mul(su1, c1)), su2)))});
+         BufferStoreNode::make(l.global(m), add(add(mul(sm0, c0), mul(sm1, c1)), i64(2)),
+                         BufferLoadNode::make(l.global(u), add(add(c0, mul(su1, c1)), su2)))});
     auto inner = l.nest.as<ForNode>()->body.as<ForNode>();
     EXPECT_IR_EQ(inner->body, body);
 }
@@ -127,7 +128,7 @@ TEST(IterationSpace, CountersInExpressionsBecomeLoopVariables) {
     Lowered l = lower_nest({{f.center(), x * 100 + y, ""}});
     Expr c0 = l.loop_var(0), c1 = l.loop_var(1);
     auto inner = l.nest.as<ForNode>()->body.as<ForNode>();
-    auto store = inner->body.as<BlockNode>()->stmts[1].as<StoreNode>();
+    auto store = as_field_store(inner->body.as<BlockNode>()->stmts[1]);
     EXPECT_IR_EQ(store->value, add(mul(c0, i64(100)), c1));
 }
 
@@ -318,7 +319,7 @@ TEST(Verify, RejectsUnloweredNodesAndUndeclaredVariables) {
     LOOM_EXPECT_ERROR(verify_lowered(unlowered, {}), InternalError,
                       {"Assign statement", "lower_iteration_space"});
     Expr v = VarNode::make(ScalarType::Int64, "ghost", VarRole::Counter, nullptr, 0);
-    Stmt undeclared = StoreNode::make(f.ptr(), v, ConstNode::make(ScalarType::Float64, 1.0));
+    Stmt undeclared = BufferStoreNode::make(test::global_of(f.ptr()), v, ConstNode::make(ScalarType::Float64, 1.0));
     LOOM_EXPECT_ERROR(verify_lowered(undeclared, {}), InternalError, {"'ghost'", "before it is declared"});
     Stmt twice = BlockNode::make({DeclareNode::make(v, i64(0)), DeclareNode::make(v, i64(1))});
     LOOM_EXPECT_ERROR(verify_lowered(twice, {}), InternalError, {"'ghost'", "declared twice"});
@@ -328,7 +329,7 @@ TEST(Verify, LoopsAndGuardsAreScopesAsInC) {
     auto f = field("f: float64[1D]");
     Expr i = VarNode::make(ScalarType::Int64, "i", VarRole::LoopIndex);
     Expr t = VarNode::make(ScalarType::Int64, "t", VarRole::CseTemp);
-    auto store = [&](Expr at) { return StoreNode::make(f.ptr(), at, ConstNode::make(ScalarType::Float64, 1.0)); };
+    auto store = [&](Expr at) { return BufferStoreNode::make(test::global_of(f.ptr()), at, ConstNode::make(ScalarType::Float64, 1.0)); };
     auto loop = [&](Stmt body) { return ForNode::make(i, i64(0), i64(4), i64(1), body, -1); };
     // One loop variable in two sibling loops, and a temporary declared in each: fine.
     Stmt siblings = BlockNode::make({loop(BlockNode::make({DeclareNode::make(t, i), store(t)})),
@@ -350,7 +351,7 @@ TEST(Verify, BlocksAndThreadsKeepTheirInvariants) {
     auto i32c = [](int v) { return ConstNode::make_int(ScalarType::Int32, v); };
     Expr b = VarNode::make(I, "block", VarRole::Counter, nullptr, -1);
     Expr t = VarNode::make(I, "thread", VarRole::Counter, nullptr, -1);
-    Stmt store = StoreNode::make(f.ptr(), CastNode::make(ScalarType::Int64, b), ConstNode::make(ScalarType::Float64, 1.0));
+    Stmt store = BufferStoreNode::make(test::global_of(f.ptr()), CastNode::make(ScalarType::Int64, b), ConstNode::make(ScalarType::Float64, 1.0));
     auto in_block = [&](Stmt body) { return ForNode::make(b, i32c(0), i32c(8), i32c(1), body, 0, ForKind::GpuBlock, 0); };
     auto on_threads = [&](int n, Stmt body) {
         return ForNode::make(t, i32c(0), i32c(n), i32c(1), body, -1, ForKind::GpuThread, 0);

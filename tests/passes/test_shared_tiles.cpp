@@ -88,7 +88,7 @@ TEST(SharedTiles, JacobiPassByPass) {
     EXPECT_EQ(tiles.staged, std::vector<std::string>{"float32 src_tile[10][34] (shared), 1360 bytes"});
 
     // flatten_addresses: the strides applied (the tile's reads are flat already).
-    Stmt flat = flatten_addresses(tiles.body, l.space.strides);
+    Stmt flat = flatten_addresses(tiles.body);
     const std::string text = to_string(flat);
     EXPECT_NE(text.find("src_tile[k] = src[src_stride_0 * x + y]"), std::string::npos) << text;
     EXPECT_NE(text.find("dst[dst_stride_0 * x + y] = 0.25f * (src_tile["), std::string::npos) << text;

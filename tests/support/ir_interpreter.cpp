@@ -31,11 +31,6 @@ public:
             vars[d->var.as<VarNode>()] = eval(d->value);
             return;
         }
-        case StmtKind::Store: {
-            auto st = s.as<StoreNode>();
-            store(*array_of(st->field.get()), eval(st->flat_index()).i, eval(st->value));
-            return;
-        }
         case StmtKind::IfThen: {
             auto n = s.as<IfThenNode>();
             if (eval(n->cond).i) run(n->then_case);
@@ -63,6 +58,10 @@ public:
         }
         case StmtKind::BufferStore: {
             auto st = s.as<BufferStoreNode>();
+            if (const FieldInfo* f = st->buffer->field.get()) { // a field's element
+                store(*array_of(f), eval(st->index()).i, eval(st->value));
+                return;
+            }
             std::vector<Value>& a = local_array(st->buffer.get(), eval(st->index()).i, "writes");
             a[std::size_t(eval(st->index()).i)] = eval(st->value);
             return;
@@ -111,14 +110,14 @@ private:
     }
 
     Value load(const Expr& e) {
-        if (auto al = e.as<BufferLoadNode>()) {
-            const std::int64_t i = eval(al->index()).i;
-            return local_array(al->buffer.get(), i, "reads")[std::size_t(i)];
-        }
-        auto l = e.as<LoadNode>();
+        auto l = e.as<BufferLoadNode>();
         if (!l) throw std::logic_error("interpreter: no support for the read " + to_string(e));
-        const InterpretedArray& a = *array_of(l->field.get());
-        const std::int64_t i = eval(l->flat_index()).i;
+        if (!l->buffer->field) {
+            const std::int64_t i = eval(l->index()).i;
+            return local_array(l->buffer.get(), i, "reads")[std::size_t(i)];
+        }
+        const InterpretedArray& a = *array_of(l->buffer->field.get());
+        const std::int64_t i = eval(l->index()).i;
         check_bounds(a, i, "reads");
         switch (a.type) {
         case ScalarType::Float32: return Value::of_float(a.type, static_cast<float*>(a.data)[i]);

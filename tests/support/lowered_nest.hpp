@@ -7,6 +7,7 @@
 #include "compiler/ir/printer.hpp"
 #include "compiler/lower.hpp"
 #include "compiler/passes/analyze.hpp"
+#include "compiler/passes/flatten_addresses.hpp"
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/passes/lower_layers.hpp"
 
@@ -46,6 +47,9 @@ struct LoweredNest {
             out.push_back(f);
         return out;
     }
+    /// The Global buffer of field `f`.
+    template <typename Field>
+    ir::BufferPtr global(const Field& f) const { return space.globals.at(f.ptr().get()); }
     /// The loop variable at `depth` (0 = outermost).
     Expr loop_var(int depth) const { return loops().at(std::size_t(depth))->var; }
     /// The statements inside the innermost loop.
@@ -53,7 +57,7 @@ struct LoweredNest {
     /// The value stored by the first Store inside the loops.
     Expr stored() const {
         for (auto& st : body().as<ir::BlockNode>()->stmts)
-            if (auto store = st.as<ir::StoreNode>()) return store->value;
+            if (auto store = ir::as_field_store(st)) return store->value;
         ADD_FAILURE() << "no store";
         return Expr();
     }
@@ -73,7 +77,7 @@ inline LoweredNest lower_nest(const std::vector<SourceAssignment>& in, const Ker
     l.analysis = analyze_kernel(in, cfg, schedule);
     // The nest with its addresses flattened, as the printers see them.
     l.space = lower_iteration_space(lower_layers(l.analysis.body), l.analysis, cfg);
-    l.nest = flatten_addresses(l.space.nest, l.space.strides);
+    l.nest = flatten_addresses(l.space.nest);
     l.params = l.space.params;
     return l;
 }

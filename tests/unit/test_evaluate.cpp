@@ -119,7 +119,8 @@ TEST(Evaluate, FieldReadsGoThroughTheLoadsCallback) {
     };
     EXPECT_EQ(evaluate(e, {}, loads).f, 2.5);
     auto memory = [](const Expr&) { return Value::of_float(ScalarType::Float64, 4); };
-    EXPECT_EQ(evaluate(LoadNode::make(u, i64(3)), {}, memory).f, 4.0);
+    BufferPtr global = make_global_buffer(u, {Expr()}, {i64(1)});
+    EXPECT_EQ(evaluate(BufferLoadNode::make(global, i64(3)), {}, memory).f, 4.0);
 }
 
 TEST(Evaluate, ComparisonsLogicAndSelect) {

@@ -6,6 +6,7 @@
 #include "compiler/ir/visitor.hpp"
 #include "loom/loom.hpp"
 #include "tests/support/expect_error.hpp"
+#include "tests/support/field_buffer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -36,6 +37,13 @@ Expr bin(BinaryOp op, Expr a, Expr b) {
 Expr neg(Expr a) {
     return UnaryNode::make(UnaryOp::Neg, std::move(a));
 }
+Expr f32(double v) {
+    return ConstNode::make(F32, v);
+}
+Expr i32(std::int64_t v) {
+    return ConstNode::make_int(I32, v);
+}
+ir::BufferPtr global(const Field& f) { return test::global_of(f.ptr()); }
 
 } // namespace
 
@@ -101,11 +109,62 @@ TEST(IRMake, FieldAccessArity) {
 
 TEST(IRMake, LoadAndStore) {
     Field f = field("f: float32[2D]");
-    LOOM_EXPECT_ERROR(LoadNode::make(f.ptr(), var("i")), InternalError,
-                      {"ill-formed Load node", "index is not an integer"});
-    LOOM_EXPECT_ERROR(StoreNode::make(f.ptr(), i64(0), var("v")), InternalError,
-                      {"ill-formed Store node", "storing float64 into float32 field f"});
-    EXPECT_EQ(LoadNode::make(f.ptr(), i64(0)).type(), F32);
+    LOOM_EXPECT_ERROR(BufferLoadNode::make(global(f), var("i")), InternalError,
+                      {"ill-formed BufferLoad node", "index is not an integer"});
+    LOOM_EXPECT_ERROR(BufferStoreNode::make(global(f), i64(0), var("v")), InternalError,
+                      {"ill-formed BufferStore node", "storing float64 into float32 buffer f"});
+    EXPECT_EQ(BufferLoadNode::make(global(f), i64(0)).type(), F32);
+    LOOM_EXPECT_ERROR(BufferLoadNode::make(global(f), {i64(0), i64(1), i64(2)}), InternalError,
+                      {"ill-formed BufferLoad node", "neither one linear index nor one index per axis"});
+}
+
+TEST(IRMake, Buffers) {
+    Field f = field("f(3): float32[2D]");
+    BufferPtr g = global(f);
+    EXPECT_EQ(g->scope, Scope::Global);
+    EXPECT_EQ(g->field, f.ptr());
+    EXPECT_EQ(g->describe(), "float32 f[?][?][3] (global)");
+    BufferPtr tile = make_buffer("t", ScalarType::Float64, Scope::Shared, {10, 34});
+    EXPECT_EQ(tile->describe(), "float64 t[10][34] (shared)");
+    EXPECT_EQ(to_string(tile->strides[0]), "34");
+    EXPECT_EQ(tile->elements(), 340);
+    EXPECT_EQ(g->elements(), -1);
+    LOOM_EXPECT_ERROR(BufferLoadNode::make(tile, {i64(10), i64(0)}), InternalError,
+                      {"ill-formed BufferLoad node", "constant index out of range"});
+    LOOM_EXPECT_ERROR(BufferLoadNode::make(tile, i64(340)), InternalError, {"constant index out of range"});
+    EXPECT_EQ(to_string(BufferLoadNode::make(tile, {i64(9), i64(33)})), "t[9, 33]");
+    // Only local and shared buffers are allocated, around a body.
+    Stmt use = BufferStoreNode::make(tile, i64(0), f64(1.0));
+    EXPECT_EQ(to_string(AllocateNode::make(tile, use)), "alloc float64 t[10][34] (shared):\n  t[0] = 1.0\n");
+    LOOM_EXPECT_ERROR(AllocateNode::make(g, use), InternalError, {"ill-formed Allocate node"});
+    LOOM_EXPECT_ERROR(AllocateNode::make(make_buffer("m", F32, Scope::Fragment, {16, 8}), use), InternalError,
+                      {"only local and shared buffers are allocated"});
+    // A view shares its buffer's strides and names no field.
+    BufferPtr v = make_view(g, "f_c");
+    EXPECT_EQ(v->base, g);
+    EXPECT_EQ(v->field, nullptr);
+    EXPECT_EQ(v->field_of(), f.ptr().get());
+    EXPECT_TRUE(v->strides[1].same_as(g->strides[1]));
+}
+
+TEST(IRMake, AStatementListAllocatesForWhatFollows) {
+    BufferPtr a = make_buffer("a", F32, Scope::Local, {2});
+    BufferPtr b = make_buffer("b", F32, Scope::Local, {3});
+    StmtList list;
+    list.add(CommentNode::make("before"));
+    list.allocate(a);
+    list.add(BufferStoreNode::make(a, i32(0), f32(1.0)));
+    list.allocate(b);
+    list.add(BufferStoreNode::make(b, i32(2), f32(2.0)));
+    EXPECT_EQ(to_string(list.build()), "# before\n"
+                                       "alloc float32 a[2] (local):\n"
+                                       "  a[0] = 1.0f\n"
+                                       "  alloc float32 b[3] (local):\n"
+                                       "    b[2] = 2.0f\n");
+    std::vector<BufferPtr> outer;
+    Stmt inner = inside_allocations(allocate_all({a, b}, CommentNode::make("x")), outer);
+    EXPECT_EQ(outer, (std::vector<BufferPtr>{a, b}));
+    EXPECT_TRUE(inner.is<CommentNode>());
 }
 
 TEST(IRMake, Statements) {
@@ -173,7 +232,7 @@ TEST(IREquality, FieldsByIdentity) {
     EXPECT_FALSE(structurally_equal(x1, FieldAccessNode::make(f2.ptr(), {1, 0}, {})));
     EXPECT_FALSE(structurally_equal(x1, FieldAccessNode::make(f1.ptr(), {0, 1}, {})));
     EXPECT_FALSE(
-        structurally_equal(LoadNode::make(f1.ptr(), i64(3)), LoadNode::make(f2.ptr(), i64(3))));
+        structurally_equal(BufferLoadNode::make(global(f1), i64(3)), BufferLoadNode::make(global(f2), i64(3))));
 }
 
 TEST(IREquality, Components) {
@@ -236,13 +295,13 @@ TEST(IREquality, Statements) {
     EXPECT_FALSE(structurally_equal(body("f = a"), body("f = b")));
 
     Expr i = VarNode::make(I64, "i", VarRole::Counter, nullptr, 0);
-    Stmt s = StoreNode::make(f.ptr(), i, a);
+    Stmt s = BufferStoreNode::make(global(f), i, a);
     EXPECT_TRUE(structurally_equal(ForNode::make(i, i64(0), i64(8), i64(1), s, 0),
                                    ForNode::make(i, i64(0), i64(8), i64(1), s, 0)));
     EXPECT_FALSE(structurally_equal(ForNode::make(i, i64(0), i64(8), i64(1), s, 0),
                                     ForNode::make(i, i64(0), i64(8), i64(1), s, 1)));
     Field g = field("f: float64[2D]");
-    EXPECT_FALSE(structurally_equal(s, StoreNode::make(g.ptr(), i, a)));
+    EXPECT_FALSE(structurally_equal(s, BufferStoreNode::make(global(g), i, a)));
 }
 
 // ---- IRMutator ----
@@ -280,7 +339,7 @@ TEST(IRMutatorTest, UnchangedExpressionKeepsItsHandle) {
     Expr e =
         SelectNode::make(cond, CallNode::make(MathFn::Sqrt, {neg(a)}),
                          bin(BinaryOp::Mul, CastNode::make(F32, var("n", I32)),
-                             LoadNode::make(f.ptr(), CastNode::make(I64, CounterNode::make(1)))));
+                             BufferLoadNode::make(global(f), CastNode::make(I64, CounterNode::make(1)))));
     IRMutator identity;
     EXPECT_TRUE(identity.mutate(e).same_as(e));
     EXPECT_TRUE(Substitute(var("unused"), b).mutate(e).same_as(e));
@@ -295,7 +354,7 @@ TEST(IRMutatorTest, UnchangedStatementKeepsItsHandle) {
          ForNode::make(i, i64(0), i64(8), i64(1),
                        IfThenNode::make(bin(BinaryOp::Lt, i, i64(4)),
                                         BlockNode::make({DeclareNode::make(t, f64(2)),
-                                                         StoreNode::make(f.ptr(), i, t)})),
+                                                         BufferStoreNode::make(global(f), i, t)})),
                        0)});
     IRMutator identity;
     EXPECT_TRUE(identity.mutate(body).same_as(body));

@@ -14,10 +14,10 @@
 
 // clang-format off
 #define LOOM_FOR_EACH_EXPR_NODE(X) \
-    X(Const) X(Var) X(Counter) X(FieldAccess) X(ThreadIndex) X(BlockThread) X(Load) \
+    X(Const) X(Var) X(Counter) X(FieldAccess) X(ThreadIndex) X(BlockThread) \
     X(BufferLoad) X(Unary) X(Binary) X(Select) X(Call) X(Cast) X(Reduce)
 #define LOOM_FOR_EACH_STMT_NODE(X) \
-    X(Assign) X(Declare) X(Store) X(BufferStore) X(Allocate) X(Barrier) X(Block) X(For) \
+    X(Assign) X(Declare) X(BufferStore) X(Allocate) X(Barrier) X(Block) X(For) \
     X(IfThen) X(Comment) X(Dense) X(Stage) X(VectorLoad) X(VectorStore) X(BasePointer)
 // clang-format on
 
