@@ -21,7 +21,10 @@ namespace {
 struct Key {
     const FieldInfo* field;
     std::vector<std::int64_t> components;
-    bool operator<(const Key& o) const { return field != o.field ? field < o.field : components < o.components; }
+    // By name, unique in a kernel: the order must not depend on addresses (see shared_tiles).
+    bool operator<(const Key& o) const {
+        return field != o.field ? field->name < o.field->name : components < o.components;
+    }
 };
 
 /// A field a stage writes and a later stage reads, with how far those reads reach.

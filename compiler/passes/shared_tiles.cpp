@@ -20,8 +20,10 @@ namespace {
 struct TileKey {
     const FieldInfo* field;
     std::vector<std::int64_t> components;
+    // By name, which is unique in a kernel (analyze_kernel): the tiles' order, and so the
+    // source and its cache key, must not depend on where the fields lie in memory.
     bool operator<(const TileKey& o) const {
-        return field != o.field ? field < o.field : components < o.components;
+        return field != o.field ? field->name < o.field->name : components < o.components;
     }
 };
 

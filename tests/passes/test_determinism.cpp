@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,6 +63,41 @@ TEST(Determinism, RandomExpressionKernelsPrintTheSameSourceOnEveryThread) {
         expect_same_everywhere([&] { return generate_expression_case(seed, options).kernel(Target::CUDA).source(); },
                                "expression kernel seed " + std::to_string(seed));
     }
+}
+
+} // namespace
+} // namespace loom
+
+namespace loom {
+namespace {
+
+/// Fields made in an order unlike their names' and with allocations between them, so that
+/// their addresses fall in no fixed order relative to their names.
+std::vector<Field> scattered_fields(const std::vector<std::string>& names) {
+    std::vector<Field> out;
+    std::vector<std::unique_ptr<char[]>> ballast;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        ballast.emplace_back(new char[64 * ((i * 7) % 5 + 1)]);
+        out.push_back(field(names[i] + ": float32[2D]"));
+    }
+    return out;
+}
+
+TEST(Determinism, TilesAndStageTilesOfSeveralFieldsPrintTheSameSourceOnEveryThread) {
+    // Four fields read at neighbouring cells: four shared tiles, filled in one order.
+    expect_same_everywhere([] {
+        auto f = scattered_fields({"d", "b", "a", "c", "out"});
+        Expr sum = f[0][{1, 0}] + f[1][{0, 1}] + f[2][{-1, 0}] + f[3][{0, -1}];
+        return create_kernel({Assignment(f[4].center(), sum + f[0][{-1, 0}] * f[2][{1, 0}])},
+                             {.name = "tiles"}, {.shared_tiles = true}).source();
+    }, "four shared tiles");
+    // Two fields of the first stage read by the second at neighbouring cells: two stage tiles.
+    expect_same_everywhere([] {
+        auto f = scattered_fields({"u", "t2", "t1", "v"});
+        Stages stages({{Assignment(f[1].center(), 2.0f * f[0].center()), Assignment(f[2].center(), f[0].center() - 1.0f)},
+                       {Assignment(f[3].center(), f[1][{1, 0}] + f[2][{0, -1}] + f[1][{-1, 0}])}});
+        return create_kernel(stages, {.name = "stage_tiles"}).source();
+    }, "two stage tiles");
 }
 
 } // namespace
