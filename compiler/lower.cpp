@@ -26,6 +26,7 @@
 #include "compiler/passes/simplify.hpp"
 #include "compiler/passes/vectorize_lanes.hpp"
 #include "compiler/passes/verify.hpp"
+#include "compiler/passes/warp_lockstep.hpp"
 
 #include <loom/errors.hpp>
 
@@ -190,6 +191,15 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             Stmt reduced = reduce_in_blocks(mapped, (*k.schedule.block)[0]);
             log.record("reduce_in_blocks", mapped, reduced);
             mapped = reduced;
+        }
+
+        // 7c*. Warps on the CPU: its lanes run one after the other, so a warp reduction
+        // splits their loop (every lane's value first, then the shuffles' butterfly).
+        if (!cuda) {
+            log.start();
+            Stmt lockstep = warp_lockstep(mapped);
+            log.record("warp_lockstep", mapped, lockstep);
+            mapped = lockstep;
         }
     } else {
         // 7. CPU mapping: the fastest memory axis innermost, OpenMP on the outermost loop.

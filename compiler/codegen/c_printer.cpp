@@ -24,6 +24,14 @@ struct ReadVariables : IRVisitor {
     std::set<const VarNode*> read;
     void visit_Var(const VarNode* v) override { read.insert(v); }
     void visit_Declare(const DeclareNode* n) override { visit(n->value); }
+    // A loop's own variable is not a read either: a bound loop declares it (a warp's index
+    // that only its lanes' loop needs).
+    void visit_For(const ForNode* n) override {
+        visit(n->start);
+        visit(n->stop);
+        visit(n->step);
+        visit(n->body);
+    }
 };
 } // namespace
 
@@ -197,6 +205,10 @@ void CFamilyPrinter::buffer_load(const BufferLoadNode* l, std::string& out) {
 
 void CFamilyPrinter::block_thread(const BlockThreadNode*, std::string&) {
     throw InternalError("a GPU block-thread index reached a printer without threads");
+}
+
+void CFamilyPrinter::warp_reduce(const WarpReduceNode*, std::string&) {
+    throw InternalError("a warp reduction reached a printer without warps; warp_lockstep must run first");
 }
 
 std::string CFamilyPrinter::allocate(const AllocateNode* a, const std::string& pad) {

@@ -83,6 +83,7 @@ protected:
     void field_access(const ir::FieldAccessNode* a, std::string& out) override;
     void buffer_load(const ir::BufferLoadNode* l, std::string& out) override;
     void block_thread(const ir::BlockThreadNode* t, std::string& out) override;
+    void warp_reduce(const ir::WarpReduceNode* r, std::string& out) override;
     /// `T name[N];` for a local array; shared arrays are the CUDA printer's.
     virtual std::string allocate(const ir::AllocateNode* a, const std::string& pad);
     /// `array[index] = value;` (or `+=` for an accumulation).

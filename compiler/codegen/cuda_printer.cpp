@@ -46,6 +46,7 @@ public:
         std::string body = prologue + print_stmt(kernel_.body, 1); // params are named already
         std::string includes = staged_ ? "#include \"loom/stage.cuh\"\n" : "";
         if (lanes_) includes += "#include \"loom/lanes.cuh\"\n";
+        if (warps_) includes += "#include \"loom/warp.cuh\"\n";
         if (!includes.empty()) includes += "\n";
         return header("CUDA") + includes + signature("extern \"C\" __global__") + "{\n" + body + "}\n";
     }
@@ -145,6 +146,19 @@ protected:
                            print(st->index()), buffer_name(*load->buffer), print(load->index()));
     }
 
+    // loom::warp_reduce (templates/loom/warp.cuh), the combination spelled as the IR's operator
+    // on two values of the type, as every other printer spells it.
+    void warp_reduce(const WarpReduceNode* r, std::string& out) override {
+        warps_ = true;
+        const std::string t = type_name_of(r->type);
+        Expr a = VarNode::make(r->type, "mine", VarRole::LoopIndex), b = VarNode::make(r->type, "other", VarRole::LoopIndex);
+        const std::size_t scope = names_.mark();
+        const std::string combine = fmt::format("[]({0} {1}, {0} {2}) {{ return {3}; }}", t, print(a), print(b),
+                                                print(BinaryNode::make(r->op, a, b)));
+        names_.release(scope);
+        out += "loom::warp_reduce(" + print(r->value) + ", " + combine + ")";
+    }
+
     // loom::load_lanes / store_lanes (templates/loom/lanes.cuh): one vector access where the
     // address is aligned to the lanes, element by element where it is not.
     std::string lanes(const StmtNode* s, const std::string& pad) override {
@@ -220,6 +234,20 @@ protected:
             Expr stride = is_const_value(f->step, 1) ? count : mul(count, f->step);
             return c_loop(f, first, stride, "", indent);
         }
+        if (f->kind == ForKind::GpuWarp || f->kind == ForKind::WarpLane) {
+            // The block's threads along x as warps of 32 and their lanes: warp = x / 32 (the
+            // warps past the loop's skip it), lane = x % 32 (every lane runs).
+            const ScalarType t = f->var.type();
+            Expr x = ThreadIndexNode::make(t, 0, GpuIndex::Thread);
+            Expr k32 = ConstNode::make_int(t, 32);
+            const bool warp = f->kind == ForKind::GpuWarp;
+            Stmt decl = DeclareNode::make(f->var, BinaryNode::make(warp ? BinaryOp::Div : BinaryOp::Mod, x, k32));
+            const std::int64_t threads = warp ? f->stop.as<ConstNode>()->int_value * 32 : 32;
+            if (!warp || threads >= kernel_.launch.default_block[0])
+                return print_stmt(decl, indent) + print_stmt(f->body, indent);
+            Expr below = BinaryNode::make(BinaryOp::Lt, x, ConstNode::make_int(t, threads));
+            return print_stmt(IfThenNode::make(below, BlockNode::make({decl, f->body})), indent);
+        }
         if (f->kind == ForKind::GpuBlock || f->kind == ForKind::GpuThread) {
             // The launch has exactly as many blocks, and the block exactly as many threads, as
             // the loop has iterations (LaunchDescription::exact_block): a declaration, no guard.
@@ -279,6 +307,7 @@ protected:
     bool declared_shared_ = false;
     bool staged_ = false; ///< a staging copy was printed: include stage.cuh
     bool lanes_ = false;  ///< lanes were loaded or stored: include lanes.cuh
+    bool warps_ = false;  ///< a warp reduction was printed: include warp.cuh
     bool waiting_ = false; ///< a staging copy was printed since the last barrier: wait there
 };
 

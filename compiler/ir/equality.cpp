@@ -45,6 +45,7 @@ bool equal_payload(const Expr& a, const Expr& b) {
     case ExprKind::Binary: return a.as<BinaryNode>()->op == b.as<BinaryNode>()->op;
     case ExprKind::Call: return a.as<CallNode>()->fn == b.as<CallNode>()->fn;
     case ExprKind::Reduce: return a.as<ReduceNode>()->op == b.as<ReduceNode>()->op;
+    case ExprKind::WarpReduce: return a.as<WarpReduceNode>()->op == b.as<WarpReduceNode>()->op;
     case ExprKind::Select:
     case ExprKind::Cast: return true;
     }
@@ -76,6 +77,7 @@ std::size_t hash_payload(const Expr& e) {
     case ExprKind::Binary: return mix(h, std::size_t(e.as<BinaryNode>()->op));
     case ExprKind::Call: return mix(h, std::size_t(e.as<CallNode>()->fn));
     case ExprKind::Reduce: return mix(h, std::size_t(e.as<ReduceNode>()->op));
+    case ExprKind::WarpReduce: return mix(h, std::size_t(e.as<WarpReduceNode>()->op));
     default: return h;
     }
 }

@@ -131,6 +131,7 @@ public:
         case ExprKind::Counter:
         case ExprKind::ThreadIndex:
         case ExprKind::BlockThread:
+        case ExprKind::WarpReduce:
             throw InternalError(fmt::format(
                 "evaluate: '{}' has a value only inside a running kernel", to_string(e)));
         case ExprKind::FieldAccess:

@@ -124,13 +124,17 @@ std::string_view for_kind_name(ForKind k) {
         return "gpu block";
     case ForKind::GpuThread:
         return "gpu thread";
+    case ForKind::GpuWarp:
+        return "gpu warp";
+    case ForKind::WarpLane:
+        return "warp lane";
     }
     return "?";
 }
 
 bool is_gpu_bound(ForKind k) {
     return k == ForKind::GpuGrid || k == ForKind::Cooperative || k == ForKind::GpuBlock ||
-           k == ForKind::GpuThread;
+           k == ForKind::GpuThread || k == ForKind::GpuWarp || k == ForKind::WarpLane;
 }
 
 bool is_parallel(ForKind k) {
@@ -283,6 +287,14 @@ Expr ReduceNode::make(ReduceOp op, Expr var, Expr start, Expr stop, Expr body) {
     require(body.type() != ScalarType::Bool, "Reduce", "the body is bool");
     return Expr(std::make_shared<ReduceNode>(op, std::move(var), std::move(start), std::move(stop),
                                              std::move(body)));
+}
+
+Expr WarpReduceNode::make(BinaryOp op, Expr value) {
+    require_defined(value, "WarpReduce");
+    require(op == BinaryOp::Add || op == BinaryOp::Mul || op == BinaryOp::Max || op == BinaryOp::Min,
+            "WarpReduce", "not a sum, product, max or min");
+    require(is_numeric(value.type()), "WarpReduce", "the value is not a number");
+    return Expr(std::make_shared<WarpReduceNode>(op, std::move(value)));
 }
 
 Expr BlockThreadNode::make(ScalarType type, bool count) {
@@ -466,9 +478,15 @@ Stmt ForNode::make(Expr var, Expr start, Expr stop, Expr step, Stmt body, int ax
         require(e->type() == var.type(), "For", "bound type differs from the loop variable");
     }
     require(body.defined(), "For", "no body");
-    const bool bound = kind == ForKind::GpuGrid || kind == ForKind::GpuBlock || kind == ForKind::GpuThread;
+    const bool bound = kind == ForKind::GpuGrid || kind == ForKind::GpuBlock || kind == ForKind::GpuThread ||
+                       kind == ForKind::GpuWarp || kind == ForKind::WarpLane;
     require(bound ? dim >= 0 && dim < 3 : dim == -1, "For",
-            "a GpuGrid, GpuBlock or GpuThread loop needs a hardware dimension 0-2, and only they have one");
+            "a GpuGrid, GpuBlock, GpuThread, GpuWarp or WarpLane loop needs a hardware dimension 0-2, "
+            "and only they have one");
+    if (kind == ForKind::GpuWarp || kind == ForKind::WarpLane)
+        require(dim == 0 && is_const_value(start, 0) && is_const_value(step, 1) && stop.is<ConstNode>() &&
+                    (kind == ForKind::GpuWarp || is_const_value(stop, 32)),
+                "For", "warps and lanes are along x, over [0, n) in steps of 1, n constant (32 lanes)");
     return Stmt(std::make_shared<ForNode>(std::move(var), std::move(start), std::move(stop),
                                           std::move(step), std::move(body), axis, kind, dim));
 }

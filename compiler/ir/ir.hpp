@@ -49,16 +49,20 @@ enum class MathFn : std::uint8_t {
 /// The CPU runs GpuBlock, GpuThread and Cooperative loops as loops (the outermost GpuBlock loop
 /// in parallel), one block after the other and the threads of a block one after the other: the
 /// same result, because a barrier only ever stands between the thread loops of a block.
+/// GpuWarp and WarpLane split a block's threads along x into warps and the 32 lanes of each:
+/// `for warp in [0, W) # gpu warp` runs on the threads of warps 0..W-1 (threadIdx.x / 32), and a
+/// `for lane in [0, 32) # warp lane` inside it on each of the warp's 32 threads (threadIdx.x %
+/// 32), all of them, so that warp collectives (WarpReduce) may stand in its body.
 enum class ForKind : std::uint8_t {
     Serial, Parallel, Vectorized, ParallelVectorized, Unrolled, Rolled, GpuGrid, Cooperative,
-    GpuBlock, GpuThread
+    GpuBlock, GpuThread, GpuWarp, WarpLane
 };
 
 std::string_view op_name(UnaryOp op);   // "-", "!"
 std::string_view op_name(BinaryOp op);  // "+", "<=", "min", ...
 std::string_view fn_name(MathFn fn);    // "sqrt", ...
 std::string_view for_kind_name(ForKind k); // "serial", "parallel", "vectorized", ...
-bool is_gpu_bound(ForKind k);              // GpuGrid, Cooperative, GpuBlock or GpuThread
+bool is_gpu_bound(ForKind k);              // GpuGrid, Cooperative, GpuBlock, GpuThread, GpuWarp, WarpLane
 bool is_parallel(ForKind k);
 bool is_vectorized(ForKind k);
 int fn_arity(MathFn fn);
@@ -370,6 +374,19 @@ struct ReduceNode : ExprNode {
     const Expr start, stop;  ///< integers, of var's type
     const Expr body;
     static Expr make(ReduceOp op, Expr var, Expr start, Expr stop, Expr body);
+};
+
+/// `value` combined by `op` (Add, Mul, Max or Min) over the 32 lanes of a warp, every lane getting
+/// the result: in rounds with lane distances 16, 8, 4, 2, 1, each lane combines its value with
+/// the value of the lane at its index xor the distance (`v op other`), so every lane computes
+/// the same sums in the same order, on the GPU (register shuffles) and on the CPU
+/// (warp_lockstep). Stands only in the body of a WarpLane loop, outside any condition there.
+struct WarpReduceNode : ExprNode {
+    static constexpr ExprKind static_kind = ExprKind::WarpReduce;
+    WarpReduceNode(BinaryOp o, Expr v) : ExprNode(static_kind, v.type(), depth_above(v)), op(o), value(std::move(v)) {}
+    const BinaryOp op;
+    const Expr value;
+    static Expr make(BinaryOp op, Expr value);
 };
 
 /// Conversion with C semantics (float to int truncates toward zero).

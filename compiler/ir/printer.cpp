@@ -85,6 +85,7 @@ void ExprPrinter::emit(const Expr& e, int min_precedence, std::string& out) {
     case ExprKind::Call: call(e.as<CallNode>(), out); break;
     case ExprKind::Cast: cast(e.as<CastNode>(), out); break;
     case ExprKind::Reduce: reduce(e.as<ReduceNode>(), out); break;
+    case ExprKind::WarpReduce: warp_reduce(e.as<WarpReduceNode>(), out); break;
     }
     if (parenthesized) out += ')';
 }
@@ -137,6 +138,15 @@ void ExprPrinter::field_access(const FieldAccessNode* a, std::string& out) {
         emit_call("", a->component_indices, out);
     else if (!a->components.empty())
         out += fmt::format("({})", fmt::join(a->components, ", "));
+}
+
+void ExprPrinter::warp_reduce(const WarpReduceNode* r, std::string& out) {
+    // warp_reduce(+, sum_k)
+    out += "warp_reduce(";
+    out += op_name(r->op);
+    out += ", ";
+    emit(r->value, 0, out);
+    out += ')';
 }
 
 void ExprPrinter::reduce(const ReduceNode* r, std::string& out) {

@@ -53,6 +53,7 @@ protected:
     virtual void cast(const ir::CastNode* c, std::string& out);
     /// The debug notation; the code printers never see a Reduce (lower_reductions removes them).
     virtual void reduce(const ir::ReduceNode* r, std::string& out);
+    virtual void warp_reduce(const ir::WarpReduceNode* r, std::string& out);
     /// `name(a, b, ...)` with each argument printed in full.
     void emit_call(std::string_view name, std::initializer_list<const Expr*> args, std::string& out);
     void emit_call(std::string_view name, const std::vector<Expr>& args, std::string& out);

@@ -48,6 +48,7 @@ void IRVisitor::visit_Call(const CallNode* n) {
     for (auto& a : n->args) visit(a);
 }
 void IRVisitor::visit_Cast(const CastNode* n) { visit(n->value); }
+void IRVisitor::visit_WarpReduce(const WarpReduceNode* n) { visit(n->value); }
 void IRVisitor::visit_Reduce(const ReduceNode* n) {
     visit(n->var);
     visit(n->start);
@@ -168,6 +169,10 @@ Expr IRMutator::visit_Call(const CallNode* n, const Expr& self) {
     std::vector<Expr> args = mutate_each(n->args, changed);
     return changed ? CallNode::make(n->fn, std::move(args)) : self;
 }
+Expr IRMutator::visit_WarpReduce(const WarpReduceNode* n, const Expr& self) {
+    Expr v = mutate(n->value);
+    return v.same_as(n->value) ? self : WarpReduceNode::make(n->op, v);
+}
 Expr IRMutator::visit_Cast(const CastNode* n, const Expr& self) {
     Expr v = mutate(n->value);
     return v.same_as(n->value) ? self : CastNode::make(n->type, v);
@@ -275,6 +280,7 @@ std::vector<Expr> children(const Expr& e) {
     }
     case ExprKind::Call: return e.as<CallNode>()->args;
     case ExprKind::Cast: return {e.as<CastNode>()->value};
+    case ExprKind::WarpReduce: return {e.as<WarpReduceNode>()->value};
     default: return {};
     }
 }
@@ -306,6 +312,22 @@ std::vector<Expr> subexpressions(const Expr& root) {
     std::vector<Expr> out;
     collect(root, out);
     return out;
+}
+
+std::set<const ExprNode*> declared_variables(const Stmt& root) {
+    struct Declared : IRVisitor {
+        std::set<const ExprNode*> vars;
+        void visit_Declare(const DeclareNode* d) override {
+            vars.insert(d->var.get());
+            IRVisitor::visit_Declare(d);
+        }
+        void visit_For(const ForNode* f) override {
+            vars.insert(f->var.get());
+            IRVisitor::visit_For(f);
+        }
+    } d;
+    d.visit(root);
+    return std::move(d.vars);
 }
 
 std::vector<Expr> subexpressions(const Stmt& root) {

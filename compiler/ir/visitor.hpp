@@ -6,6 +6,9 @@
 
 #include "compiler/ir/ir.hpp"
 
+#include <set>
+#include <vector>
+
 namespace loom::ir {
 
 class IRVisitor {
@@ -45,6 +48,9 @@ protected:
 /// For analyses that need handles rather than nodes.
 std::vector<Expr> subexpressions(const Expr& root);
 std::vector<Expr> subexpressions(const Stmt& root);
+
+/// The variables `root` declares: its declarations' and its loops' (at any depth).
+std::set<const ExprNode*> declared_variables(const Stmt& root);
 
 /// The direct expression children of a node, in evaluation order.
 std::vector<Expr> children(const Expr& e);

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <functional>
 #include <map>
 
 namespace loom::ir {
@@ -16,12 +15,6 @@ namespace {
 constexpr int kWarp = 32;
 
 Expr i32(std::int64_t v) { return ConstNode::make_int(ScalarType::Int32, v); }
-
-/// A loop over the block's threads along x, from 0 to `n`.
-Stmt over_threads(int n, const std::function<Stmt(const Expr&)>& body) {
-    Expr t = VarNode::make(ScalarType::Int32, "thread", VarRole::Counter, nullptr, -1);
-    return ForNode::make(t, i32(0), i32(n), i32(1), body(t), -1, ForKind::GpuThread, 0);
-}
 
 /// `e` with variable `from` replaced by `to`.
 template <typename Node>
@@ -76,42 +69,68 @@ public:
     }
 
 private:
-    /// The partials live from here to the end of the cell's list (the accumulator reads them).
+    /// Thread t's share of the terms (t, t + threads, ...) into its own accumulator `mine`.
+    std::vector<Stmt> own_share(const DeclareNode* d, const ForNode* loop, const Expr& t, const Expr& mine) const {
+        const Expr& acc = d->var;
+        Expr k = loop->var;
+        Expr mine_first = loop->start.type() == t.type() ? t : CastNode::make(loop->start.type(), t);
+        Expr first = is_const_value(loop->start, 0) ? mine_first
+                                                    : BinaryNode::make(BinaryOp::Add, loop->start, mine_first);
+        Stmt terms = ForNode::make(k, first, loop->stop, ConstNode::make_int(k.type(), threads_),
+                                   replace_var(loop->body, acc, mine), loop->axis, loop->kind);
+        return {DeclareNode::make(mine, d->value), terms};
+    }
+
+    /// The block's threads as warps: each combines its threads' accumulators by shuffles
+    /// (WarpReduce) and its lane 0 writes the warp's result to partial[warp]; a barrier; then,
+    /// with several warps, the first warp combines those (lanes past the warps take the
+    /// identity) into partial[warps]; a barrier; every thread reads the result. The partials
+    /// live from here to the end of the cell's list (the accumulator reads them).
     void reduce(const DeclareNode* d, const ForNode* loop, BinaryOp op, StmtList& out) {
         const Expr& acc = d->var;
         const std::string& name = acc.as<VarNode>()->name;
-        auto partial = make_buffer(name + "_partial", acc.type(), Scope::Shared, {threads_});
+        const int warps = threads_ / kWarp;
+        auto partial = make_buffer(name + "_partial", acc.type(), Scope::Shared, {warps > 1 ? warps + 1 : 1});
         partial->static_shared = true;
         BufferPtr array = partial;
         out.add(CommentNode::make(fmt::format(
-            "{}: thread t of {} combines terms t, t + {}, ...; then a tree in shared memory",
-            name, threads_, threads_)));
+            "{}: thread t of {} combines terms t, t + {}, ...; each warp its threads' by shuffles{}",
+            name, threads_, threads_, warps > 1 ? fmt::format(", then the first warp the {} warps'", warps) : "")));
         out.allocate(array);
-        // Each thread's share of the terms, into its own accumulator.
-        out.add(over_threads(threads_, [&](const Expr& t) {
-            Expr mine = VarNode::make(acc.type(), name, VarRole::Accumulator);
-            Expr k = loop->var;
-            Expr mine_first = loop->start.type() == t.type() ? t : CastNode::make(loop->start.type(), t);
-            Expr first = is_const_value(loop->start, 0) ? mine_first
-                                                        : BinaryNode::make(BinaryOp::Add, loop->start, mine_first);
-            Stmt terms = ForNode::make(k, first, loop->stop, ConstNode::make_int(k.type(), threads_),
-                                       replace_var(loop->body, acc, mine), loop->axis, loop->kind);
-            return BlockNode::make({DeclareNode::make(mine, d->value), terms,
-                                    BufferStoreNode::make(array, t, mine)});
-        }));
+        Expr warp = VarNode::make(ScalarType::Int32, "warp", VarRole::Counter, nullptr, -1);
+        Expr lane = VarNode::make(ScalarType::Int32, "lane", VarRole::Counter, nullptr, -1);
+        auto in_warps = [&](const Expr& warp, int n, std::vector<Stmt> body) {
+            Stmt lanes = ForNode::make(lane, i32(0), i32(kWarp), i32(1), BlockNode::make(std::move(body)), -1,
+                                       ForKind::WarpLane, 0);
+            return ForNode::make(warp, i32(0), i32(n), i32(1), lanes, -1, ForKind::GpuWarp, 0);
+        };
+        auto first_lane = [&](const Expr& slot, const Expr& value) {
+            return IfThenNode::make(BinaryNode::make(BinaryOp::Eq, lane, i32(0)), BufferStoreNode::make(array, slot, value));
+        };
+        Expr t = VarNode::make(ScalarType::Int32, "thread", VarRole::Counter, nullptr, -1);
+        Expr mine = VarNode::make(acc.type(), name, VarRole::Accumulator);
+        Expr of_warp = VarNode::make(acc.type(), name + "_warp", VarRole::Temporary);
+        std::vector<Stmt> share{DeclareNode::make(t, BinaryNode::make(BinaryOp::Add, BinaryNode::make(BinaryOp::Mul, warp, i32(kWarp)), lane))};
+        for (Stmt& s : own_share(d, loop, t, mine)) share.push_back(std::move(s));
+        share.push_back(DeclareNode::make(of_warp, WarpReduceNode::make(op, mine)));
+        share.push_back(first_lane(warp, of_warp));
+        out.add(in_warps(warp, warps, std::move(share)));
         out.add(BarrierNode::make());
-        // The tree: the upper half onto the lower half, until one value is left. Once the
-        // writers (t < s) and the next step's readers all lie in the first warp, a warp
-        // barrier orders them; the last step's result is read by the whole block.
-        for (int s = threads_ / 2; s >= 1; s /= 2) {
-            out.add(over_threads(s, [&](const Expr& t) {
-                Expr sum = BinaryNode::make(op, BufferLoadNode::make(array, t),
-                                            BufferLoadNode::make(array, BinaryNode::make(BinaryOp::Add, t, i32(s))));
-                return BufferStoreNode::make(array, t, sum);
-            }));
-            out.add(BarrierNode::make(s > 1 && s <= kWarp));
+        Expr result = i32(0);
+        if (warps > 1) {
+            Expr part = VarNode::make(acc.type(), name + "_part", VarRole::Temporary);
+            Expr all = VarNode::make(acc.type(), name + "_all", VarRole::Temporary);
+            // Lanes past the warps read the last warp's slot and take the identity instead.
+            Expr read = BufferLoadNode::make(array, BinaryNode::make(BinaryOp::Min, lane, i32(warps - 1)));
+            Expr value = SelectNode::make(BinaryNode::make(BinaryOp::Lt, lane, i32(warps)), read, d->value);
+            // A warp variable of its own: this loop does not read it (the printer marks it so).
+            Expr first_warp = VarNode::make(ScalarType::Int32, "warp", VarRole::Counter, nullptr, -1);
+            out.add(in_warps(first_warp, 1, {DeclareNode::make(part, value), DeclareNode::make(all, WarpReduceNode::make(op, part)),
+                                 first_lane(i32(warps), all)}));
+            out.add(BarrierNode::make());
+            result = i32(warps);
         }
-        out.add(DeclareNode::make(acc, BufferLoadNode::make(array, i32(0))));
+        out.add(DeclareNode::make(acc, BufferLoadNode::make(array, result)));
     }
 
     int threads_;
@@ -136,8 +155,9 @@ private:
 } // namespace
 
 Stmt reduce_in_blocks(const Stmt& body, int threads) {
-    if (threads < 1 || (threads & (threads - 1)) != 0)
-        throw InternalError(fmt::format("reduce_in_blocks: {} threads, not a power of two", threads));
+    if (threads < kWarp || (threads & (threads - 1)) != 0)
+        throw InternalError(fmt::format("reduce_in_blocks: {} threads, not a power of two of at least a warp "
+                                        "(check_schedule)", threads));
     return InBlocks(threads).mutate(body);
 }
 

@@ -7,17 +7,18 @@ namespace loom::ir {
 
 /// In a body mapped one block per cell (map_to_gpu with ThreadMapping::block_per_cell), turns
 /// each reduction the cell computes at block level (an accumulator from lower_reductions: its
-/// declaration, then its loop) into a block reduction over `threads` threads (a power of two):
+/// declaration, then its loop) into a block reduction over `threads` threads (a power of two,
+/// at least 32), bound as warps and their lanes (ForKind::GpuWarp, WarpLane):
 ///   - each thread combines every `threads`-th term from its own index on into its own
-///     accumulator and writes it to a shared array of `threads` partial results;
-///   - a barrier, then log2(threads) halving steps: thread t < s combines partial[t] and
-///     partial[t + s], each step followed by a barrier (a warp barrier once s <= 32: the
-///     step's writers and the next one's readers are then threads of the first warp; the
-///     last step's is a block barrier again, as the whole block reads its result);
-///   - every thread reads the result, partial[0], into the accumulator.
-/// The order of the combinations is fixed (the tree), so the result is the same on every run
-/// and on the CPU, which runs each step's threads one after the other. Reductions nested in
-/// another loop stay serial loops of one thread.
+///     accumulator;
+///   - each warp combines its 32 accumulators by shuffles (WarpReduce), and its lane 0 writes
+///     the warp's result to a shared array; a barrier;
+///   - with several warps, the first warp combines their results by shuffles again (lanes past
+///     the warps take the identity) into the array's last element; a barrier;
+///   - every thread reads the result into the accumulator.
+/// Two barriers whatever the block's size. The order of the combinations is fixed (the
+/// shuffles' rounds), so the result is the same on every run and on the CPU (warp_lockstep
+/// runs the rounds on arrays). Reductions nested in another loop stay serial loops of one thread.
 Stmt reduce_in_blocks(const Stmt& body, int threads);
 
 } // namespace loom::ir

@@ -60,6 +60,7 @@ Operands operands_of(const Expr& e) {
         for (const Expr& a : e.as<CallNode>()->args) add(a);
         break;
     case ExprKind::Cast: add(e.as<CastNode>()->value); break;
+    case ExprKind::WarpReduce: add(e.as<WarpReduceNode>()->value); break;
     default: break;
     }
     return o;
@@ -80,6 +81,7 @@ Expr with_operands(const Expr& e, const Expr* ops) {
         return CallNode::make(n->fn, std::vector<Expr>(ops, ops + n->args.size()));
     }
     case ExprKind::Cast: return CastNode::make(e.type(), ops[0]);
+    case ExprKind::WarpReduce: return WarpReduceNode::make(e.as<WarpReduceNode>()->op, ops[0]);
     default: return e;
     }
 }

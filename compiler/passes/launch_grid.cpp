@@ -54,6 +54,9 @@ public:
             auto& most = threads[std::size_t(f->dim)];
             most = std::max(most, n->int_value);
         }
+        if (f->kind == ForKind::GpuWarp) // W warps of 32 threads along x (For::make checks)
+            threads[0] = std::max(threads[0], f->stop.as<ConstNode>()->int_value * 32);
+        if (f->kind == ForKind::WarpLane) threads[0] = std::max<std::int64_t>(threads[0], 32);
         enclosing_.push_back(f);
         IRVisitor::visit_For(f);
         enclosing_.pop_back();

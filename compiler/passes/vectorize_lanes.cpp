@@ -79,17 +79,9 @@ private:
         auto block = body.as<BlockNode>();
         std::vector<Stmt> stmts = block ? block->stmts : std::vector<Stmt>{body};
         // What changes from cell to cell: the counter, and every local the cell declares.
-        struct Declared : IRVisitor {
+        struct Fields : IRVisitor {
             std::set<const ExprNode*> vars;
             std::set<const FieldInfo*> written, read;
-            void visit_Declare(const DeclareNode* d) override {
-                vars.insert(d->var.get());
-                IRVisitor::visit_Declare(d);
-            }
-            void visit_For(const ForNode* f) override {
-                vars.insert(f->var.get());
-                IRVisitor::visit_For(f);
-            }
             void visit_BufferStore(const BufferStoreNode* s) override {
                 written.insert(s->buffer->field_of());
                 IRVisitor::visit_BufferStore(s);
@@ -100,6 +92,7 @@ private:
             }
         } cell;
         cell.visit(body);
+        cell.vars = declared_variables(body);
         cell.vars.insert(x_.get());
 
         // Stores at the top of the cell's statements, of fields the cell does not read.

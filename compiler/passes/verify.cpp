@@ -91,15 +91,19 @@ protected:
             throw InternalError(fmt::format("verify: the {} loop over '{}' is not over [0, n) in steps "
                                             "of 1{}", for_kind_name(n->kind), n->var.as<VarNode>()->name,
                                             n->kind == ForKind::GpuThread ? " with n constant" : ""));
-        const bool per_thread = n->kind == ForKind::GpuThread || n->kind == ForKind::GpuGrid;
+        const bool per_thread = n->kind == ForKind::GpuThread || n->kind == ForKind::GpuGrid ||
+                                n->kind == ForKind::GpuWarp || n->kind == ForKind::WarpLane;
         const bool shared = per_thread || n->kind == ForKind::Cooperative;
         divergent_ += per_thread;
+        const int lanes_at = lanes_at_;
+        if (n->kind == ForKind::WarpLane) lanes_at_ = divergent_;
         owned_ += shared;
         blocks_ += n->kind == ForKind::GpuBlock;
         scopes_.emplace_back();
         declare(n->var);
         visit(n->body);
         close_scope();
+        lanes_at_ = lanes_at;
         divergent_ -= per_thread;
         owned_ -= shared;
         blocks_ -= n->kind == ForKind::GpuBlock;
@@ -111,6 +115,15 @@ protected:
         visit(n->then_case);
         close_scope();
         --divergent_;
+    }
+    // A warp collective needs all 32 lanes: it stands in a lane loop, under no guard or thread
+    // loop of its own there.
+    void visit_WarpReduce(const WarpReduceNode* n) override {
+        if (lanes_at_ == 0 || divergent_ != lanes_at_)
+            throw InternalError(fmt::format("verify: the warp reduction `{}` is outside a warp's lane loop or "
+                                            "under a condition in it, where some lanes would not take part",
+                                            to_string(n->value)));
+        IRVisitor::visit_WarpReduce(n);
     }
     // Every thread of the block must reach a barrier: none inside a thread's own loop or guard.
     void visit_Barrier(const BarrierNode*) override {
@@ -149,6 +162,7 @@ private:
     }
     std::set<const void*> defined_;
     int divergent_ = 0; ///< thread loops and guards around the statement
+    int lanes_at_ = 0;  ///< divergent_ just inside the innermost lane loop; 0 outside any
     int owned_ = 0;     ///< thread, grid and cooperative loops around it: who runs it is decided
     int blocks_ = 0;    ///< GpuBlock loops around it
 };

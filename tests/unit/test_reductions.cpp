@@ -66,7 +66,10 @@ TEST(Reductions, MaxAndMinInBlocksOverA2DGridMatchTheLoops) {
     s.block = std::array<int, 3>{64, 1, 1};
     Kernel kernel = create_kernel(Assignment(out.center(), max(k, u(k)) - 2.0 * min(k, u(k)) + sum(k, u(k))),
                                   cpu("block_max_min"), s);
-    EXPECT_NE(kernel.source().find("max_k_partial[thread] = max_k;"), std::string::npos) << kernel.source();
+    // Two warps: each combines its lanes (on the CPU in lockstep, the shuffles' rounds), then
+    // the first warp the two warps' results.
+    EXPECT_NE(kernel.source().find("max_k_partial[warp] = max_k_warp;"), std::string::npos) << kernel.source();
+    EXPECT_NE(kernel.source().find("max_k_partial[2] = max_k_all;"), std::string::npos) << kernel.source();
     KernelFunction f = kernel.compile();
     const std::int64_t rows = 7, cols = 5;
     std::mt19937_64 rng(17);

@@ -15,7 +15,7 @@
 // clang-format off
 #define LOOM_FOR_EACH_EXPR_NODE(X) \
     X(Const) X(Var) X(Counter) X(FieldAccess) X(ThreadIndex) X(BlockThread) \
-    X(BufferLoad) X(Unary) X(Binary) X(Select) X(Call) X(Cast) X(Reduce)
+    X(BufferLoad) X(Unary) X(Binary) X(Select) X(Call) X(Cast) X(Reduce) X(WarpReduce)
 #define LOOM_FOR_EACH_STMT_NODE(X) \
     X(Assign) X(Declare) X(BufferStore) X(Allocate) X(Barrier) X(Block) X(For) \
     X(IfThen) X(Comment) X(Dense) X(Stage) X(VectorLoad) X(VectorStore) X(BasePointer)
