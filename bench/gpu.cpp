@@ -19,6 +19,8 @@
 #include "loom/loom.hpp"
 #include "runtime/compile_cache.hpp"
 #include "runtime/driver.hpp"
+
+#include <fmt/format.h>
 #include "runtime/nvrtc_compiler.hpp"
 
 #include <loom/device_array.hpp>
@@ -189,11 +191,21 @@ const std::vector<Tap> kTaps7 = {{1, 0, 0, 0.11},  {-1, 0, 0, 0.13}, {0, 1, 0, 0
 const std::vector<Tap> kTaps5 = {
     {0, 1, 0, 0.11}, {0, -1, 0, 0.13}, {0, 0, 1, 0.17}, {0, 0, -1, 0.19}, {0, 0, 0, 0.31}};
 
+// The 27 points of a 3x3x3 box, each with a weight of its own.
+std::vector<Tap> box27_taps() {
+    std::vector<Tap> taps;
+    for (int dz = -1; dz <= 1; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) taps.push_back({dz, dy, dx, 0.01 * double(taps.size() + 3)});
+    return taps;
+}
+
 // dst = sum of weight * src[offset]; `type` is "float32" or "float64", dims 2 (taps' dy, dx) or 3.
 Kernel make_stencil(const std::string& name, const std::string& type, int dims,
                     const std::vector<Tap>& taps, int cells_per_thread = 0,
                     std::optional<ScalarType> index_type = std::nullopt,
-                    std::optional<std::array<int, 3>> tiles = std::nullopt, int vector_width = 0) {
+                    std::optional<std::array<int, 3>> tiles = std::nullopt, int vector_width = 0,
+                    std::optional<bool> stream_cells = std::nullopt) {
     auto [src, dst] = fields<2>("src, dst: " + type + "[" + std::to_string(dims) + "D]");
     Expr sum;
     for (const Tap& t : taps) {
@@ -208,6 +220,7 @@ Kernel make_stencil(const std::string& name, const std::string& type, int dims,
     Schedule schedule;
     schedule.cells_per_thread = cells_per_thread;
     schedule.vector_width = vector_width;
+    schedule.stream_cells = stream_cells;
     if (tiles) { // Schedule::shared_tiles, in this block
         schedule.block = *tiles;
         schedule.shared_tiles = true;
@@ -527,11 +540,7 @@ void measure_lanes(EventTimer& timer, double copy_gbs) {
     dst3 = DeviceArray<double>::uninitialized({1});
 
     // 3D 27-point f32 512^3 (lanes 1, 2, 4), int32 index: distinct weights per offset.
-    std::vector<Tap> taps27;
-    for (int dz = -1; dz <= 1; ++dz)
-        for (int dy = -1; dy <= 1; ++dy)
-            for (int dx = -1; dx <= 1; ++dx)
-                taps27.push_back({dz, dy, dx, 0.01 * double(taps27.size() + 3)});
+    const std::vector<Tap> taps27 = box27_taps();
     std::vector<float> h27 = random_values<float>(n3 * n3 * n3, 5, Uniform(0.5, 1.5));
     auto src27 = DeviceArray<float>::from_host(h27, {n3, n3, n3});
     auto dst27 = DeviceArray<float>::uninitialized({n3, n3, n3});
@@ -543,6 +552,58 @@ void measure_lanes(EventTimer& timer, double copy_gbs) {
                               "27-point f32 512^3, int32, lanes " + std::to_string(w), k,
                               args("src", src27, "dst", dst27), dst27, {1, 1, 1},
                               4 * stencil_tolerance<float>(), ref27, Ratio{});
+    }
+}
+
+// Register streaming (Schedule::stream_cells): a thread's cells along the slowest axis as one
+// group, each element two of them read loaded once. Against the same kernels cell by cell.
+void measure_streaming(EventTimer& timer, double copy_gbs) {
+    const std::int64_t n3 = 512;
+    const std::vector<Tap> taps27 = box27_taps();
+    std::vector<float> h27 = random_values<float>(n3 * n3 * n3, 5, Uniform(0.5, 1.5));
+    auto src27 = DeviceArray<float>::from_host(h27, {n3, n3, n3});
+    auto dst27 = DeviceArray<float>::uninitialized({n3, n3, n3});
+    auto ref27 = stencil_reference(h27, Dim3{n3, n3, n3}, taps27);
+    for (int cells : {2, 4, 8})
+        for (bool stream : {false, true}) {
+            KernelFunction k = make_stencil("stencil27", "float32", 3, taps27, cells, ScalarType::Int32,
+                                            std::nullopt, 0, stream).compile();
+            const std::string what = fmt::format("{} cells, {}", cells, stream ? "streamed" : "cell by cell");
+            measure_kernel<float>(timer, copy_gbs, fmt::format("stencil27_f32_i32_c{}_{}", cells, stream ? "stream" : "cells"),
+                                  "27-point f32 512^3, int32, " + what, k, args("src", src27, "dst", dst27), dst27,
+                                  {1, 1, 1}, 4 * stencil_tolerance<float>(), ref27,
+                                  cells == 4 && stream ? Ratio{0.75, ">= 0.75 (issue 13)"} : Ratio{});
+        }
+    h27 = {};
+    src27 = DeviceArray<float>::uninitialized({1});
+    dst27 = DeviceArray<float>::uninitialized({1});
+    std::vector<double> h3 = random_values<double>(n3 * n3 * n3, 2, Uniform(0.5, 1.5));
+    auto src3 = DeviceArray<double>::from_host(h3, {n3, n3, n3});
+    auto dst3 = DeviceArray<double>::uninitialized({n3, n3, n3});
+    auto ref7 = stencil_reference(h3, Dim3{n3, n3, n3}, kTaps7);
+    for (bool stream : {false, true}) {
+        KernelFunction k = make_stencil("stencil7", "float64", 3, kTaps7, 0, ScalarType::Int32, std::nullopt, 0,
+                                        stream).compile();
+        measure_kernel<double>(timer, copy_gbs, std::string("stencil7_f64_i32_") + (stream ? "stream" : "cells"),
+                               std::string("7-point f64 512^3, int32, ") + (stream ? "streamed" : "cell by cell"), k,
+                               args("src", src3, "dst", dst3), dst3, {1, 1, 1}, stencil_tolerance<double>(), ref7,
+                               Ratio{});
+    }
+    h3 = {};
+    src3 = DeviceArray<double>::uninitialized({1});
+    dst3 = DeviceArray<double>::uninitialized({1});
+    const std::int64_t n2 = 8192;
+    std::vector<float> h2 = random_values<float>(n2 * n2, 3, Uniform(0.5, 1.5));
+    auto src2 = DeviceArray<float>::from_host(h2, {n2, n2});
+    auto dst2 = DeviceArray<float>::uninitialized({n2, n2});
+    auto ref5 = stencil_reference(h2, Dim3{1, n2, n2}, kTaps5);
+    for (bool stream : {false, true}) {
+        KernelFunction k = make_stencil("stencil5", "float32", 2, kTaps5, 0, ScalarType::Int32, std::nullopt, 0,
+                                        stream).compile();
+        measure_kernel<float>(timer, copy_gbs, std::string("stencil5_f32_i32_") + (stream ? "stream" : "cells"),
+                              std::string("5-point f32 8192^2, int32, ") + (stream ? "streamed" : "cell by cell"), k,
+                              args("src", src2, "dst", dst2), dst2, {0, 1, 1}, stencil_tolerance<float>(), ref5,
+                              Ratio{});
     }
 }
 
@@ -1061,6 +1122,8 @@ int main(int argc, char** argv) {
         measure_kernels(timer, copy_gbs);
         std::printf("lanes (Schedule::vector_width)\n");
         measure_lanes(timer, copy_gbs);
+        std::printf("register streaming (Schedule::stream_cells)\n");
+        measure_streaming(timer, copy_gbs);
         std::printf("reductions\n");
         measure_layer_norm(timer, copy_gbs);
         measure_stages(timer, copy_gbs);

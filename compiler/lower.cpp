@@ -24,6 +24,7 @@
 #include "compiler/passes/shared_staging.hpp"
 #include "compiler/passes/shared_tiles.hpp"
 #include "compiler/passes/simplify.hpp"
+#include "compiler/passes/stream_cells.hpp"
 #include "compiler/passes/vectorize_lanes.hpp"
 #include "compiler/passes/verify.hpp"
 #include "compiler/passes/warp_lockstep.hpp"
@@ -176,6 +177,20 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             // runs scalar, and its schedule says so.
             if (lanes.same_as(fused.body)) k.schedule.vector_width = 1;
             fused.body = lanes;
+        }
+
+        // 7b*. Cells in registers: a thread's cells as one group, what several of them read
+        // loaded once (register streaming along the cells' axis).
+        if (cuda && *k.schedule.stream_cells) {
+            log.start();
+            Stmt streamed = stream_cells(fused.body);
+            log.record("stream_cells", fused.body, streamed);
+            // No cells share a read (a pointwise kernel): nothing streams, and the schedule
+            // says so.
+            if (streamed.same_as(fused.body)) k.schedule.stream_cells = false;
+            fused.body = streamed;
+        } else {
+            k.schedule.stream_cells = false;
         }
 
         // 7c. Shared tiles: what each block reads of a field at neighbouring cells, copied once.

@@ -23,6 +23,8 @@ std::string describe_fields(const Schedule& s, const Schedule* requested) {
         s.cells_per_thread != r.cells_per_thread);
     add("cells_axis", s.cells_axis ? std::to_string(*s.cells_axis) : "choose",
         s.cells_axis != r.cells_axis);
+    add("stream_cells", s.stream_cells ? (*s.stream_cells ? "true" : "false") : "choose",
+        s.stream_cells != r.stream_cells);
     add("shared_memory_budget",
         s.shared_memory_budget ? std::to_string(*s.shared_memory_budget) : "choose",
         s.shared_memory_budget != r.shared_memory_budget);

@@ -314,6 +314,22 @@ std::vector<Expr> subexpressions(const Expr& root) {
     return out;
 }
 
+std::set<const FieldInfo*> written_fields(const Stmt& root) {
+    struct Written : IRVisitor {
+        std::set<const FieldInfo*> fields;
+        void visit_BufferStore(const BufferStoreNode* s) override {
+            if (const FieldInfo* f = s->buffer->field_of()) fields.insert(f);
+            IRVisitor::visit_BufferStore(s);
+        }
+        void visit_VectorStore(const VectorStoreNode* s) override {
+            if (auto l = s->first.as<BufferLoadNode>(); l && l->buffer->field_of()) fields.insert(l->buffer->field_of());
+            IRVisitor::visit_VectorStore(s);
+        }
+    } written;
+    written.visit(root);
+    return std::move(written.fields);
+}
+
 std::set<const ExprNode*> declared_variables(const Stmt& root) {
     struct Declared : IRVisitor {
         std::set<const ExprNode*> vars;

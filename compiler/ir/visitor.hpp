@@ -49,6 +49,9 @@ protected:
 std::vector<Expr> subexpressions(const Expr& root);
 std::vector<Expr> subexpressions(const Stmt& root);
 
+/// The fields `root` stores to: through their buffers, views of them and vector stores.
+std::set<const FieldInfo*> written_fields(const Stmt& root);
+
 /// The variables `root` declares: its declarations' and its loops' (at any depth).
 std::set<const ExprNode*> declared_variables(const Stmt& root);
 

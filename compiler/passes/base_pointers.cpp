@@ -189,20 +189,6 @@ private:
 
 } // namespace
 
-Stmt point_at_cells(const Stmt& body) {
-    struct Written : IRVisitor {
-        std::set<const FieldInfo*> fields;
-        void visit_BufferStore(const BufferStoreNode* s) override {
-            if (const FieldInfo* f = s->buffer->field_of()) fields.insert(f);
-            IRVisitor::visit_BufferStore(s);
-        }
-        void visit_VectorStore(const VectorStoreNode* s) override {
-            fields.insert(as_field_load(s->first)->buffer->field_of());
-            IRVisitor::visit_VectorStore(s);
-        }
-    } written;
-    written.visit(body);
-    return PointAtCells(std::move(written.fields)).mutate(body);
-}
+Stmt point_at_cells(const Stmt& body) { return PointAtCells(written_fields(body)).mutate(body); }
 
 } // namespace loom::ir

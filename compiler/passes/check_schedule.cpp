@@ -47,6 +47,10 @@ void check_schedule(const Schedule& s, const std::string& kernel) {
         fail(kernel, fmt::format("vector_width = {}; use 1 (scalar loads and stores), 2 or 4 "
                                  "(lanes: consecutive cells loaded and stored as one vector), or 0 "
                                  "to let loom choose", s.vector_width));
+    if (s.stream_cells.value_or(false) && s.cells_per_thread == 1)
+        fail(kernel, "stream_cells = true with cells_per_thread = 1: streaming shares reads between "
+                     "a thread's cells, and each thread has one; set cells_per_thread to 2 or more "
+                     "(4 in 2D and up by default), or leave stream_cells unset");
     if (s.vector_width > 1) {
         const char* form = s.shared_tiles ? "shared_tiles = true" : s.reduce_in_block ? "reduce_in_block = true"
                          : s.manual_launch_grid ? "manual_launch_grid = true" : nullptr;

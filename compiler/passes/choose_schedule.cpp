@@ -19,6 +19,7 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     else if (s.cells_per_thread == 0)
         s.cells_per_thread = facts.has_layers ? 1 : 4;
     if (!s.cells_axis && mapped > 0) s.cells_axis = facts.axis_of_dim[std::size_t(mapped - 1)];
+    if (!s.stream_cells) s.stream_cells = s.cells_per_thread > 1;
     if (!s.shared_memory_budget) s.shared_memory_budget = kDefaultSharedMemoryBudget;
     if (s.vector_width == 0) {
         const bool cells_along_lanes = s.cells_per_thread > 1 && s.cells_axis == facts.lane_axis;

@@ -30,6 +30,14 @@ struct Schedule {
     /// still reads consecutive elements at each cell. It must be a mapped axis: not, in 4D, the
     /// slowest axis, which stays a loop inside each thread.
     std::optional<int> cells_axis;
+    /// Register streaming along cells_axis: a thread's cells are computed as one group, and an
+    /// element of a field the kernel does not write that two or more of them read at
+    /// neighbouring cells (a 27-point stencil's planes, a 5-point stencil's row neighbours) is
+    /// loaded once into a register for all of them; the last, partial group of each thread runs
+    /// cell by cell. Needs cells_per_thread > 1 (the cells are the group); a kernel whose cells
+    /// share no read (a pointwise one) is left as it is, and Kernel::schedule() then says false.
+    /// Unset: true. CUDA only: the CPU target ignores it.
+    std::optional<bool> stream_cells;
     /// Buffers (fields read only at absolute positions, such as a layer's runtime weights) with
     /// a fixed shape are copied into shared memory once per block, in order, while they fit in
     /// this many bytes; the rest are read from global memory. 0 turns staging off. Unset: 100 KiB.
@@ -64,8 +72,8 @@ struct Schedule {
     bool shared_tiles = false;
     /// One block per cell, its threads sharing the cell's work: each reduction (sum, max, min,
     /// mean over an index axis: a LayerNorm row) is summed by every thread over every
-    /// (block size)-th term, then combined across the block in shared memory (a tree, in the
-    /// same order on every run and on the CPU); an assignment that writes every element of an
+    /// (block size)-th term, then combined by warp shuffles, within each warp and then across
+    /// the warps (in the same order on every run and on the CPU); an assignment that writes every element of an
     /// index axis shares its elements among the threads. For kernels with long reductions per
     /// cell. `block` is then (n, 1, 1), n a power of two from 32 to 1024 (unset: 256), and the
     /// kernel is compiled for exactly that block. Needs at most three axes, bounds that use no

@@ -118,6 +118,7 @@ TEST(ChooseSchedule, GivenFieldsAreKept) {
     const Schedule given{.block = Block{32, 8, 1},
                          .cells_per_thread = 2,
                          .cells_axis = 1,
+                         .stream_cells = false,
                          .shared_memory_budget = 0,
                          .max_registers = 64,
                          .manual_launch_grid = false,
@@ -130,14 +131,15 @@ TEST(ChooseSchedule, GivenFieldsAreKept) {
 TEST(ChooseSchedule, DescribeNamesEveryFieldAndMarksWhatWasChosen) {
     const Schedule requested{.cells_per_thread = 2, .max_registers = 32};
     EXPECT_EQ(requested.describe(),
-              "block = choose, cells_per_thread = 2, cells_axis = choose, shared_memory_budget = "
-              "choose, max_registers = 32, manual_launch_grid = false, vector_width = choose, "
-              "shared_tiles = false, reduce_in_block = false");
+              "block = choose, cells_per_thread = 2, cells_axis = choose, stream_cells = choose, "
+              "shared_memory_budget = choose, max_registers = 32, manual_launch_grid = false, "
+              "vector_width = choose, shared_tiles = false, reduce_in_block = false");
     Schedule s = choose_schedule(requested, facts({1, 0, -1}));
     EXPECT_EQ(s.describe(requested),
               "block = (64, 4, 1) (chosen), cells_per_thread = 2, cells_axis = 0 (chosen), "
-              "shared_memory_budget = 102400 (chosen), max_registers = 32, manual_launch_grid = "
-              "false, vector_width = 1 (chosen), shared_tiles = false, reduce_in_block = false");
+              "stream_cells = true (chosen), shared_memory_budget = 102400 (chosen), max_registers = "
+              "32, manual_launch_grid = false, vector_width = 1 (chosen), shared_tiles = false, "
+              "reduce_in_block = false");
     EXPECT_NE(Schedule{}.describe().find("max_registers = 0 (the compiler's choice)"),
               std::string::npos);
 }

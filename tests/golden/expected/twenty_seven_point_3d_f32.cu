@@ -13,43 +13,166 @@ extern "C" __global__ void twenty_seven_point(
 {
     const int y = (int) (blockIdx.y * blockDim.y + threadIdx.y) + 1;
     const int z = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
-    if (y < size_1 - 1 && z < size_2 - 1) {
-        #pragma unroll
-        for (int cell = 0; cell < 4; ++cell) {
-            const int x = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell + 1;
-            if (x < size_0 - 1) {
-                const float* __restrict__ src_c = src + src_stride_0 * x + src_stride_1 * y + z;
-                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
-                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
-                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
-                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
-                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
-                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
-                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
-                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
-                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
-                //     3.75f * src[1, 1, 1]
-                dst[dst_stride_0 * x + dst_stride_1 * y + z] =
-                        0.5f * src_c[-src_stride_0 - src_stride_1 - 1] +
-                        0.625f * src_c[-src_stride_0 - src_stride_1] +
-                        0.75f * src_c[-src_stride_0 - src_stride_1 + 1] +
-                        0.875f * src_c[-src_stride_0 - 1] + src_c[-src_stride_0] +
-                        1.125f * src_c[-src_stride_0 + 1] + 1.25f *
-                        src_c[-src_stride_0 + src_stride_1 - 1] +
-                        1.375f * src_c[-src_stride_0 + src_stride_1] +
-                        1.5f * src_c[-src_stride_0 + src_stride_1 + 1] +
-                        1.625f * src_c[-src_stride_1 - 1] + 1.75f * src_c[-src_stride_1] +
-                        1.875f * src_c[-src_stride_1 + 1] + 2.0f * src_c[-1] + 2.125f * src_c[0] +
-                        2.25f * src_c[1] + 2.375f * src_c[src_stride_1 - 1] +
-                        2.5f * src_c[src_stride_1] + 2.625f * src_c[src_stride_1 + 1] +
-                        2.75f * src_c[src_stride_0 - src_stride_1 - 1] +
-                        2.875f * src_c[src_stride_0 - src_stride_1] +
-                        3.0f * src_c[src_stride_0 - src_stride_1 + 1] +
-                        3.125f * src_c[src_stride_0 - 1] + 3.25f * src_c[src_stride_0] +
-                        3.375f * src_c[src_stride_0 + 1] + 3.5f *
-                        src_c[src_stride_0 + src_stride_1 - 1] +
-                        3.625f * src_c[src_stride_0 + src_stride_1] +
-                        3.75f * src_c[src_stride_0 + src_stride_1 + 1];
+    const int x_cells = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + 1;
+    if (y < size_1 - 1 && z < size_2 - 1 && x_cells < size_0 - 1) {
+        if (x_cells + 4 <= size_0 - 1) {
+            const float* __restrict__ src_c = src + src_stride_0 * x_cells + src_stride_1 * y + z;
+            const float src_r = src_c[-src_stride_1 - 1];
+            const float src_r_1 = src_c[-src_stride_1];
+            const float src_r_2 = src_c[-src_stride_1 + 1];
+            const float src_r_3 = src_c[-1];
+            const float src_r_4 = src_c[0];
+            const float src_r_5 = src_c[1];
+            const float src_r_6 = src_c[src_stride_1 - 1];
+            const float src_r_7 = src_c[src_stride_1];
+            const float src_r_8 = src_c[src_stride_1 + 1];
+            const float src_r_9 = src_c[src_stride_0 - src_stride_1 - 1];
+            const float src_r_10 = src_c[src_stride_0 - src_stride_1];
+            const float src_r_11 = src_c[src_stride_0 - src_stride_1 + 1];
+            const float src_r_12 = src_c[src_stride_0 - 1];
+            const float src_r_13 = src_c[src_stride_0];
+            const float src_r_14 = src_c[src_stride_0 + 1];
+            const float src_r_15 = src_c[src_stride_0 + src_stride_1 - 1];
+            const float src_r_16 = src_c[src_stride_0 + src_stride_1];
+            const float src_r_17 = src_c[src_stride_0 + src_stride_1 + 1];
+            const float src_r_18 = src_c[src_stride_0 * 2 - src_stride_1 - 1];
+            const float src_r_19 = src_c[src_stride_0 * 2 - src_stride_1];
+            const float src_r_20 = src_c[src_stride_0 * 2 - src_stride_1 + 1];
+            const float src_r_21 = src_c[src_stride_0 * 2 - 1];
+            const float src_r_22 = src_c[src_stride_0 * 2];
+            const float src_r_23 = src_c[src_stride_0 * 2 + 1];
+            const float src_r_24 = src_c[src_stride_0 * 2 + src_stride_1 - 1];
+            const float src_r_25 = src_c[src_stride_0 * 2 + src_stride_1];
+            const float src_r_26 = src_c[src_stride_0 * 2 + src_stride_1 + 1];
+            const float src_r_27 = src_c[src_stride_0 * 3 - src_stride_1 - 1];
+            const float src_r_28 = src_c[src_stride_0 * 3 - src_stride_1];
+            const float src_r_29 = src_c[src_stride_0 * 3 - src_stride_1 + 1];
+            const float src_r_30 = src_c[src_stride_0 * 3 - 1];
+            const float src_r_31 = src_c[src_stride_0 * 3];
+            const float src_r_32 = src_c[src_stride_0 * 3 + 1];
+            const float src_r_33 = src_c[src_stride_0 * 3 + src_stride_1 - 1];
+            const float src_r_34 = src_c[src_stride_0 * 3 + src_stride_1];
+            const float src_r_35 = src_c[src_stride_0 * 3 + src_stride_1 + 1];
+            float* const dst_c = dst + dst_stride_0 * x_cells + dst_stride_1 * y + z;
+            // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+            //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+            //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+            //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
+            //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+            //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
+            //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+            //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
+            //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
+            //     3.75f * src[1, 1, 1]
+            dst_c[0] = 0.5f * src_c[-src_stride_0 - src_stride_1 - 1] +
+                    0.625f * src_c[-src_stride_0 - src_stride_1] +
+                    0.75f * src_c[-src_stride_0 - src_stride_1 + 1] +
+                    0.875f * src_c[-src_stride_0 - 1] + src_c[-src_stride_0] +
+                    1.125f * src_c[-src_stride_0 + 1] + 1.25f *
+                    src_c[-src_stride_0 + src_stride_1 - 1] +
+                    1.375f * src_c[-src_stride_0 + src_stride_1] +
+                    1.5f * src_c[-src_stride_0 + src_stride_1 + 1] + 1.625f * src_r +
+                    1.75f * src_r_1 + 1.875f * src_r_2 + 2.0f * src_r_3 + 2.125f * src_r_4 +
+                    2.25f * src_r_5 + 2.375f * src_r_6 + 2.5f * src_r_7 + 2.625f * src_r_8 +
+                    2.75f * src_r_9 + 2.875f * src_r_10 + 3.0f * src_r_11 + 3.125f * src_r_12 +
+                    3.25f * src_r_13 + 3.375f * src_r_14 + 3.5f * src_r_15 + 3.625f * src_r_16 +
+                    3.75f * src_r_17;
+            // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+            //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+            //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+            //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
+            //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+            //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
+            //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+            //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
+            //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
+            //     3.75f * src[1, 1, 1]
+            dst_c[dst_stride_0] = 0.5f * src_r + 0.625f * src_r_1 + 0.75f * src_r_2 +
+                    0.875f * src_r_3 + src_r_4 + 1.125f * src_r_5 + 1.25f * src_r_6 +
+                    1.375f * src_r_7 + 1.5f * src_r_8 + 1.625f * src_r_9 + 1.75f * src_r_10 +
+                    1.875f * src_r_11 + 2.0f * src_r_12 + 2.125f * src_r_13 + 2.25f * src_r_14 +
+                    2.375f * src_r_15 + 2.5f * src_r_16 + 2.625f * src_r_17 + 2.75f * src_r_18 +
+                    2.875f * src_r_19 + 3.0f * src_r_20 + 3.125f * src_r_21 + 3.25f * src_r_22 +
+                    3.375f * src_r_23 + 3.5f * src_r_24 + 3.625f * src_r_25 + 3.75f * src_r_26;
+            // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+            //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+            //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+            //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
+            //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+            //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
+            //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+            //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
+            //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
+            //     3.75f * src[1, 1, 1]
+            dst_c[dst_stride_0 * 2] = 0.5f * src_r_9 + 0.625f * src_r_10 + 0.75f * src_r_11 +
+                    0.875f * src_r_12 + src_r_13 + 1.125f * src_r_14 + 1.25f * src_r_15 +
+                    1.375f * src_r_16 + 1.5f * src_r_17 + 1.625f * src_r_18 + 1.75f * src_r_19 +
+                    1.875f * src_r_20 + 2.0f * src_r_21 + 2.125f * src_r_22 + 2.25f * src_r_23 +
+                    2.375f * src_r_24 + 2.5f * src_r_25 + 2.625f * src_r_26 + 2.75f * src_r_27 +
+                    2.875f * src_r_28 + 3.0f * src_r_29 + 3.125f * src_r_30 + 3.25f * src_r_31 +
+                    3.375f * src_r_32 + 3.5f * src_r_33 + 3.625f * src_r_34 + 3.75f * src_r_35;
+            // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+            //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+            //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+            //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
+            //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+            //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
+            //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+            //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
+            //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
+            //     3.75f * src[1, 1, 1]
+            dst_c[dst_stride_0 * 3] = 0.5f * src_r_18 + 0.625f * src_r_19 + 0.75f * src_r_20 +
+                    0.875f * src_r_21 + src_r_22 + 1.125f * src_r_23 + 1.25f * src_r_24 +
+                    1.375f * src_r_25 + 1.5f * src_r_26 + 1.625f * src_r_27 + 1.75f * src_r_28 +
+                    1.875f * src_r_29 + 2.0f * src_r_30 + 2.125f * src_r_31 + 2.25f * src_r_32 +
+                    2.375f * src_r_33 + 2.5f * src_r_34 + 2.625f * src_r_35 +
+                    2.75f * src_c[src_stride_0 * 4 - src_stride_1 - 1] +
+                    2.875f * src_c[src_stride_0 * 4 - src_stride_1] +
+                    3.0f * src_c[src_stride_0 * 4 - src_stride_1 + 1] +
+                    3.125f * src_c[src_stride_0 * 4 - 1] + 3.25f * src_c[src_stride_0 * 4] +
+                    3.375f * src_c[src_stride_0 * 4 + 1] + 3.5f *
+                    src_c[src_stride_0 * 4 + src_stride_1 - 1] +
+                    3.625f * src_c[src_stride_0 * 4 + src_stride_1] +
+                    3.75f * src_c[src_stride_0 * 4 + src_stride_1 + 1];
+        } else {
+            #pragma unroll
+            for (int cell = 0; cell < 4; ++cell) {
+                const int x = x_cells + cell;
+                if (x < size_0 - 1) {
+                    const float* __restrict__ src_c = src + src_stride_0 * x + src_stride_1 * y + z;
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst[dst_stride_0 * x + dst_stride_1 * y + z] =
+                            0.5f * src_c[-src_stride_0 - src_stride_1 - 1] +
+                            0.625f * src_c[-src_stride_0 - src_stride_1] +
+                            0.75f * src_c[-src_stride_0 - src_stride_1 + 1] +
+                            0.875f * src_c[-src_stride_0 - 1] + src_c[-src_stride_0] +
+                            1.125f * src_c[-src_stride_0 + 1] + 1.25f *
+                            src_c[-src_stride_0 + src_stride_1 - 1] +
+                            1.375f * src_c[-src_stride_0 + src_stride_1] +
+                            1.5f * src_c[-src_stride_0 + src_stride_1 + 1] +
+                            1.625f * src_c[-src_stride_1 - 1] + 1.75f * src_c[-src_stride_1] +
+                            1.875f * src_c[-src_stride_1 + 1] + 2.0f * src_c[-1] +
+                            2.125f * src_c[0] + 2.25f * src_c[1] +
+                            2.375f * src_c[src_stride_1 - 1] + 2.5f * src_c[src_stride_1] +
+                            2.625f * src_c[src_stride_1 + 1] + 2.75f *
+                            src_c[src_stride_0 - src_stride_1 - 1] +
+                            2.875f * src_c[src_stride_0 - src_stride_1] +
+                            3.0f * src_c[src_stride_0 - src_stride_1 + 1] +
+                            3.125f * src_c[src_stride_0 - 1] + 3.25f * src_c[src_stride_0] +
+                            3.375f * src_c[src_stride_0 + 1] + 3.5f *
+                            src_c[src_stride_0 + src_stride_1 - 1] +
+                            3.625f * src_c[src_stride_0 + src_stride_1] +
+                            3.75f * src_c[src_stride_0 + src_stride_1 + 1];
+                }
             }
         }
     }
