@@ -183,7 +183,9 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         // loaded once (register streaming along the cells' axis).
         if (cuda && *k.schedule.stream_cells) {
             log.start();
-            Stmt streamed = stream_cells(fused.body);
+            // Asked for: wherever cells share a read; chosen: where that saves enough of them.
+            const double min_saving = schedule.stream_cells.value_or(false) ? 0.0 : kMinStreamSaving;
+            Stmt streamed = stream_cells(fused.body, min_saving);
             log.record("stream_cells", fused.body, streamed);
             // No cells share a read (a pointwise kernel): nothing streams, and the schedule
             // says so.

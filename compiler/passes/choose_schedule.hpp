@@ -27,6 +27,9 @@
 //   neighbours along the lanes stay scalar, and lanes help some and hurt others (H100: 5-point
 //   float32 0.87 -> 0.95 of copy, 7-point float64 0.87 -> 0.83 to 0.89, 27-point float32 0.55
 //   -> 0.34); issue 13 tunes them.
+// - stream_cells: true where cells_per_thread > 1; the pass stream_cells then groups a thread's
+//   cells only where that saves at least kMinStreamSaving of their reads, and the resolved
+//   schedule says false where it grouped none. Asked for explicitly, wherever cells share a read.
 // - shared_tiles: on for a kernel of several stages where a later stage reads an earlier one's
 //   field at neighbouring cells (fuse_stages computes the earlier stages per tile); else as
 //   requested.
@@ -63,6 +66,12 @@ struct ScheduleFacts {
     int widest_element = 4;    ///< bytes of the widest element type among the kernel's fields
     std::size_t cell_nodes = 0; ///< expression nodes in the cell's statements (its length)
 };
+
+/// Schedule::stream_cells left unset streams a thread's cells where that saves at least this share
+/// of their reads (a 3D 27-point stencil, 4 cells: 1/2, 0.53 -> 0.60 of copy on an H100); less
+/// gained nothing or lost (a 7-point f64 stencil, 0.21: 0.869 -> 0.843; a 5-point f32, 0.30:
+/// 0.871 -> 0.866), and the group's code costs NVRTC time.
+inline constexpr double kMinStreamSaving = 0.5;
 
 /// The longest cell (in expression nodes) that gets lanes by default: lanes repeat the cell W
 /// times in each thread, which pays for short, memory-bound cells only (a constant-weight MLP

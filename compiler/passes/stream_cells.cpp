@@ -124,7 +124,9 @@ public:
                 if (fresh) order.push_back(e);
                 it->second.insert(c);
             }
+        elements = order.size();
         for (const Expr& e : order) {
+            reads += readers.at(e).size();
             if (readers.at(e).size() < 2) continue;
             const BufferInfo& b = *e.as<BufferLoadNode>()->buffer;
             Expr reg = VarNode::make(b.type, b.name + "_r", VarRole::CseTemp);
@@ -133,7 +135,10 @@ public:
         }
     }
     std::vector<Stmt> loads; ///< the shared loads' declarations, in the order of first reads
-    bool any() const { return !loads.empty(); }
+    std::size_t elements = 0; ///< distinct elements the cells read at counter + constant
+    std::size_t reads = 0;    ///< their reads, cell by cell (an element once per cell)
+    /// The share of the cells' reads that sharing saves.
+    double saving() const { return reads ? 1.0 - double(elements) / double(reads) : 0.0; }
 
 protected:
     Expr visit_BufferLoad(const BufferLoadNode* n, const Expr& self) override {
@@ -147,7 +152,8 @@ private:
 
 class StreamCells : public IRMutator {
 public:
-    explicit StreamCells(std::set<const FieldInfo*> written) : written_(std::move(written)) {}
+    StreamCells(std::set<const FieldInfo*> written, double min_saving)
+        : written_(std::move(written)), min_saving_(min_saving) {}
 
 protected:
     Stmt visit_For(const ForNode* f, const Stmt& self) override {
@@ -196,7 +202,7 @@ private:
         std::vector<Stmt> cells;
         for (std::int64_t c = 0; c < C; ++c) cells.push_back(OneCell(x, first, c).mutate(grid->body));
         ShareLoads share(cells, written_);
-        if (!share.any()) return Stmt();
+        if (share.loads.empty() || share.saving() < min_saving_) return Stmt();
         // One block of statements, so that point_at_cells gives each field one pointer for all.
         std::vector<Stmt> whole = share.loads;
         for (const Stmt& c : cells) {
@@ -221,10 +227,13 @@ private:
     }
 
     const std::set<const FieldInfo*> written_;
+    const double min_saving_;
 };
 
 } // namespace
 
-Stmt stream_cells(const Stmt& body) { return StreamCells(written_fields(body)).mutate(body); }
+Stmt stream_cells(const Stmt& body, double min_saving) {
+    return StreamCells(written_fields(body), min_saving).mutate(body);
+}
 
 } // namespace loom::ir

@@ -16,9 +16,10 @@ namespace loom::ir {
 ///     `counter + constant` coordinates by two or more of them loaded once, at the top of the
 ///     group, into a local (`<field>_r`) that every cell reads;
 ///   - elsewhere (the last, partial group), the cells one by one as before.
-/// Loads at other coordinates (gathers, an IndexVar's element) stay where they are. Kernels
-/// whose cells share nothing (pointwise ones) are left as they are. CUDA only; runs on
-/// coordinates, before point_at_cells gives the shared loads a base pointer.
-Stmt stream_cells(const Stmt& body);
+/// Loads at other coordinates (gathers, an IndexVar's element) stay where they are. Cells that
+/// share less than `min_saving` of their reads (counting each element once per cell that reads
+/// it: 1 - distinct elements / reads), and so those of pointwise kernels, are left as they are.
+/// CUDA only; runs on coordinates, before point_at_cells gives the shared loads a base pointer.
+Stmt stream_cells(const Stmt& body, double min_saving);
 
 } // namespace loom::ir

@@ -64,10 +64,20 @@ int gpu_case_count() {
     return 100;
 }
 
-/// How the GPU runs the cases: as generated, with shared tiles (StencilCase::tiled) or with lanes
-/// (StencilCase::laned). The CPU kernel uses neither, so the two share no lowering past the loop
-/// nest.
-enum class Form { Plain, Tiled, Laned };
+/// How the GPU runs the cases: as generated, with shared tiles (StencilCase::tiled), with lanes
+/// (StencilCase::laned) or with its cells streamed (StencilCase::streamed). The CPU kernel uses
+/// none of them, so the two share no lowering past the loop nest.
+enum class Form { Plain, Tiled, Laned, Streamed };
+
+const char* form_name(Form form) {
+    switch (form) {
+    case Form::Tiled: return " with shared tiles on the GPU";
+    case Form::Laned: return " with lanes on the GPU";
+    case Form::Streamed: return " with streamed cells on the GPU";
+    case Form::Plain: break;
+    }
+    return "";
+}
 
 /// Runs `count` random stencils on both targets. Stops at the first failing case.
 void run_cases(int count, Form form) {
@@ -80,8 +90,11 @@ void run_cases(int count, Form form) {
     for (int k = 0; k < count; ++k) {
         const std::uint64_t seed = base + static_cast<std::uint64_t>(k);
         const StencilCase plain = generate_stencil(seed, options);
-        if ((tiled && !plain.tileable()) || (form == Form::Laned && !plain.laneable())) continue;
-        const StencilCase c = tiled ? plain.tiled() : form == Form::Laned ? plain.laned() : plain;
+        // Streaming needs consecutive cells as lanes do: unit steps.
+        const bool unit_steps = plain.laneable();
+        if ((tiled && !plain.tileable()) || (form != Form::Plain && !tiled && !unit_steps)) continue;
+        const StencilCase c = tiled ? plain.tiled() : form == Form::Laned ? plain.laned()
+                            : form == Form::Streamed ? plain.streamed() : plain;
         ++ran;
         std::optional<Kernel> gpu_kernel, cpu_kernel;
         std::string stage = "create_kernel (CUDA)";
@@ -132,7 +145,7 @@ void run_cases(int count, Form form) {
         }
     }
     std::printf("[ gpu vs cpu ] %d random stencils%s (seeds %llu + k), %lld cells compared\n", ran,
-                tiled ? " with shared tiles on the GPU" : form == Form::Laned ? " with lanes on the GPU" : "", static_cast<unsigned long long>(base),
+                form_name(form), static_cast<unsigned long long>(base),
                 static_cast<long long>(cells));
     EXPECT_GT(ran, 0);
 }
@@ -154,6 +167,14 @@ TEST(GpuVsCpu, RandomStencilsWithSharedTilesAgreeAcrossTargets) {
 TEST(GpuVsCpu, RandomStencilsWithLanesAgreeAcrossTargets) {
     if (!cuda_available()) GTEST_SKIP() << cuda_unavailable_reason();
     run_cases(gpu_case_count() / 2, Form::Laned);
+}
+
+// Streamed cells: a thread's cells as one group where the group lies inside, each element two
+// of them read loaded once; the last group cell by cell (the cases' shapes are no multiples of
+// the cells).
+TEST(GpuVsCpu, RandomStencilsWithStreamedCellsAgreeAcrossTargets) {
+    if (!cuda_available()) GTEST_SKIP() << cuda_unavailable_reason();
+    run_cases(gpu_case_count() / 2, Form::Streamed);
 }
 
 } // namespace

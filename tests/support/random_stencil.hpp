@@ -283,6 +283,16 @@ public:
         return t;
     }
 
+    /// This case streamed (Schedule::stream_cells forced on, 2 to 5 cells per thread drawn from
+    /// its seed): wherever two of a thread's cells read one element, it is loaded once.
+    StencilCase streamed() const {
+        StencilCase t = *this;
+        t.schedule = Schedule{};
+        t.schedule.cells_per_thread = int(2 + seed % 4);
+        t.schedule.stream_cells = true;
+        return t;
+    }
+
     Kernel kernel(Target target) const {
         KernelConfig c = config;
         c.target = target;

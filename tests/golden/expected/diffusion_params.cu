@@ -13,46 +13,17 @@ extern "C" __global__ void diffusion(
     const float alpha, const float dt)
 {
     const int y = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
-    const int x_cells = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + 1;
-    if (y < size_1 - 1 && x_cells < size_0 - 1) {
-        if (x_cells + 4 <= size_0 - 1) {
-            const float* __restrict__ src_c = src + src_stride_0 * x_cells + y;
-            const float src_r = src_c[src_stride_0];
-            const float src_r_1 = src_c[0];
-            const float src_r_2 = src_c[src_stride_0 * 2];
-            const float src_r_3 = src_c[src_stride_0 * 3];
-            // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
-            const float lap = src_r + src_c[-src_stride_0] + src_c[1] + src_c[-1] - 4.0f * src_r_1;
-            float* const dst_c = dst + dst_stride_0 * x_cells + y;
-            // dst[0, 0] = src[0, 0] + alpha * dt * lap
-            dst_c[0] = src_r_1 + alpha * dt * lap;
-            // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
-            const float lap_1 = src_r_2 + src_r_1 + src_c[src_stride_0 + 1] +
-                    src_c[src_stride_0 - 1] - 4.0f * src_r;
-            // dst[0, 0] = src[0, 0] + alpha * dt * lap
-            dst_c[dst_stride_0] = src_r + alpha * dt * lap_1;
-            // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
-            const float lap_2 = src_r_3 + src_r + src_c[src_stride_0 * 2 + 1] +
-                    src_c[src_stride_0 * 2 - 1] - 4.0f * src_r_2;
-            // dst[0, 0] = src[0, 0] + alpha * dt * lap
-            dst_c[dst_stride_0 * 2] = src_r_2 + alpha * dt * lap_2;
-            // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
-            const float lap_3 = src_c[src_stride_0 * 4] + src_r_2 + src_c[src_stride_0 * 3 + 1] +
-                    src_c[src_stride_0 * 3 - 1] - 4.0f * src_r_3;
-            // dst[0, 0] = src[0, 0] + alpha * dt * lap
-            dst_c[dst_stride_0 * 3] = src_r_3 + alpha * dt * lap_3;
-        } else {
-            #pragma unroll
-            for (int cell = 0; cell < 4; ++cell) {
-                const int x = x_cells + cell;
-                if (x < size_0 - 1) {
-                    const float* __restrict__ src_c = src + src_stride_0 * x + y;
-                    // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
-                    const float lap = src_c[src_stride_0] + src_c[-src_stride_0] + src_c[1] +
-                            src_c[-1] - 4.0f * src_c[0];
-                    // dst[0, 0] = src[0, 0] + alpha * dt * lap
-                    dst[dst_stride_0 * x + y] = src_c[0] + alpha * dt * lap;
-                }
+    if (y < size_1 - 1) {
+        #pragma unroll
+        for (int cell = 0; cell < 4; ++cell) {
+            const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
+            if (x < size_0 - 1) {
+                const float* __restrict__ src_c = src + src_stride_0 * x + y;
+                // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
+                const float lap = src_c[src_stride_0] + src_c[-src_stride_0] + src_c[1] +
+                        src_c[-1] - 4.0f * src_c[0];
+                // dst[0, 0] = src[0, 0] + alpha * dt * lap
+                dst[dst_stride_0 * x + y] = src_c[0] + alpha * dt * lap;
             }
         }
     }

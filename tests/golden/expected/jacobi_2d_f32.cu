@@ -12,34 +12,15 @@ extern "C" __global__ void jacobi(
     const int dst_stride_0, const int src_stride_0)
 {
     const int y = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
-    const int x_cells = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + 1;
-    if (y < size_1 - 1 && x_cells < size_0 - 1) {
-        if (x_cells + 4 <= size_0 - 1) {
-            const float* __restrict__ src_c = src + src_stride_0 * x_cells + y;
-            const float src_r = src_c[src_stride_0];
-            const float src_r_1 = src_c[src_stride_0 * 2];
-            float* const dst_c = dst + dst_stride_0 * x_cells + y;
-            // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-            dst_c[0] = 0.25f * (src_r + src_c[-src_stride_0] + src_c[1] + src_c[-1]);
-            // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-            dst_c[dst_stride_0] = 0.25f *
-                    (src_r_1 + src_c[0] + src_c[src_stride_0 + 1] + src_c[src_stride_0 - 1]);
-            // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-            dst_c[dst_stride_0 * 2] = 0.25f * (src_c[src_stride_0 * 3] + src_r +
-                    src_c[src_stride_0 * 2 + 1] + src_c[src_stride_0 * 2 - 1]);
-            // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-            dst_c[dst_stride_0 * 3] = 0.25f * (src_c[src_stride_0 * 4] + src_r_1 +
-                    src_c[src_stride_0 * 3 + 1] + src_c[src_stride_0 * 3 - 1]);
-        } else {
-            #pragma unroll
-            for (int cell = 0; cell < 4; ++cell) {
-                const int x = x_cells + cell;
-                if (x < size_0 - 1) {
-                    const float* __restrict__ src_c = src + src_stride_0 * x + y;
-                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                    dst[dst_stride_0 * x + y] = 0.25f *
-                            (src_c[src_stride_0] + src_c[-src_stride_0] + src_c[1] + src_c[-1]);
-                }
+    if (y < size_1 - 1) {
+        #pragma unroll
+        for (int cell = 0; cell < 4; ++cell) {
+            const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
+            if (x < size_0 - 1) {
+                const float* __restrict__ src_c = src + src_stride_0 * x + y;
+                // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
+                dst[dst_stride_0 * x + y] =
+                        0.25f * (src_c[src_stride_0] + src_c[-src_stride_0] + src_c[1] + src_c[-1]);
             }
         }
     }

@@ -14,58 +14,20 @@ extern "C" __global__ void seven_point(
 {
     const long long y = (long long) blockIdx.y * blockDim.y + threadIdx.y + 1LL;
     const long long z = (long long) blockIdx.x * blockDim.x + threadIdx.x + 1LL;
-    const long long x_cells = ((long long) blockIdx.z * blockDim.z + threadIdx.z) * 4LL + 1LL;
-    if (y < size_1 - 1LL && z < size_2 - 1LL && x_cells < size_0 - 1LL) {
-        if (x_cells + 4LL <= size_0 - 1LL) {
-            const double* __restrict__ src_c = src + src_stride_0 * x_cells + src_stride_1 * y + z;
-            const double src_r = src_c[0];
-            const double src_r_1 = src_c[src_stride_0];
-            const double src_r_2 = src_c[src_stride_0 * 2LL];
-            const double src_r_3 = src_c[src_stride_0 * 3LL];
-            double* const dst_c = dst + dst_stride_0 * x_cells + dst_stride_1 * y + z;
-            // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] + 0.75 * src[0, 0, -1] +
-            //     0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] + 1.125 * src[0, 1, 0] +
-            //     1.25 * src[1, 0, 0]
-            dst_c[0] = 0.5 * src_c[-src_stride_0] + 0.625 * src_c[-src_stride_1] +
-                    0.75 * src_c[-1] + 0.875 * src_r + src_c[1] + 1.125 * src_c[src_stride_1] +
-                    1.25 * src_r_1;
-            // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] + 0.75 * src[0, 0, -1] +
-            //     0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] + 1.125 * src[0, 1, 0] +
-            //     1.25 * src[1, 0, 0]
-            dst_c[dst_stride_0] = 0.5 * src_r + 0.625 * src_c[src_stride_0 - src_stride_1] +
-                    0.75 * src_c[src_stride_0 - 1LL] + 0.875 * src_r_1 + src_c[src_stride_0 + 1LL] +
-                    1.125 * src_c[src_stride_0 + src_stride_1] + 1.25 * src_r_2;
-            // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] + 0.75 * src[0, 0, -1] +
-            //     0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] + 1.125 * src[0, 1, 0] +
-            //     1.25 * src[1, 0, 0]
-            dst_c[dst_stride_0 * 2LL] = 0.5 * src_r_1 + 0.625 *
-                    src_c[src_stride_0 * 2LL - src_stride_1] +
-                    0.75 * src_c[src_stride_0 * 2LL - 1LL] + 0.875 * src_r_2 +
-                    src_c[src_stride_0 * 2LL + 1LL] +
-                    1.125 * src_c[src_stride_0 * 2LL + src_stride_1] + 1.25 * src_r_3;
-            // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] + 0.75 * src[0, 0, -1] +
-            //     0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] + 1.125 * src[0, 1, 0] +
-            //     1.25 * src[1, 0, 0]
-            dst_c[dst_stride_0 * 3LL] = 0.5 * src_r_2 + 0.625 *
-                    src_c[src_stride_0 * 3LL - src_stride_1] +
-                    0.75 * src_c[src_stride_0 * 3LL - 1LL] + 0.875 * src_r_3 +
-                    src_c[src_stride_0 * 3LL + 1LL] + 1.125 *
-                    src_c[src_stride_0 * 3LL + src_stride_1] + 1.25 * src_c[src_stride_0 * 4LL];
-        } else {
-            #pragma unroll
-            for (long long cell = 0LL; cell < 4LL; ++cell) {
-                const long long x = x_cells + cell;
-                if (x < size_0 - 1LL) {
-                    const double* __restrict__ src_c =
-                            src + src_stride_0 * x + src_stride_1 * y + z;
-                    // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
-                    //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
-                    //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
-                    dst[dst_stride_0 * x + dst_stride_1 * y + z] =
-                            0.5 * src_c[-src_stride_0] + 0.625 * src_c[-src_stride_1] +
-                            0.75 * src_c[-1] + 0.875 * src_c[0] + src_c[1] +
-                            1.125 * src_c[src_stride_1] + 1.25 * src_c[src_stride_0];
-                }
+    if (y < size_1 - 1LL && z < size_2 - 1LL) {
+        #pragma unroll
+        for (long long cell = 0LL; cell < 4LL; ++cell) {
+            const long long x =
+                    ((long long) blockIdx.z * blockDim.z + threadIdx.z) * 4LL + cell + 1LL;
+            if (x < size_0 - 1LL) {
+                const double* __restrict__ src_c = src + src_stride_0 * x + src_stride_1 * y + z;
+                // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
+                //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
+                //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
+                dst[dst_stride_0 * x + dst_stride_1 * y + z] =
+                        0.5 * src_c[-src_stride_0] + 0.625 * src_c[-src_stride_1] +
+                        0.75 * src_c[-1] + 0.875 * src_c[0] + src_c[1] +
+                        1.125 * src_c[src_stride_1] + 1.25 * src_c[src_stride_0];
             }
         }
     }
