@@ -179,6 +179,15 @@ bool is_const_value(const Expr& e, double v) {
     return c && c->type != ScalarType::Bool && c->as_double() == v;
 }
 
+Offset split_offset(const Expr& e) {
+    auto b = e.as<BinaryNode>();
+    auto c = b ? b->b.as<ConstNode>() : nullptr;
+    if (!c || !is_int(c->type) || (b->op != BinaryOp::Add && b->op != BinaryOp::Sub)) return {e, 0};
+    Offset inner = split_offset(b->a);
+    inner.k += b->op == BinaryOp::Add ? c->int_value : -c->int_value;
+    return inner;
+}
+
 namespace {
 [[noreturn]] void fail(const char* node, const std::string& why) {
     throw InternalError(fmt::format("ill-formed {} node: {}", node, why));

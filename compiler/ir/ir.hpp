@@ -595,5 +595,12 @@ const BufferLoadNode* as_field_load(const Expr& e);
 const BufferStoreNode* as_field_store(const Stmt& s);
 /// True if `e` is a constant equal to `v`.
 bool is_const_value(const Expr& e, double v);
+/// `e` as a base plus a literal offset: `base + k` or `base - k` (a chain of them folds: `x + 1 - 3`
+/// is x and -2), else `e` itself and 0. How the passes see where an access lies: `counter + k`.
+struct Offset {
+    Expr base;
+    std::int64_t k = 0;
+};
+Offset split_offset(const Expr& e);
 
 } // namespace loom::ir

@@ -30,21 +30,11 @@ bool place_of(const FieldInfo& f, const std::vector<Expr>& indices, Place& p) {
             p.offsets.push_back(k->int_value);
             continue;
         }
-        auto counter = [](const Expr& v) {
-            auto var = v.as<VarNode>();
-            return var && var->role == VarRole::Counter ? v.get() : nullptr;
-        };
-        if (const ExprNode* c = counter(e)) {
-            p.counters.push_back(c);
-            p.offsets.push_back(0);
-            continue;
-        }
-        auto b = e.as<BinaryNode>();
-        auto k = b ? b->b.as<ConstNode>() : nullptr;
-        const ExprNode* c = b ? counter(b->a) : nullptr;
-        if (!k || !c || (b->op != BinaryOp::Add && b->op != BinaryOp::Sub)) return false;
-        p.counters.push_back(c);
-        p.offsets.push_back(b->op == BinaryOp::Add ? k->int_value : -k->int_value);
+        const Offset at = split_offset(e);
+        auto var = at.base.as<VarNode>();
+        if (!var || var->role != VarRole::Counter) return false;
+        p.counters.push_back(at.base.get());
+        p.offsets.push_back(at.k);
     }
     return true;
 }

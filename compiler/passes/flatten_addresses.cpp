@@ -53,11 +53,10 @@ private:
             if (s && s->int_value == 1) {
                 // Unit stride: "y + 1" joins the constant term, so the index reads
                 // "stride * x + y + 1" rather than "... + (y + 1)".
-                auto bin = c.as<BinaryNode>();
-                auto off = bin ? bin->b.as<ConstNode>() : nullptr;
-                if (off && (bin->op == BinaryOp::Add || bin->op == BinaryOp::Sub) && int(a) < spatial) {
-                    term(bin->a);
-                    constant += bin->op == BinaryOp::Add ? off->int_value : -off->int_value;
+                const Offset at = split_offset(c);
+                if (at.k != 0 && int(a) < spatial) {
+                    term(at.base);
+                    constant += at.k;
                 } else {
                     term(c);
                 }

@@ -13,15 +13,11 @@ namespace {
 
 /// `v`, `v + k` or `v - k` (or a chain of such sums) with v a counter: v and the total k.
 bool counter_offset(const Expr& e, Expr& counter, std::int64_t& k) {
-    if (auto v = e.as<VarNode>(); v && v->role == VarRole::Counter) {
-        counter = e;
-        k = 0;
-        return true;
-    }
-    auto b = e.as<BinaryNode>();
-    auto c = b ? b->b.as<ConstNode>() : nullptr;
-    if (!c || (b->op != BinaryOp::Add && b->op != BinaryOp::Sub) || !counter_offset(b->a, counter, k)) return false;
-    k += b->op == BinaryOp::Add ? c->int_value : -c->int_value;
+    const Offset at = split_offset(e);
+    auto v = at.base.as<VarNode>();
+    if (!v || v->role != VarRole::Counter) return false;
+    counter = at.base;
+    k = at.k;
     return true;
 }
 

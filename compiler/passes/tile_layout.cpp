@@ -19,14 +19,9 @@ std::optional<TileAccess> match_tile_access(const BufferLoadNode* load, const st
     TileAccess out;
     out.offsets.assign(axes.size(), 0);
     for (std::size_t i = 0; i < axes.size(); ++i) {
-        const Expr& c = load->indices[std::size_t(axes[i].axis)];
-        if (c.same_as(counters[i])) continue;
-        auto b = c.as<BinaryNode>();
-        auto k = b ? b->b.as<ConstNode>() : nullptr;
-        if (!k || !b->a.same_as(counters[i]) || (b->op != BinaryOp::Add && b->op != BinaryOp::Sub) ||
-            std::abs(k->int_value) > 1024)
-            return std::nullopt;
-        out.offsets[i] = int(b->op == BinaryOp::Add ? k->int_value : -k->int_value);
+        const Offset at = split_offset(load->indices[std::size_t(axes[i].axis)]);
+        if (!at.base.same_as(counters[i]) || std::abs(at.k) > 1024) return std::nullopt;
+        out.offsets[i] = int(at.k);
     }
     for (std::size_t c = std::size_t(f.spatial_dims); c < load->indices.size(); ++c) {
         auto k = load->indices[c].as<ConstNode>();

@@ -147,6 +147,21 @@ TEST(IRMake, Buffers) {
     EXPECT_TRUE(v->strides[1].same_as(g->strides[1]));
 }
 
+TEST(IRMake, SplitOffsetFoldsChainsOfLiteralSums) {
+    Expr x = VarNode::make(I64, "x", VarRole::Counter, nullptr, 0);
+    Offset plain = split_offset(x);
+    EXPECT_TRUE(plain.base.same_as(x));
+    EXPECT_EQ(plain.k, 0);
+    Offset chain = split_offset(bin(BinaryOp::Sub, bin(BinaryOp::Add, x, i64(1)), i64(3)));
+    EXPECT_TRUE(chain.base.same_as(x));
+    EXPECT_EQ(chain.k, -2);
+    // Not a literal sum: the expression itself.
+    Expr scaled = bin(BinaryOp::Mul, x, i64(2));
+    EXPECT_TRUE(split_offset(scaled).base.same_as(scaled));
+    Expr by_var = bin(BinaryOp::Add, x, VarNode::make(I64, "n", VarRole::Parameter));
+    EXPECT_TRUE(split_offset(by_var).base.same_as(by_var));
+}
+
 TEST(IRMake, AStatementListAllocatesForWhatFollows) {
     BufferPtr a = make_buffer("a", F32, Scope::Local, {2});
     BufferPtr b = make_buffer("b", F32, Scope::Local, {3});
