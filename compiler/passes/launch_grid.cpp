@@ -161,13 +161,14 @@ LaunchDescription infer_launch_grid(const Stmt& body, const Schedule& schedule,
         for (const ForNode* c : cells) // the loop over the thread's cells
             if (auto n = c->stop.as<ConstNode>(); n && reads(f->start, c->var))
                 L.cells_per_thread[dim] = int(n->int_value);
-        // Streamed cells (stream_cells): the loop steps over groups of the thread's cells.
-        if (cells.empty() && schedule.stream_cells.value_or(false) && schedule.cells_axis == f->axis &&
-            is_const_value(f->step, schedule.cells_per_thread))
-            L.cells_per_thread[dim] = schedule.cells_per_thread;
-        // Lanes (vectorize_lanes): the loop along x steps by the width, a group of cells each.
-        if (dim == 0 && schedule.vector_width > 1 && is_const_value(f->step, schedule.vector_width))
-            L.cells_per_thread[0] = schedule.vector_width;
+        // A loop over groups of a thread's cells (no cell loop sets its start): its step is the group,
+        // lanes along x (vectorize_lanes) or streamed cells along cells_axis (stream_cells).
+        const int group = dim == 0 && schedule.vector_width > 1 ? schedule.vector_width
+                        : schedule.stream_cells.value_or(false) && schedule.cells_axis == f->axis
+                            ? schedule.cells_per_thread
+                            : 1;
+        if (L.cells_per_thread[dim] == 1 && group > 1 && is_const_value(f->step, group))
+            L.cells_per_thread[dim] = group;
         if (reads_counter(start) || reads_counter(f->stop) || reads_counter(f->step)) {
             L.manual = true;
             L.manual_reason = "the iteration bounds depend on another counter";

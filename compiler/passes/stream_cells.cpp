@@ -98,13 +98,6 @@ private:
     std::map<const VarNode*, Expr> fresh_;
 };
 
-struct ExprHash {
-    std::size_t operator()(const Expr& e) const { return structural_hash(e); }
-};
-struct ExprEqual {
-    bool operator()(const Expr& a, const Expr& b) const { return structurally_equal(a, b); }
-};
-
 /// The cells' statements with the loads that two or more of them make loaded once, first.
 class ShareLoads : public IRMutator {
 public:

@@ -20,11 +20,7 @@ namespace {
 using namespace loom::ir;
 using test::lower_nest;
 
-Stmt mapped(const test::LoweredNest& l) {
-    ScheduleFacts facts;
-    facts.axis_of_dim = thread_axes(*l.analysis.primary);
-    return map_to_gpu(l.space.nest, plan_thread_mapping(*l.analysis.primary, choose_schedule({}, facts))).body;
-}
+Stmt mapped(const test::LoweredNest& l) { return test::map_nest_to_gpu(l).body; }
 
 TEST(BasePointers, AStencilPassByPass) {
     auto [u, v, w] = fields<3>("u, v, w: float32[2D]");

@@ -21,11 +21,7 @@ namespace {
 using namespace loom::ir;
 using test::lower_nest;
 
-Stmt mapped(const test::LoweredNest& l, const Schedule& requested) {
-    ScheduleFacts facts;
-    facts.axis_of_dim = thread_axes(*l.analysis.primary);
-    return map_to_gpu(l.space.nest, plan_thread_mapping(*l.analysis.primary, choose_schedule(requested, facts))).body;
-}
+Stmt mapped(const test::LoweredNest& l, const Schedule& requested) { return test::map_nest_to_gpu(l, requested).body; }
 
 TEST(StreamCells, AStencilPassByPass) {
     auto [u, v] = fields<2>("u, v: float32[2D]");

@@ -21,11 +21,7 @@ using namespace loom::ir;
 using test::lower_nest;
 
 /// The kernel's loops bound to the grid, as map_to_gpu leaves them for vectorize_lanes.
-GpuMapped mapped(const test::LoweredNest& l, const Schedule& request) {
-    ScheduleFacts facts;
-    facts.axis_of_dim = thread_axes(*l.analysis.primary);
-    return map_to_gpu(l.space.nest, plan_thread_mapping(*l.analysis.primary, choose_schedule(request, facts)));
-}
+GpuMapped mapped(const test::LoweredNest& l, const Schedule& request) { return test::map_nest_to_gpu(l, request); }
 
 TEST(VectorizeLanes, PointwiseAndRowReadsPassByPass) {
     auto [f, g, h] = fields<3>("f, g, h: float32[2D]");

@@ -7,7 +7,9 @@
 #include "compiler/ir/printer.hpp"
 #include "compiler/lower.hpp"
 #include "compiler/passes/analyze.hpp"
+#include "compiler/passes/choose_schedule.hpp"
 #include "compiler/passes/flatten_addresses.hpp"
+#include "compiler/passes/gpu_mapping.hpp"
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/passes/lower_layers.hpp"
 
@@ -80,6 +82,15 @@ inline LoweredNest lower_nest(const std::vector<SourceAssignment>& in, const Ker
     l.nest = flatten_addresses(l.space.nest);
     l.params = l.space.params;
     return l;
+}
+
+/// The nest's loops bound to the grid by the schedule `requested` resolves to, as map_to_gpu
+/// leaves them for the passes after it (lanes, streaming, base pointers).
+inline ir::GpuMapped map_nest_to_gpu(const LoweredNest& l, const Schedule& requested = {}) {
+    ir::ScheduleFacts facts;
+    facts.axis_of_dim = ir::thread_axes(*l.analysis.primary);
+    return ir::map_to_gpu(l.space.nest,
+                          ir::plan_thread_mapping(*l.analysis.primary, ir::choose_schedule(requested, facts)));
 }
 
 } // namespace loom::test
