@@ -2,7 +2,8 @@
 // loom with its default schedule and reported as a ratio of the copy bandwidth measured in the
 // same run (rules: docs/performance.md and GPU.md).
 //
-//   bench_stencils [--quick] [--json PATH] [--print-source]
+//   bench_stencils [--quick] [--json PATH] [--print-source] [--no-tune] [--tune-seconds S]
+//                  [--exhaustive ID,...] [--only ID,...]
 //
 // The kernels (the full sizes; --quick shrinks them for a smoke test):
 //   - 1D, 2^28 float32 (2^27 float64): dst = src, f = 2 g + h, a 3-point f32 and a 5-point f64 star
@@ -37,6 +38,12 @@
 //     grid of (128, 2, 1) blocks, guards, int64 indices, no tiling) for the 2D 5-point f32, 3D
 //     7-point f64 and 3D 27-point f32 stencils, compiled with NVRTC, launched through the driver
 //     on the same arrays and checked the same way.
+//   - Autotuned (unless --no-tune): after each loom kernel's default row, the same kernel after
+//     KernelFunction::autotune on the same arrays (10 runs per schedule, at most S seconds,
+//     default 20), checked and timed the same way; the note names the winner and how many
+//     schedules were tried. --exhaustive times every combination of the listed kernels' spaces
+//     (forced, at most 90 s each), the reference the walk is judged against (issue 13: the
+//     walk's winner within 0.95 of the exhaustive best).
 //   - Floors (issue 13): 0.90 of copy for the 1D copy and pointwise kernels, 0.75 for the 3D
 //     27-point f32 stencil, 0.88 for every other kernel; the naive baselines have none.
 //
@@ -66,6 +73,7 @@
 #include <optional>
 #include <random>
 #include <stdexcept>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -1069,15 +1077,67 @@ private:
     CUfunction fn_ = nullptr;
 };
 
+// ---- Autotuning ---------------------------------------------------------------------------------
+
+struct TuneOptions {
+    bool on = true;                      // an autotuned row after each loom kernel
+    double seconds = 20;                 // per kernel (AutotuneOptions::max_seconds)
+    std::vector<std::string> exhaustive; // ids whose whole space is also timed
+};
+TuneOptions g_tune;
+std::vector<std::string> g_only; // --only: these cases alone
+
+// "(32,8,1) c8@0 stream tiles v4": the fields autotuning varies, compactly.
+std::string short_schedule(const Schedule& s) {
+    std::string out = s.block ? fmt::format("({},{},{})", (*s.block)[0], (*s.block)[1], (*s.block)[2])
+                              : std::string("(?)");
+    out += fmt::format(" c{}@{}", s.cells_per_thread, s.cells_axis.value_or(-1));
+    if (s.stream_cells.value_or(false)) out += " stream";
+    if (s.shared_tiles) out += " tiles";
+    if (s.reduce_in_block) out += " block/cell";
+    if (s.vector_width > 1) out += fmt::format(" v{}", s.vector_width);
+    return out;
+}
+
+// The kernel autotuned on the case's arrays, then checked and timed like the default; with
+// `exhaustive`, every combination of the space instead of the walk (forced: the walk's winner
+// is in the cache by then).
+void measure_tuned(EventTimer& timer, double copy_gbs, const Built& b, const Problem& p,
+                   bool exhaustive) {
+    const Case& c = b.c;
+    KernelFunction k = b.kernel->compile();
+    AutotuneOptions o;
+    o.runs = 10;
+    o.max_seconds = exhaustive ? 90 : g_tune.seconds;
+    o.exhaustive = exhaustive;
+    o.force = exhaustive;
+    const Clock::time_point t0 = Clock::now();
+    const AutotuneResult r = k.autotune(p.args, o);
+    const double seconds = ms_since(t0) * 1e-3;
+    Row row = row_for(b);
+    row.id = c.id + (exhaustive ? "_all" : "_tuned");
+    row.kernel = c.kernel + (exhaustive ? ", best of all" : ", autotuned");
+    row.gen_ms = row.nvrtc_ms = NAN; // no compile bound: many kernels
+    g_rows.push_back(measure(timer, copy_gbs, row, c, p, [&] { k(p.args); }));
+    int failed = 0;
+    for (const AutotuneTrial& t : r.trials) failed += !t.ms;
+    if (g_rows.back().note.empty())
+        g_rows.back().note = fmt::format("{}; {} tried ({} refused){}, {:.0f} s",
+                                         short_schedule(r.schedule), r.trials.size(), failed,
+                                         r.stopped_early ? ", stopped" : "", seconds);
+}
+
 void measure_case(EventTimer& timer, double copy_gbs, Workspace& ws, const Built& b) {
     const Case& c = b.c;
     KernelFunction k = b.kernel->compile();
     const Problem p = ws.prepare(c, k.spec());
     g_rows.push_back(measure(timer, copy_gbs, row_for(b), c, p, [&] { k(p.args); }));
-    const Dim3 block = k.last_block();
     if (g_rows.back().note.empty())
-        g_rows.back().note = fmt::format("block {}x{}x{}, {} registers", block[0], block[1],
-                                         block[2], k.resources().registers);
+        g_rows.back().note = fmt::format("{}, {} registers", short_schedule(k.schedule()),
+                                         k.resources().registers);
+    if (g_tune.on) measure_tuned(timer, copy_gbs, b, p, false);
+    if (std::find(g_tune.exhaustive.begin(), g_tune.exhaustive.end(), c.id) != g_tune.exhaustive.end())
+        measure_tuned(timer, copy_gbs, b, p, true);
     if (c.naive.empty())
         return;
 
@@ -1213,8 +1273,20 @@ int main(int argc, char** argv) {
             h.quick = true;
         else if (a == "--print-source")
             print_source = true;
-        else {
-            std::fprintf(stderr, "usage: %s [--quick] [--json PATH] [--print-source]\n", argv[0]);
+        else if (a == "--no-tune")
+            g_tune.on = false;
+        else if (a == "--tune-seconds" && i + 1 < argc)
+            g_tune.seconds = std::atof(argv[++i]);
+        else if (a == "--exhaustive" && i + 1 < argc) {
+            std::stringstream ids(argv[++i]);
+            for (std::string id; std::getline(ids, id, ',');) g_tune.exhaustive.push_back(id);
+        } else if (a == "--only" && i + 1 < argc) {
+            std::stringstream ids(argv[++i]);
+            for (std::string id; std::getline(ids, id, ',');) g_only.push_back(id);
+        } else {
+            std::fprintf(stderr, "usage: %s [--quick] [--json PATH] [--print-source] [--no-tune] "
+                                 "[--tune-seconds S] [--exhaustive ID,...] [--only ID,...]\n",
+                         argv[0]);
             return 2;
         }
     }
@@ -1266,6 +1338,8 @@ int main(int argc, char** argv) {
         }
         std::vector<Built> built;
         for (const Case& c : suite(sizes)) {
+            if (!g_only.empty() && std::find(g_only.begin(), g_only.end(), c.id) == g_only.end())
+                continue;
             built.push_back(build(c, h.arch, nvrtc));
             const Built& b = built.back();
             if (print_source && b.kernel)

@@ -4,6 +4,7 @@
 #include "compiler/ir/printer.hpp"
 #include "compiler/ir/visitor.hpp"
 #include "compiler/lower.hpp"
+#include "compiler/tuning_space.hpp"
 #include "frontend/resolve_types.hpp"
 #include "runtime/compile_cache.hpp"
 
@@ -18,10 +19,9 @@ namespace loom {
 using namespace ir;
 
 Kernel::Kernel(LoweredKernel lowered, std::vector<SourceAssignment> assignments, bool automatic_index)
-    : k_(std::make_shared<const LoweredKernel>(std::move(lowered))) {
-    if (automatic_index)
-        assignments_ = std::make_shared<const std::vector<SourceAssignment>>(std::move(assignments));
-}
+    : k_(std::make_shared<const LoweredKernel>(std::move(lowered))),
+      assignments_(std::make_shared<const std::vector<SourceAssignment>>(std::move(assignments))),
+      automatic_index_(automatic_index) {}
 
 std::string_view role_name(ParamRole r) {
     switch (r) {
@@ -85,7 +85,7 @@ std::string Kernel::inspect() const {
         out += fmt::format("  {:<{}}  {:<13}  {}\n", decl, w, role_name(p.role), what);
     }
     out += fmt::format("Index type: {}{}\n", type_name(*k_->config.index_type),
-                       assignments_ ? " (automatic: an int64 variant is generated and used for "
+                       automatic_index_ ? " (automatic: an int64 variant is generated and used for "
                                       "arrays that span more than 2^31 - 1 elements)"
                                     : "");
     const LaunchDescription& L = k_->launch;
@@ -246,18 +246,34 @@ KernelSpec spec_of(const std::shared_ptr<const LoweredKernel>& k_) {
 }
 } // namespace
 
-KernelSpec Kernel::spec() const {
-    KernelSpec s = spec_of(k_);
-    if (assignments_) {
+namespace {
+/// The runtime's spec of `k`: with its int64 variant when the index type is automatic, and the
+/// means to lower it again with another schedule.
+KernelSpec full_spec(const std::shared_ptr<const LoweredKernel>& k,
+                     const std::shared_ptr<const std::vector<SourceAssignment>>& assignments,
+                     bool automatic_index) {
+    KernelSpec s = spec_of(k);
+    if (automatic_index) {
         // The same kernel with 64-bit index math, for arrays that int32 cannot address.
-        KernelConfig wide = k_->config;
+        KernelConfig wide = k->config;
         wide.index_type = ScalarType::Int64;
         auto lowered = std::make_shared<const LoweredKernel>(
-            lower(*assignments_, wide, k_->requested_schedule));
+            lower(*assignments, wide, k->requested_schedule));
         s.wide = std::make_shared<const KernelSpec>(spec_of(lowered));
     }
+    s.requested_schedule = k->requested_schedule;
+    s.schedule = k->schedule;
+    s.tuning = tuning_space(*k, *assignments);
+    KernelConfig config = k->config;
+    s.reschedule = [config, assignments, automatic_index](const Schedule& schedule) {
+        auto lowered = std::make_shared<const LoweredKernel>(lower(*assignments, config, schedule));
+        return full_spec(lowered, assignments, automatic_index);
+    };
     return s;
 }
+} // namespace
+
+KernelSpec Kernel::spec() const { return full_spec(k_, assignments_, automatic_index_); }
 
 KernelFunction Kernel::compile(int device) const {
     // The CPU target runs on the host: no device to choose.

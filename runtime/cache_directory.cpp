@@ -15,7 +15,7 @@ namespace loom {
 namespace {
 
 constexpr auto kStaleTempAge = std::chrono::minutes(10);
-constexpr std::string_view kEntryKinds[] = {"cubin", "hostlib", "so"};
+constexpr std::string_view kEntryKinds[] = {"cubin", "hostlib", "so", "tune"};
 
 bool is_key(std::string_view s) {
     return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {

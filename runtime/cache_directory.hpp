@@ -5,6 +5,7 @@
 //   <key>.cubin, <key>.hostlib      entries (CompileCache)
 //   <key>.so                        a host library's loadable copy (HostLibrary), rewritten when
 //                                   missing
+//   <key>.tune                      an autotuning winner (runtime/tuning_record.hpp)
 //   .<key>.<...>.tmp, .<key>.XXXXXX.so   files being written, renamed into place when complete
 //   .lock                           the advisory lock that pruning holds
 // where <key> is 64 hex digits. Any other file is not loom's and is never touched.
@@ -27,7 +28,7 @@ namespace loom {
 struct CacheFileInfo {
     std::string path;
     std::string key;  ///< 64 hex digits
-    std::string kind; ///< its extension: "cubin", "hostlib" or "so"
+    std::string kind; ///< its extension: "cubin", "hostlib", "so" or "tune"
     std::uint64_t bytes = 0;
     std::chrono::system_clock::time_point last_use; ///< the modification time
 };

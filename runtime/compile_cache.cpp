@@ -48,7 +48,8 @@ constexpr std::size_t key_at = magic_size + 4;
 constexpr std::size_t sizes_at = key_at + key_size;
 constexpr std::size_t header_size = sizes_at + 8 + 8 + 32;
 static_assert(cubin_entries.magic.size() == magic_size &&
-              host_library_entries.magic.size() == magic_size);
+              host_library_entries.magic.size() == magic_size &&
+              tuning_entries.magic.size() == magic_size);
 
 std::atomic<bool> warned{false};
 
@@ -378,6 +379,51 @@ CachedArtifact CompileCache::get(const std::string& key, const CacheEntryKind& k
     out.payload = entry->payload;
     out.log = entry->log;
     return out;
+}
+
+std::optional<CacheArtifact> CompileCache::find(const std::string& key, const CacheEntryKind& kind) {
+    const std::string memory_key = key + "." + std::string(kind.extension);
+    std::shared_ptr<Slot> slot;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = memory_.find(memory_key);
+        if (it != memory_.end()) {
+            slot = it->second;
+            slot->last_use = ++memory_clock_;
+        }
+    }
+    if (slot) {
+        try {
+            if (auto entry = slot->ready.get()) {
+                ++memory_hits_;
+                return *entry;
+            }
+        } catch (...) {
+            // A build of this key failed: nothing is stored, as on a miss.
+        }
+    }
+    if (!disk_enabled()) return std::nullopt;
+    auto entry = read_entry(key, kind);
+    if (!entry) return std::nullopt;
+    ++disk_hits_;
+    touch_cache_entry(entry_path(key, kind.extension));
+    return *entry;
+}
+
+void CompileCache::store(const std::string& key, const CacheEntryKind& kind,
+                         const CacheArtifact& artifact) {
+    auto entry = std::make_shared<const Entry>(artifact);
+    std::promise<std::shared_ptr<const Entry>> promise;
+    auto slot = std::make_shared<Slot>();
+    slot->ready = promise.get_future().share();
+    promise.set_value(entry);
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        slot->last_use = ++memory_clock_;
+        memory_[key + "." + std::string(kind.extension)] = slot;
+        trim_memory();
+    }
+    if (disk_enabled()) write_entry(key, kind, *entry);
 }
 
 std::shared_ptr<const CompileCache::Entry>

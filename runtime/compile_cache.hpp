@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -64,6 +65,8 @@ struct CacheEntryKind {
 };
 inline constexpr CacheEntryKind cubin_entries{"cubin", "LOOMCUBIN"};
 inline constexpr CacheEntryKind host_library_entries{"hostlib", "LOOMHOSTL"};
+/// An autotuning winner (runtime/tuning_record.hpp): a few lines of text, no binary.
+inline constexpr CacheEntryKind tuning_entries{"tune", "LOOMTUNED"};
 
 /// Counters since construction (or reset_stats()), for tests and benchmarks.
 struct CompileCacheStats {
@@ -119,6 +122,13 @@ public:
     /// and nothing is cached. `name` only labels LOOM_DEBUG=cache lines.
     CachedArtifact get(const std::string& key, const CacheEntryKind& kind,
                        const std::function<CacheArtifact()>& build, const std::string& name = "");
+
+    /// The entry of `key` from memory, else from disk, without building one: nullopt when
+    /// neither holds it (or the disk entry is damaged, which removes it). LOOM_ALWAYS_COMPILE
+    /// does not apply: an entry found here is data, not a build.
+    std::optional<CacheArtifact> find(const std::string& key, const CacheEntryKind& kind);
+    /// Stores `artifact` under `key` in memory and on disk, replacing what either held.
+    void store(const std::string& key, const CacheEntryKind& kind, const CacheArtifact& artifact);
 
     /// The cache key: SHA-256 over the format version, name, source, full option list, arch,
     /// NVRTC version, every named header (name and contents) and the embedded templates, each

@@ -4,6 +4,7 @@
 #include "runtime/driver.hpp"
 #include "runtime/host_compiler.hpp"
 #include "runtime/host_library.hpp"
+#include "runtime/kernel_loading.hpp"
 #include "runtime/ptxas_usage.hpp"
 
 #include <loom/errors.hpp>
@@ -20,21 +21,6 @@
 
 namespace loom {
 
-/// The loaded module (a CUBIN in the driver, or a host shared library), shared by copies of a
-/// KernelFunction and unloaded with the last of them.
-struct KernelFunction::Module {
-    int device = 0;
-    CUmodule module = nullptr;
-    CUfunction function = nullptr;
-    std::shared_ptr<const HostLibrary> library; ///< host kernels; dlclose'd with the last holder
-    std::string log;
-    ~Module() {
-        if (module && cuda_available()) {
-            Context::get(device).make_current();
-            driver().cuModuleUnload(module);
-        }
-    }
-};
 
 namespace {
 
@@ -389,10 +375,7 @@ std::shared_ptr<KernelFunction::Module> load_host(const KernelSpec& spec) {
 /// Compiles (through the cache) for the device's architecture and loads the module.
 std::shared_ptr<KernelFunction::Module> load_cuda(const KernelSpec& spec, int device) {
     Context& ctx = Context::current(device);
-    NvrtcOptions options;
-    options.arch = ctx.properties().compute_capability();
-    options.fast_math = spec.fast_math;
-    options.report_resources = true; // spills for resources(), and for LOOM_DUMP_DIR
+    const NvrtcOptions options = cuda_compile_options(spec, ctx.properties().compute_capability());
     CachedCubin cubin = CompileCache::global().get(spec.source, spec.name, options);
     auto m = std::make_shared<KernelFunction::Module>();
     m->device = device;
@@ -415,10 +398,19 @@ std::shared_ptr<KernelFunction::Module> load_cuda(const KernelSpec& spec, int de
     return m;
 }
 
-std::shared_ptr<KernelFunction::Module> load(const KernelSpec& spec, int device) {
+} // namespace
+
+NvrtcOptions cuda_compile_options(const KernelSpec& spec, int arch) {
+    NvrtcOptions options;
+    options.arch = arch;
+    options.fast_math = spec.fast_math;
+    options.report_resources = true; // spills for resources(), and for LOOM_DUMP_DIR
+    return options;
+}
+
+std::shared_ptr<KernelFunction::Module> load_module(const KernelSpec& spec, int device) {
     return spec.backend == Backend::Host ? load_host(spec) : load_cuda(spec, device);
 }
-} // namespace
 
 KernelFunction::KernelFunction(KernelSpec spec, int device)
     : spec_(std::make_shared<const KernelSpec>(std::move(spec))), names_(argument_names(*spec_)) {
@@ -426,7 +418,7 @@ KernelFunction::KernelFunction(KernelSpec spec, int device)
         throw UserError(fmt::format("kernel '{}': its int64 variant (KernelSpec::wide) has another "
                                     "backend; both variants must run on the same target",
                                     spec_->name));
-    module_ = load(*spec_, device);
+    module_ = load_module(*spec_, device);
     if (spec_->backend == Backend::Host) return; // no launch grid: block_size stays unset
     if (!spec_->launch.manual) {
         Dim3 b = spec_->launch.default_block;
@@ -588,6 +580,8 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
     // int32 index math addresses at most 2^31 - 1 elements per array: beyond that, the int64
     // variant (an automatic index type) or a clear error.
     Prepared p;
+    p.arrays = arrays;
+    p.spatial = spatial;
     p.spec = spec_.get();
     p.function = module_->function;
     if (host) p.entry = module_->library->entry();
@@ -603,7 +597,7 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
                                          "index type; generate the kernel with index_type int64, "
                                          "or leave index_type unset so loom switches per call",
                                          k.fields[i].name, span));
-            if (!wide_module_) wide_module_ = load(*k.wide, device);
+            if (!wide_module_) wide_module_ = load_module(*k.wide, device);
             p.spec = k.wide.get();
             p.function = wide_module_->function;
             if (host) p.entry = wide_module_->library->entry();

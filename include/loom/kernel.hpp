@@ -28,7 +28,8 @@ struct SourceOptions {
 
 class Kernel {
 public:
-    /// `assignments` are kept when the index type is automatic, to lower the int64 variant.
+    /// `assignments` are kept to lower the kernel again: the int64 variant when the index type
+    /// is automatic, other schedules for autotuning.
     Kernel(ir::LoweredKernel lowered, std::vector<ir::SourceAssignment> assignments,
            bool automatic_index);
 
@@ -69,7 +70,10 @@ public:
 
 private:
     std::shared_ptr<const ir::LoweredKernel> k_;
-    std::shared_ptr<const std::vector<ir::SourceAssignment>> assignments_; ///< automatic index only
+    /// The source, kept to lower the kernel again: the int64 variant (an automatic index type)
+    /// and other schedules (autotuning).
+    std::shared_ptr<const std::vector<ir::SourceAssignment>> assignments_;
+    bool automatic_index_ = false;
 };
 
 /// Generates a kernel from assignments: `config` says what it computes, `schedule` how the GPU

@@ -146,6 +146,18 @@ public:
     /// A readable summary: name, backend, block and grid settings, the last launch, resources.
     std::string inspect() const;
 
+    /// Times other schedules of this kernel on `arguments`, loads the fastest and returns what
+    /// was tried (loom/autotune.hpp): the fields the requested Schedule leaves open, searched one
+    /// at a time; the winner is kept in the disk cache for this device, kernel and shape class,
+    /// and a later autotune (in any process) loads it without timing. Synchronous. The arrays
+    /// are left as they were: every written field is copied first and restored afterwards, so
+    /// tuning an in-place kernel does not change its data. block_size goes back to the winner's
+    /// default. A host kernel, a manual grid or a request that leaves nothing open returns at
+    /// once, saying so in AutotuneResult::nothing_to_tune.
+    AutotuneResult autotune(const Args& arguments, const AutotuneOptions& options = {});
+    /// The schedule of the loaded kernel (resolved; for a host kernel the request).
+    const Schedule& schedule() const { return spec_->schedule; }
+
     struct Module; ///< a loaded module (shared by copies, unloaded with the last)
 
 private:
@@ -156,8 +168,12 @@ private:
         std::vector<std::uint64_t> storage; ///< one 8-byte slot per parameter
         std::vector<void*> pointers;
         Dim3 block{}, grid{};
+        std::vector<ArrayRef> arrays; ///< one per field, in field order
+        Shape spatial;                ///< the iteration space's extents
     };
     Prepared prepare(const Args& arguments);
+    /// Loads `spec` in place of the current kernel (autotuning's winner).
+    void replace_kernel(KernelSpec spec);
 
     std::shared_ptr<const KernelSpec> spec_;
     std::shared_ptr<Module> module_;

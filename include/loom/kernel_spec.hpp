@@ -3,7 +3,9 @@
 // from the compiler's output; the runtime itself knows nothing of the compiler.
 #pragma once
 
+#include <loom/autotune.hpp>
 #include <loom/device_array.hpp>
+#include <loom/schedule.hpp>
 
 #include <array>
 #include <cstdint>
@@ -135,6 +137,15 @@ struct KernelSpec {
     /// The same kernel with int64 index math, used when an int32 kernel's arrays span more than
     /// 2^31 - 1 elements (an automatic index type); null otherwise.
     std::shared_ptr<const KernelSpec> wide;
+
+    /// The schedule as requested of create_kernel, and as used (every field resolved; for
+    /// Backend::Host the request).
+    Schedule requested_schedule, schedule;
+    /// What KernelFunction::autotune may vary: the fields the request leaves open.
+    TuningSpace tuning;
+    /// The same kernel lowered with another schedule (for autotuning); throws UserError where
+    /// create_kernel would reject it. Unset for a spec made by hand: nothing can be tuned.
+    std::function<KernelSpec(const Schedule&)> reschedule;
 };
 
 } // namespace loom

@@ -20,6 +20,7 @@
 #include <loom/nn.hpp>
 
 // Kernels: create_kernel, the generated source, compile() and the callable KernelFunction.
+#include <loom/autotune.hpp>
 #include <loom/kernel.hpp>
 #include <loom/kernel_function.hpp>
 #include <loom/kernel_param.hpp>
