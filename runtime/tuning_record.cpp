@@ -42,7 +42,7 @@ std::string to_text(const TuningRecord& r) {
     out += fmt::format("vector_width={}\n", s.vector_width);
     out += fmt::format("shared_tiles={}\n", int(s.shared_tiles));
     out += fmt::format("reduce_in_block={}\n", int(s.reduce_in_block));
-    out += fmt::format("ms={:.6g}\ndefault_ms={:.6g}\n", r.ms, r.default_ms);
+    out += fmt::format("ms={:.17g}\ndefault_ms={:.17g}\n", r.ms, r.default_ms); // exact doubles
     return out;
 }
 

@@ -92,6 +92,22 @@ int main() {
     std::printf("performance: max |loom - loop| constant %.3g, runtime %.3g\n", fixed_error,
                 runtime_error);
     expect(fixed_error < 1e-5 && runtime_error < 1e-5, "both layers against the loop");
+    // Autotuning times schedules on a GPU; the CPU target has nothing to tune and says so.
+    auto a_host = HostArray<float>::random({64, 64}, 5), b_host = HostArray<float>::zeros({64, 64});
+    KernelFunction cpu_avg = create_kernel(avg, {.target = Target::CPU, .name = "avg_cpu"}).compile();
+    expect(!cpu_avg.autotune(args("src", a_host, "dst", b_host)).nothing_to_tune.empty(),
+           "the CPU target has nothing to tune");
+    if (cuda_available()) {
+        auto a = DeviceArray<float>::random({4096, 4096}, 6);
+        auto b = DeviceArray<float>::zeros({4096, 4096});
+        // [guide:autotune]
+        KernelFunction tuned = create_kernel(avg, {.name = "avg_tuned"}).compile();
+        AutotuneResult result = tuned.autotune(args("src", a, "dst", b));
+        std::cout << result.report();  // every schedule tried, its time, the winner
+        tuned(args("src", a, "dst", b)); // runs the winner from now on
+        // [/guide:autotune]
+        expect(result.ms <= result.default_ms, "the winner is no slower than the default");
+    }
     std::printf("performance: %s\n", failures == 0 ? "ok" : "FAILED");
     return failures == 0 ? 0 : 1;
 }
