@@ -334,6 +334,75 @@ Kernel create_staged_kernel(const std::vector<AssignmentCollection>& stages, con
 }
 } // namespace
 
+namespace {
+/// "ghost layers ((1, 1), (1, 1))" or "the slice [range(0, n), all()]": a kernel's iteration space.
+std::string iteration_space_text(const LoweredKernel& k) {
+    if (!k.config.iteration_slice) {
+        std::vector<std::string> g;
+        for (auto [lo, hi] : k.ghost_layers) g.push_back(fmt::format("({}, {})", lo, hi));
+        return fmt::format("ghost layers ({})", fmt::join(g, ", "));
+    }
+    std::vector<std::string> dims;
+    for (const SliceDim& d : k.config.iteration_slice->dims)
+        dims.push_back(d.step == 1 ? d.as_written() : fmt::format("{} step {}", d.as_written(), d.step));
+    return fmt::format("the slice [{}]", fmt::join(dims, ", "));
+}
+} // namespace
+
+Kernel fuse(const Kernel& first, const Kernel& second, const std::string& name,
+            const Schedule& schedule) {
+    const LoweredKernel &a = *first.k_, &b = *second.k_;
+    const std::string fused_name = name.empty() ? a.name + "_" + b.name : name;
+    auto refuse = [&](const std::string& why, const std::string& fix) {
+        throw UserError(fmt::format("fuse('{}', '{}'): {}; {}", a.name, b.name, why, fix));
+    };
+    if (a.config.target != b.config.target)
+        refuse(fmt::format("'{}' is for Target::{} and '{}' for Target::{}", a.name,
+                           target_name(a.config.target), b.name, target_name(b.config.target)),
+               "create both for one target");
+    if (a.config.fast_math != b.config.fast_math)
+        refuse(fmt::format("'{}' has fast_math = {} and '{}' fast_math = {}", a.name,
+                           a.config.fast_math, b.name, b.config.fast_math),
+               "create both with one fast_math setting");
+    const std::string space_a = iteration_space_text(a), space_b = iteration_space_text(b);
+    if (space_a != space_b)
+        refuse(fmt::format("'{}' iterates over {} and '{}' over {}", a.name, space_a, b.name,
+                           space_b),
+               "a fused kernel has one iteration space: give both kernels the same ghost_layers "
+               "(or iteration_slice) in their KernelConfig");
+    if (*a.config.index_type != *b.config.index_type ||
+        first.automatic_index_ != second.automatic_index_)
+        refuse(fmt::format("'{}' uses index type {}{} and '{}' {}{}", a.name,
+                           type_name(*a.config.index_type), first.automatic_index_ ? " (automatic)" : "",
+                           b.name, type_name(*b.config.index_type),
+                           second.automatic_index_ ? " (automatic)" : ""),
+               "create both with the same KernelConfig::index_type (or both with it unset)");
+    for (const FieldPtr& f : a.fields)
+        for (const FieldPtr& g : b.fields)
+            if (f != g && f->name == g->name)
+                refuse(fmt::format("both have a field named '{}', but they are two different "
+                                   "Fields ({} and {})", f->name, f->describe(), g->describe()),
+                       "declare the field once and use that Field in both kernels, so that the "
+                       "fused kernel knows they are one array; or rename one");
+
+    // first's stages, then second's, renumbered after them.
+    std::vector<SourceAssignment> flat = *first.assignments_;
+    int stages = 0;
+    for (const SourceAssignment& s : flat) stages = std::max(stages, s.stage);
+    for (SourceAssignment s : *second.assignments_) {
+        s.stage += stages;
+        flat.push_back(std::move(s));
+    }
+    KernelConfig config = a.config;
+    config.name = fused_name;
+    check_identifier(config.name, "kernel");
+    // The space both iterate over, fixed: automatic ghost layers would be chosen again from the
+    // fused stages' reach, another space than either kernel's.
+    if (!config.iteration_slice) config.ghost_layers = GhostLayers(a.ghost_layers);
+    LoweredKernel lowered = lower(flat, config, schedule);
+    return Kernel(std::move(lowered), std::move(flat), first.automatic_index_);
+}
+
 Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config,
                      const Schedule& schedule) {
     return create_staged_kernel({assignments}, config, schedule);

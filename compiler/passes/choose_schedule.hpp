@@ -19,14 +19,15 @@
 // - shared_memory_budget: 100 KiB (each launch checks the staged bytes against the device's
 //   limit per block).
 // - vector_width: for a pointwise kernel (every field read at the cell itself, no neighbours or
-//   gathers) with a short cell (at most kMaxLaneCellNodes expression nodes) whose lanes fit
+//   gathers) or a 1D stencil (its neighbours lie along the lanes; H200: a 3-point float32
+//   stencil 0.61 -> 0.98 of copy, a 5-point float64 one 0.88 -> 0.97) with a short cell (at most kMaxLaneCellNodes expression nodes) whose lanes fit
 //   (see ScheduleFacts::lanes_fit; not with layers, shared tiles, a block per cell, a manual
 //   grid, or cells_per_thread along the lanes' axis), 16 bytes of its widest element type: 4
 //   for float32 and int32, 2 for float64 (f = 2 g over 2^28 floats: 0.79 of copy scalar, 1.00
 //   with lanes of 4, H100). Else 1, scalar loads and stores. Not for stencils: their reads at
 //   neighbours along the lanes stay scalar, and lanes help some and hurt others (H100: 5-point
 //   float32 0.87 -> 0.95 of copy, 7-point float64 0.87 -> 0.83 to 0.89, 27-point float32 0.55
-//   -> 0.34); issue 13 tunes them.
+//   -> 0.34) in 2D and 3D; KernelFunction::autotune tries them.
 // - stream_cells: true where cells_per_thread > 1; the pass stream_cells then groups a thread's
 //   cells only where that saves at least kMinStreamSaving of their reads, and the resolved
 //   schedule says false where it grouped none. Asked for explicitly, wherever cells share a read.
@@ -59,8 +60,9 @@ struct ScheduleFacts {
     bool manual_grid = false; ///< manual_launch_grid, or slice bounds that use another counter
     bool has_layers = false;  ///< the body computes local arrays in loops (neural layers)
     bool stage_halos = false; ///< a later stage reads an earlier one at neighbouring cells
-    /// Lanes would serve: a CUDA kernel that reads every field at the cell only, whose slice
-    /// steps by 1 along the fastest memory axis (lanes are consecutive cells there).
+    /// Lanes would serve: a CUDA kernel that reads every field at the cell only, or a 1D one
+    /// whose other reads are at neighbouring cells (along the lanes), whose slice steps by 1
+    /// along the fastest memory axis (lanes are consecutive cells there).
     bool lanes_fit = false;
     int lane_axis = -1;        ///< the fastest memory axis, which the lanes run along
     int widest_element = 4;    ///< bytes of the widest element type among the kernel's fields

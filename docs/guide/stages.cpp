@@ -82,5 +82,14 @@ int main() {
     } catch (const UserError& e) {
         expect(std::string(e.what()).find("(a race)") != std::string::npos, "the race is named");
     }
+    {
+        // [guide:fuse]
+        // Two kernels written apart, fused afterwards: the same kernel as the Stages above.
+        Kernel first = create_kernel({smooth}, {.name = "smooth"});
+        Kernel second = create_kernel({laplace}, {.name = "laplace"});
+        Kernel both = fuse(first, second); // "smooth_laplace": arguments u, t and v
+        // [/guide:fuse]
+        expect(both.source() == kernel.source(), "fuse gives the Stages kernel");
+    }
     return failures == 0 ? 0 : 1;
 }

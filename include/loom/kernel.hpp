@@ -69,6 +69,8 @@ public:
     KernelFunction compile(int device = 0) const;
 
 private:
+    friend Kernel fuse(const Kernel& first, const Kernel& second, const std::string& name,
+                       const Schedule& schedule);
     std::shared_ptr<const ir::LoweredKernel> k_;
     /// The source, kept to lower the kernel again: the int64 variant (an automatic index type)
     /// and other schedules (autotuning).
@@ -86,6 +88,20 @@ Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig
 /// empty, or when the stages race (a stage writes a field that an earlier stage reads at
 /// neighbouring cells, or two stages write one field).
 Kernel create_kernel(const Stages& stages, const KernelConfig& config = {}, const Schedule& schedule = {});
+
+/// One kernel that computes `first`, then `second`: the same as launching the two one after the
+/// other, as the stages of one kernel (Stages: `first`'s stages, then `second`'s), so `second` may
+/// read what `first` writes at neighbouring cells, computed per block over a halo in shared memory
+/// instead of written and read back. Both must be for one target, iterate over one space (the same
+/// ghost layers, automatic ones included, or the same slice), use one index type and fast-math
+/// setting, and name each field with one Field (two different Fields of one name are refused).
+/// The fused kernel takes every argument of both. `name` defaults to "<first>_<second>";
+/// `schedule` applies to the fused kernel (open fields chosen as for Stages). Throws UserError when
+/// the two cannot be one kernel: also when `second` writes a field that `first` reads at
+/// neighbouring cells, or both write one field (the stage checks; stage numbers count `first`'s
+/// stages first).
+Kernel fuse(const Kernel& first, const Kernel& second, const std::string& name = "",
+            const Schedule& schedule = {});
 
 /// Whether format_source finds clang-format: $LOOM_CLANG_FORMAT (a path, or a name on PATH) when
 /// set, else clang-format, clang-format-19, ..., clang-format-14 on PATH.

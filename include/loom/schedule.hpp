@@ -54,7 +54,8 @@ struct Schedule {
     /// (float4, float2, double2, int4, int2: at most 16 bytes; where an address is not aligned
     /// to the vector, as in a view that starts at an odd element, element by element). 1 is
     /// scalar loads and stores, 2 or 4 lanes; 0 chooses: 16 bytes of the widest element for a
-    /// pointwise kernel (every field read at the cell itself), 1 otherwise. Reads at
+    /// pointwise kernel (every field read at the cell itself) or a 1D stencil, 1 otherwise
+    /// (KernelFunction::autotune tries lanes on any kernel). Reads at
     /// neighbouring cells along the lanes' axis, fields the cell both reads and writes, and
     /// types with no vector (int64, bool, ...) stay scalar; where nothing is left for lanes the
     /// kernel runs scalar and Kernel::schedule() says 1. Needs a unit step along that axis,
