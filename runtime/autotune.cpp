@@ -46,28 +46,36 @@ Span span_of(const ArrayRef& a) {
 class SavedOutputs {
 public:
     SavedOutputs(const KernelSpec& k, const std::vector<ArrayRef>& arrays) {
-        for (std::size_t i = 0; i < k.fields.size(); ++i) {
-            if (!k.fields[i].written) continue;
-            Span s = span_of(arrays[i]);
-            if (s.bytes == 0) continue;
-            CUdeviceptr copy = 0;
-            check(driver().cuMemAlloc(&copy, s.bytes),
-                  fmt::format("cuMemAlloc({} bytes) to keep field '{}' while autotuning",
-                              s.bytes, k.fields[i].name));
-            saved_.push_back({s, copy});
-            check(driver().cuMemcpyDtoD(copy, s.start, s.bytes), "cuMemcpyDtoD");
+        try {
+            for (std::size_t i = 0; i < k.fields.size(); ++i) {
+                if (!k.fields[i].written) continue;
+                Span s = span_of(arrays[i]);
+                if (s.bytes == 0) continue;
+                CUdeviceptr copy = 0;
+                check(driver().cuMemAlloc(&copy, s.bytes),
+                      fmt::format("cuMemAlloc({} bytes) to keep field '{}' while autotuning (the "
+                                  "device needs room for a copy of every written array)",
+                                  s.bytes, k.fields[i].name));
+                saved_.push_back({s, copy});
+                check(driver().cuMemcpyDtoD(copy, s.start, s.bytes), "cuMemcpyDtoD");
+            }
+        } catch (...) {
+            release(/*restore=*/false); // nothing ran yet: only the copies made so far go
+            throw;
         }
     }
-    ~SavedOutputs() {
-        for (const auto& [span, copy] : saved_) {
-            driver().cuMemcpyDtoD(span.start, copy, span.bytes);
-            driver().cuMemFree(copy);
-        }
-    }
+    ~SavedOutputs() { release(/*restore=*/true); }
     SavedOutputs(const SavedOutputs&) = delete;
     SavedOutputs& operator=(const SavedOutputs&) = delete;
 
 private:
+    void release(bool restore) {
+        for (const auto& [span, copy] : saved_) {
+            if (restore) driver().cuMemcpyDtoD(span.start, copy, span.bytes);
+            driver().cuMemFree(copy);
+        }
+        saved_.clear();
+    }
     std::vector<std::pair<Span, CUdeviceptr>> saved_;
 };
 
