@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 
 namespace loom {
 using namespace ir;
@@ -349,6 +350,37 @@ std::string iteration_space_text(const LoweredKernel& k) {
 }
 } // namespace
 
+namespace {
+/// Replaces the second kernel's scalar parameters by the first kernel's of the same name, so
+/// that the fused kernel takes one argument for both; refuses two types under one name.
+class ParameterMerge : public IRMutator {
+public:
+    ParameterMerge(const LoweredKernel& a, const LoweredKernel& b) : a_(a), b_(b) {}
+    void learn(const Expr& root) {
+        for (const Expr& e : subexpressions(root))
+            if (auto v = e.as<VarNode>(); v && v->role == VarRole::Parameter) first_.emplace(v->name, e);
+    }
+    Expr visit_Var(const VarNode* v, const Expr& self) override {
+        if (v->role != VarRole::Parameter) return self;
+        auto it = first_.find(v->name);
+        if (it == first_.end()) return self;
+        const ScalarType ta = it->second.as<VarNode>()->type;
+        if (ta != v->type)
+            throw UserError(fmt::format(
+                "fuse('{}', '{}'): both take a scalar parameter '{}', as {} in '{}' and {} in "
+                "'{}'; the fused kernel takes one argument per name. Give the parameter one type "
+                "(param<T>(\"{}\") in both), or rename one",
+                a_.name, b_.name, v->name, type_name(ta), a_.name, type_name(v->type), b_.name,
+                v->name));
+        return it->second;
+    }
+
+private:
+    const LoweredKernel &a_, &b_;
+    std::map<std::string, Expr> first_;
+};
+} // namespace
+
 Kernel fuse(const Kernel& first, const Kernel& second, const std::string& name,
             const Schedule& schedule) {
     const LoweredKernel &a = *first.k_, &b = *second.k_;
@@ -385,12 +417,18 @@ Kernel fuse(const Kernel& first, const Kernel& second, const std::string& name,
                        "declare the field once and use that Field in both kernels, so that the "
                        "fused kernel knows they are one array; or rename one");
 
-    // first's stages, then second's, renumbered after them.
+    // first's stages, then second's, renumbered after them; a scalar parameter of one name is
+    // one argument (create_kernel typed each kernel's own copy of an untyped one).
     std::vector<SourceAssignment> flat = *first.assignments_;
     int stages = 0;
     for (const SourceAssignment& s : flat) stages = std::max(stages, s.stage);
+    ParameterMerge merge(a, b);
+    for (const SourceAssignment& s : flat)
+        for (const Expr* root : {&s.lhs, &s.rhs}) merge.learn(*root);
     for (SourceAssignment s : *second.assignments_) {
         s.stage += stages;
+        s.lhs = merge.mutate(s.lhs);
+        s.rhs = merge.mutate(s.rhs);
         flat.push_back(std::move(s));
     }
     KernelConfig config = a.config;

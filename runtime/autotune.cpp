@@ -45,7 +45,8 @@ Span span_of(const ArrayRef& a) {
 /// hundreds of times, and an in-place kernel would otherwise leave its data changed that often.
 class SavedOutputs {
 public:
-    SavedOutputs(const KernelSpec& k, const std::vector<ArrayRef>& arrays) {
+    SavedOutputs(Context& ctx, const KernelSpec& k, const std::vector<ArrayRef>& arrays)
+        : ctx_(ctx) {
         try {
             for (std::size_t i = 0; i < k.fields.size(); ++i) {
                 if (!k.fields[i].written) continue;
@@ -64,7 +65,10 @@ public:
             throw;
         }
     }
-    ~SavedOutputs() { release(/*restore=*/true); }
+    ~SavedOutputs() {
+        release(/*restore=*/true);
+        ctx_.synchronize(); // restored before the caller launches on another stream
+    }
     SavedOutputs(const SavedOutputs&) = delete;
     SavedOutputs& operator=(const SavedOutputs&) = delete;
 
@@ -76,6 +80,7 @@ private:
         }
         saved_.clear();
     }
+    Context& ctx_;
     std::vector<std::pair<Span, CUdeviceptr>> saved_;
 };
 
@@ -131,7 +136,7 @@ public:
             const KernelSpec& s = *specs[fresh[j]];
             try {
                 CompileCache::global().get(s.source, s.name, cuda_compile_options(s, arch_));
-            } catch (const Error& e) {
+            } catch (const std::exception& e) { // never out of a worker thread
                 compile_errors[fresh[j]] = e.what();
             }
         });
@@ -145,6 +150,8 @@ public:
                     t.ms = f.benchmark(arguments_, options_.runs);
                 } catch (const UserError& e) {
                     t.error = e.what(); // a launch the device refuses (shared memory, block)
+                } catch (const CudaError& e) {
+                    t.error = e.what(); // too many registers for the block, say
                 }
             }
             known_[ids[i]] = t;
@@ -211,12 +218,14 @@ AutotuneResult KernelFunction::autotune(const Args& arguments, const AutotuneOpt
             options.compile_threads));
     AutotuneResult result;
     result.schedule = spec_->schedule;
-    result.nothing_to_tune = nothing_to_tune(*spec_);
+    result.nothing_to_tune = nothing_to_tune(*untuned_);
     if (!result.nothing_to_tune.empty()) {
         result.ms = result.default_ms = NAN;
         return result;
     }
-    const KernelSpec base = *spec_; // the request the search starts from; spec_ changes below
+    // The kernel as constructed, not an earlier winner: the same search and the same key on
+    // every call, so that another shape class or `force` starts where a fresh compile() would.
+    const KernelSpec base = *untuned_;
     Context& ctx = Context::current(module_->device);
     const DeviceProperties& dev = ctx.properties();
     const Prepared p = prepare(arguments); // every argument checked before anything runs
@@ -247,7 +256,8 @@ AutotuneResult KernelFunction::autotune(const Args& arguments, const AutotuneOpt
     };
     SearchOutcome found;
     {
-        SavedOutputs saved(base, p.arrays);
+        ctx.synchronize(); // the caller's launches on any stream finish before the arrays are saved
+        SavedOutputs saved(ctx, base, p.arrays);
         CandidateTimer timer(base, arguments, module_->device, dev.compute_capability(), options);
         found = search_schedules(base.tuning, base.requested_schedule, std::ref(timer), options,
                                  out_of_time);

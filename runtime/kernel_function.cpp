@@ -418,6 +418,7 @@ KernelFunction::KernelFunction(KernelSpec spec, int device)
         throw UserError(fmt::format("kernel '{}': its int64 variant (KernelSpec::wide) has another "
                                     "backend; both variants must run on the same target",
                                     spec_->name));
+    untuned_ = spec_;
     module_ = load_module(*spec_, device);
     if (spec_->backend == Backend::Host) return; // no launch grid: block_size stays unset
     if (!spec_->launch.manual) {

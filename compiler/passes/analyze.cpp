@@ -465,27 +465,43 @@ private:
     void check_stages() {
         a_.stages = in_.empty() ? 1 : in_.back().stage;
         if (a_.stages == 1) return;
-        for (auto& w : writes_) {
+        for (auto& w : writes_)
             if (std::any_of(w.offsets.begin(), w.offsets.end(), [](int o) { return o != 0; }))
                 fail(fmt::format("writes {}{} in stage {} (assignment {}: `{}`); in a kernel of "
                                  "several stages, each stage writes at the cell itself, so write "
                                  "{}.center() and shift the reads instead",
                                  w.field->name, offsets_text(w.offsets), stage(w), w.stmt + 1,
                                  in_[w.stmt].text, w.field->name));
+        find_stage_halos();
+        // A later stage overwriting what an earlier one reads at a neighbour's cell races with
+        // the neighbour's block. With halos it races at the cell itself too: the earlier stages
+        // then run over each block's tile plus a halo, whose cells are the neighbours' own.
+        for (auto& w : writes_)
             for (auto& r : reads_) {
-                if (r.field != w.field || stage(r) >= stage(w) || r.offsets == w.offsets ||
+                if (r.field != w.field || stage(r) >= stage(w) ||
+                    (r.offsets == w.offsets && !a_.stage_halos) ||
                     (r.components != w.components && !r.indexed && !w.indexed))
                     continue;
                 fail(fmt::format("reads field {} at {} in stage {} (assignment {}: `{}`) and writes "
                                  "it in the later stage {} (assignment {}: `{}`): fused into one "
                                  "kernel, a neighbouring block may run stage {} before this block's "
-                                 "stage {} reads the cell (a race). Write stage {}'s result into "
+                                 "stage {} reads the cell{} (a race). Write stage {}'s result into "
                                  "another field",
                                  r.field->name, offsets_text(r.offsets), stage(r), r.stmt + 1,
                                  in_[r.stmt].text, stage(w), w.stmt + 1, in_[w.stmt].text, stage(w),
-                                 stage(r), stage(w)));
+                                 stage(r),
+                                 r.offsets == w.offsets
+                                     ? " (a later stage reads an earlier one at neighbouring "
+                                       "cells, so the earlier stages run over a halo of cells "
+                                       "that neighbouring blocks own)"
+                                     : "",
+                                 stage(w)));
             }
-        }
+        if (a_.stage_halos) check_halo_stages();
+    }
+
+    /// A later stage reading an earlier stage's field at a neighbouring cell makes halos.
+    void find_stage_halos() {
         for (auto& r : reads_)
             for (auto& w : writes_)
                 if (r.field == w.field && stage(r) > stage(w) && r.offsets != w.offsets &&
@@ -500,9 +516,11 @@ private:
                     a_.stage_halos = true;
                     halo_reads_.push_back(r);
                 }
-        if (!a_.stage_halos) return;
-        // An earlier stage that a later one reads at neighbouring cells is computed per block
-        // over the tile plus its halo, in a loop the block's threads share: plain assignments.
+    }
+
+    /// An earlier stage that a later one reads at neighbouring cells is computed per block over
+    /// the tile plus its halo, in a loop the block's threads share: plain assignments.
+    void check_halo_stages() {
         for (std::size_t i = 0; i < in_.size(); ++i) {
             if (in_[i].stage == a_.stages) continue;
             for (const Expr* root : {&in_[i].lhs, &in_[i].rhs})

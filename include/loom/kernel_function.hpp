@@ -155,8 +155,9 @@ public:
     /// default. A host kernel, a manual grid or a request that leaves nothing open returns at
     /// once, saying so in AutotuneResult::nothing_to_tune.
     AutotuneResult autotune(const Args& arguments, const AutotuneOptions& options = {});
-    /// The schedule of the loaded kernel (resolved; for a host kernel the request).
-    const Schedule& schedule() const { return spec_->schedule; }
+    /// The schedule of the loaded kernel (resolved; for a host kernel the request). A copy:
+    /// autotune may replace the kernel.
+    Schedule schedule() const { return spec_->schedule; }
 
     struct Module; ///< a loaded module (shared by copies, unloaded with the last)
 
@@ -176,6 +177,9 @@ private:
     void replace_kernel(KernelSpec spec);
 
     std::shared_ptr<const KernelSpec> spec_;
+    /// The kernel as constructed: autotune searches and keys from it, also once it has
+    /// replaced spec_ by a winner.
+    std::shared_ptr<const KernelSpec> untuned_;
     std::shared_ptr<Module> module_;
     std::shared_ptr<Module> wide_module_; ///< the int64 variant, loaded on first need
     std::vector<std::string> names_; ///< argument names: fields, then scalars (positional order)

@@ -44,6 +44,8 @@ TEST(AutotuneGpu, AStencilsWinnerComputesTheStencilAndIsRememberedForTheShapeCla
     EXPECT_FALSE(r.from_cache);
     EXPECT_GT(r.trials.size(), 10u);
     EXPECT_LE(r.ms, r.default_ms); // the default is one of the trials
+    ASSERT_TRUE(r.trials.front().ms) << "the default ran";
+    EXPECT_EQ(r.trials.front().schedule.describe(), Schedule{}.describe()); // timed first
     EXPECT_EQ(r.schedule.describe(), k.schedule().describe());
     // Tuning launched the kernel hundreds of times; dst holds the poison again.
     EXPECT_TRUE(all_poison(dst));
@@ -70,7 +72,13 @@ TEST(AutotuneGpu, AStencilsWinnerComputesTheStencilAndIsRememberedForTheShapeCla
     const AutotuneResult forced =
         again.autotune(args("src", src2.device, "dst", dst2), quick({.force = true, .rounds = 1}));
     EXPECT_FALSE(forced.from_cache);
-    EXPECT_FALSE(forced.trials.empty());
+    // The whole space again, from the kernel as constructed, not from the loaded winner.
+    EXPECT_GT(forced.trials.size(), 10u);
+    // The forced winner replaced the stored one: a fresh KernelFunction loads it.
+    KernelFunction fresh = kernel.compile();
+    const AutotuneResult reloaded = fresh.autotune(args("src", src2.device, "dst", dst2), quick());
+    EXPECT_TRUE(reloaded.from_cache);
+    EXPECT_EQ(reloaded.schedule.describe(), forced.schedule.describe());
 }
 
 TEST(AutotuneGpu, AnInPlaceKernelsDataIsLeftAsItWas) {

@@ -31,6 +31,17 @@ Pair smooth_then_laplace(Target target, const GhostLayers& ghost = {}) {
     return {u, t, v, smooth, laplace};
 }
 
+/// The message of the UserError `make` throws ("" when it throws none).
+template <typename Make>
+std::string refusal(Make&& make) {
+    try {
+        make();
+    } catch (const UserError& e) {
+        return e.what();
+    }
+    return "";
+}
+
 TEST(Fuse, TwoKernelsAsOneComputeWhatTheyComputeOneAfterTheOther) {
     for (int g : {1, 2}) {
         SCOPED_TRACE(::testing::Message() << "ghost layers " << g);
@@ -81,15 +92,53 @@ TEST(Fuse, TheCudaFormTilesTheFirstKernelAndCompiles) {
     test::expect_compiles_for_sm90(fused);
 }
 
-/// The message of the UserError `make` throws ("" when it throws none).
-template <typename Make>
-std::string refusal(Make&& make) {
-    try {
-        make();
-    } catch (const UserError& e) {
-        return e.what();
-    }
-    return "";
+TEST(Fuse, AParameterOfOneNameIsOneArgument) {
+    auto [u, t, v] = fields<3>("u, t, v: float64[2D]");
+    Expr dt = param("dt"); // untyped: each create_kernel types its own copy
+    Kernel first = create_kernel({Assignment(t.center(), dt * u.center())},
+                                 {.target = Target::CPU, .name = "first", .ghost_layers = 1});
+    Kernel second = create_kernel({Assignment(v.center(), dt * (t[{1, 0}] - t[{-1, 0}]))},
+                                  {.target = Target::CPU, .name = "second", .ghost_layers = 1});
+    const Kernel fused = fuse(first, second);
+    int scalars = 0;
+    for (const KernelParam& p : fused.parameters()) scalars += p.role == ParamRole::Scalar;
+    EXPECT_EQ(scalars, 1);
+    auto hu = HostArray<double>::random({12, 9}, 1, Uniform(-1, 1));
+    auto ht = HostArray<double>::random({12, 9}, 2, Uniform(-1, 1));
+    auto hv = HostArray<double>::zeros({12, 9});
+    const std::vector<double> u0 = hu.to_host(), t0 = ht.to_host();
+    fused.compile()(args("u", hu, "t", ht, "v", hv, "dt", 0.5));
+    const std::vector<double> got = hv.to_host();
+    auto tt = [&](std::int64_t i, std::int64_t j) { // t after the first kernel: its ring as it was
+        const bool inside = i >= 1 && i < 11 && j >= 1 && j < 8;
+        return inside ? 0.5 * u0[std::size_t(i * 9 + j)] : t0[std::size_t(i * 9 + j)];
+    };
+    for (std::int64_t i = 1; i < 11; ++i)
+        for (std::int64_t j = 1; j < 8; ++j)
+            EXPECT_NEAR(got[std::size_t(i * 9 + j)], 0.5 * (tt(i + 1, j) - tt(i - 1, j)), 1e-12)
+                << i << ", " << j;
+
+    Kernel typed = create_kernel({Assignment(v.center(), param<float>("dt") * t[{1, 0}])},
+                                 {.target = Target::CPU, .name = "typed", .ghost_layers = 1});
+    const std::string m = refusal([&] { fuse(first, typed); });
+    EXPECT_NE(m.find("both take a scalar parameter 'dt', as float64 in 'first' and float32 in "
+                     "'typed'"), std::string::npos) << m;
+}
+
+TEST(Fuse, AnEarlierStageReadOfWhatTheLaterOneOverwritesIsRefusedEvenAtTheCell) {
+    // t = u * u, then u from t's neighbours: the first kernel runs over a halo in each block,
+    // whose cells the neighbouring blocks own and may already have overwritten.
+    auto [u, t] = fields<2>("u, t: float64[2D]");
+    Kernel square = create_kernel({Assignment(t.center(), u.center() * u.center())},
+                                  {.name = "square", .ghost_layers = 1});
+    Kernel update = create_kernel(
+        {Assignment(u.center(), u.center() + 0.1 * (t[{1, 0}] + t[{-1, 0}] - 2.0 * t.center()))},
+        {.name = "update", .ghost_layers = 1});
+    const std::string m = refusal([&] { fuse(square, update); });
+    EXPECT_NE(m.find("reads field u at [0, 0] in stage 1"), std::string::npos) << m;
+    EXPECT_NE(m.find("writes it in the later stage 2"), std::string::npos) << m;
+    EXPECT_NE(m.find("the earlier stages run over a halo of cells that neighbouring blocks own"),
+              std::string::npos) << m;
 }
 
 TEST(Fuse, KernelsThatCannotBeOneAreRefusedWithTheReason) {
