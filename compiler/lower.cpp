@@ -34,6 +34,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace loom::ir {
 
@@ -90,9 +91,15 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     // bad slices.
     log.start();
     KernelAnalysis analysis = analyze_kernel(assignments, config, schedule);
-    k.fields = analysis.fields;
+    // On-chip fields are no arguments: the kernel's fields are those in memory.
+    auto in_memory = [&](std::vector<FieldPtr> fs) {
+        fs.erase(std::remove_if(fs.begin(), fs.end(), [&](const FieldPtr& f) { return analysis.is_on_chip(f.get()); }),
+                 fs.end());
+        return fs;
+    };
+    k.fields = in_memory(analysis.fields);
     k.buffers = analysis.buffers;
-    k.shifted_reads = analysis.shifted_reads;
+    k.shifted_reads = in_memory(analysis.shifted_reads);
     k.ghost_layers = analysis.ghost_layers;
     k.reach = analysis.reach;
     log.record("analyze_kernel", Stmt(), analysis.body);
@@ -173,7 +180,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         // shared memory, and its threads the last stage.
         log.start();
         FusedStages fused = fuse_stages(threads.body, threads.tiles, *k.schedule.shared_memory_budget,
-                                        config.name);
+                                        config.name, space.on_chip);
         log.record("fuse_stages", threads.body, fused.body);
 
         // 7b''. Lanes: with vector_width > 1, each thread's consecutive cells along the fastest

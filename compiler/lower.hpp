@@ -21,6 +21,9 @@ struct SourceAssignment {
     Expr lhs, rhs;
     std::string text;
     int stage = 1; ///< the stage it belongs to (Stages), counting from 1
+    /// Not a computation: lhs's field is on chip (Stages::on_chip), rhs its value outside the
+    /// iteration space (a constant, or another field at the cell).
+    bool on_chip = false;
 };
 
 /// What the pipeline produces.

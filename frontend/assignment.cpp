@@ -82,4 +82,40 @@ std::vector<Assignment> AssignmentCollection::all() const {
     return out;
 }
 
+namespace {
+void check_on_chip(const std::vector<std::pair<Field, Expr>>& known, const Field& f) {
+    if (!f.info().index_shape.empty())
+        throw UserError(fmt::format(
+            "Stages::on_chip({}): {} has index axes, and on-chip fields are scalar fields so "
+            "far; keep {} in memory, or split it into one scalar field per component",
+            f.name(), f.info().describe(), f.name()));
+    for (auto& [g, outside] : known)
+        if (g.ptr() == f.ptr())
+            throw UserError(fmt::format("Stages::on_chip({}): {} is on chip already; name each "
+                                        "on-chip field once", f.name(), f.name()));
+}
+} // namespace
+
+Stages& Stages::on_chip(const Field& field, double outside) {
+    check_on_chip(on_chip_, field);
+    on_chip_.emplace_back(field, constant(field.type(), outside));
+    return *this;
+}
+
+Stages& Stages::on_chip(const Field& field, const Field& outside) {
+    check_on_chip(on_chip_, field);
+    if (outside.ptr() == field.ptr())
+        throw UserError(fmt::format("Stages::on_chip({}, {}): an on-chip field cannot take its "
+                                    "values outside the iteration space from itself; pass a number "
+                                    "or another field", field.name(), outside.name()));
+    if (!outside.info().index_shape.empty() || outside.spatial_dims() != field.spatial_dims())
+        throw UserError(fmt::format(
+            "Stages::on_chip({}, {}): {} holds {}'s values outside the iteration space, so {} "
+            "must be a scalar field of as many spatial axes as {} ({}), but it is {}",
+            field.name(), outside.name(), field.name(), outside.name(), outside.name(),
+            field.name(), field.spatial_dims(), outside.info().describe()));
+    on_chip_.emplace_back(field, outside.center().expr());
+    return *this;
+}
+
 } // namespace loom

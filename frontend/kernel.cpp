@@ -6,6 +6,7 @@
 #include "compiler/lower.hpp"
 #include "compiler/tuning_space.hpp"
 #include "frontend/resolve_types.hpp"
+#include "frontend/time_steps.hpp"
 #include "runtime/compile_cache.hpp"
 
 #include <loom/errors.hpp>
@@ -307,7 +308,8 @@ namespace {
 /// The assignments of every stage, in order, with their stage numbers; types resolved over all of
 /// them at once, as a parameter or temporary may appear in several stages.
 Kernel create_staged_kernel(const std::vector<AssignmentCollection>& stages, const KernelConfig& config,
-                            const Schedule& schedule) {
+                            const Schedule& schedule,
+                            const std::vector<std::pair<Field, Expr>>& on_chip = {}) {
     check_identifier(config.name, "kernel");
     std::vector<std::pair<Expr, Expr>> parts;
     std::vector<int> stage_of_part;
@@ -321,6 +323,10 @@ Kernel create_staged_kernel(const std::vector<AssignmentCollection>& stages, con
     std::vector<SourceAssignment> flat;
     for (auto& [lhs, rhs] : resolve_types(parts, config))
         flat.push_back({lhs, rhs, to_string(lhs) + " = " + to_string(rhs), stage_of_part[flat.size()]});
+    // On-chip fields: what each holds outside the iteration space (analyze_kernel checks them).
+    for (auto& [field, outside] : on_chip)
+        flat.push_back({field.center().expr(), outside,
+                        fmt::format("on_chip({}, {})", field.name(), to_string(outside)), 1, true});
     // Unset index type: int32 (faster index math) by default, int64 when a call needs it; int64
     // alone when a fixed shape is already too large for int32.
     bool automatic = !config.index_type;
@@ -443,10 +449,20 @@ Kernel fuse(const Kernel& first, const Kernel& second, const std::string& name,
 
 Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig& config,
                      const Schedule& schedule) {
+    if (config.time_steps != 1 || !config.ping_pong.empty()) {
+        // Temporal blocking: the steps as stages, the states between them on chip.
+        Stages steps = time_step_stages(assignments, config);
+        return create_staged_kernel(steps.stages(), config, schedule, steps.on_chip_fields());
+    }
     return create_staged_kernel({assignments}, config, schedule);
 }
 
 Kernel create_kernel(const Stages& stages, const KernelConfig& config, const Schedule& schedule) {
+    if (config.time_steps != 1 || !config.ping_pong.empty())
+        throw UserError(fmt::format(
+            "kernel '{}' has time_steps = {} (or ping_pong pairs) and {} Stages; time steps repeat a kernel of one "
+            "step (one AssignmentCollection). Pass the step's assignments alone, or set "
+            "time_steps to 1", config.name, config.time_steps, stages.stages().size()));
     for (std::size_t s = 0; s < stages.stages().size(); ++s)
         if (stages.stages()[s].all().empty())
             throw UserError(fmt::format(
@@ -456,7 +472,7 @@ Kernel create_kernel(const Stages& stages, const KernelConfig& config, const Sch
     if (stages.stages().empty())
         throw UserError(fmt::format("kernel '{}' has no stages; pass Stages with at least one "
                                     "AssignmentCollection", config.name));
-    return create_staged_kernel(stages.stages(), config, schedule);
+    return create_staged_kernel(stages.stages(), config, schedule, stages.on_chip_fields());
 }
 
 } // namespace loom

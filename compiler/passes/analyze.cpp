@@ -37,9 +37,9 @@ std::string a_or_an(ScalarType t) { return is_int(t) ? "an" : "a"; }
 
 class Analyzer {
 public:
-    Analyzer(const std::vector<SourceAssignment>& in, const KernelConfig& cfg,
-             const Schedule& schedule)
-        : in_(in), cfg_(cfg), schedule_(schedule) {}
+    Analyzer(const std::vector<SourceAssignment>& in, const std::vector<SourceAssignment>& on_chip,
+             const KernelConfig& cfg, const Schedule& schedule)
+        : in_(in), on_chip_(on_chip), cfg_(cfg), schedule_(schedule) {}
 
     KernelAnalysis run() {
         check_config();
@@ -48,11 +48,13 @@ public:
         check_no_scatter();
         check_index_variables();
         collect();
+        collect_on_chip();
         classify_buffers();
         check_fields();
         check_cells_axis(schedule_, *a_.primary, cfg_.name);
         check_writes();
         check_stages();
+        check_on_chip();
         check_gathers();
         compute_reach();
         resolve_ghost_layers();
@@ -329,6 +331,8 @@ private:
         std::set<const FieldInfo*> in_space;
         for (auto& r : reads_) in_space.insert(r.field.get());
         for (auto& w : writes_) in_space.insert(w.field.get());
+        for (auto& [f, outside] : a_.on_chip)
+            if (auto fa = outside.as<FieldAccessNode>()) in_space.insert(fa->field.get());
         for (auto& f : a_.fields)
             if (!in_space.count(f.get())) a_.buffers.push_back(f);
         if (a_.buffers.size() >= a_.fields.size())
@@ -592,6 +596,80 @@ private:
                              "consecutive cells; set vector_width to 1",
                              w, cfg_.iteration_slice->describe(),
                              cfg_.iteration_slice->dims[std::size_t(axis)].step, axis));
+    }
+
+    // ---- on-chip fields (Stages::on_chip) ----
+    /// The on-chip fields and the fields their outside values come from (arguments, read
+    /// where the on-chip field's tile reaches past the iteration space). The thread mapping
+    /// follows the first field written to memory.
+    void collect_on_chip() {
+        for (const SourceAssignment& s : on_chip_) {
+            auto fa = s.lhs.as<FieldAccessNode>();
+            if (!fa) throw InternalError("analyze_kernel: an on-chip declaration without a field");
+            note_field(fa->field);
+            Expr outside = s.rhs;
+            if (auto g = outside.as<FieldAccessNode>()) note_field(g->field);
+            if (outside.type() != fa->field->type) outside = CastNode::make(fa->field->type, outside);
+            on_chip_decl_.emplace_back(fa->field, outside);
+        }
+        for (auto& [f, outside] : on_chip_decl_)
+            if (auto g = outside.as<FieldAccessNode>())
+                for (auto& [h, o] : on_chip_decl_)
+                    if (h == g->field)
+                        fail(fmt::format("keeps {} on chip with the values of {} outside the "
+                                         "iteration space, but {} is on chip too, and has no "
+                                         "values in memory; take them from a field in memory, "
+                                         "or a number", f->name, h->name, h->name));
+        a_.on_chip = on_chip_decl_;
+        if (a_.on_chip.empty()) return;
+        for (const FieldPtr& f : a_.written)
+            if (!a_.is_on_chip(f.get())) {
+                a_.primary = f;
+                return;
+            }
+        fail("writes only on-chip fields (Stages::on_chip), so it would have no effect: keep the "
+             "field the last stage writes in memory");
+    }
+
+    /// An on-chip field lives in the tiles fuse_stages computes: one earlier stage writes it,
+    /// later stages read it, and those reads make halos.
+    void check_on_chip() const {
+        for (auto& [f, outside] : a_.on_chip) {
+            const int w = written_in(f);
+            const std::string name = f->name;
+            if (w == 0)
+                fail(fmt::format("keeps field {} on chip (Stages::on_chip), but no stage writes it; "
+                                 "an on-chip field is an intermediate that an earlier stage "
+                                 "computes and later stages read. Write it in a stage, or drop "
+                                 "on_chip({})", name, name));
+            if (w == a_.stages)
+                fail(fmt::format("keeps field {} on chip (Stages::on_chip), but the last stage "
+                                 "(stage {}) writes it, so no later stage could read it and it "
+                                 "would be lost; keep the kernel's results in memory: drop "
+                                 "on_chip({})", name, w, name));
+            bool later = false;
+            for (auto& r : reads_) {
+                if (r.field != f) continue;
+                if (stage(r) <= w)
+                    fail(fmt::format("reads the on-chip field {} in stage {} (assignment {}: `{}`), "
+                                     "but stage {} computes it: an on-chip field is read by later "
+                                     "stages only, from the tile its stage computed. Within a "
+                                     "stage, hold the value in a temporary (subexpression)",
+                                     name, stage(r), r.stmt + 1, in_[r.stmt].text, w));
+                later = true;
+            }
+            if (!later)
+                fail(fmt::format("keeps field {} on chip (Stages::on_chip), and stage {} writes it, "
+                                 "but no later stage reads it, so it would be lost; read it in a "
+                                 "later stage, or drop on_chip({}) to keep it in memory",
+                                 name, w, name));
+            if (!a_.stage_halos)
+                fail(fmt::format("keeps field {} on chip (Stages::on_chip), but no stage reads an "
+                                 "earlier stage's field at a neighbouring cell, so the stages run "
+                                 "as one sequence per cell, without tiles to hold {}; put the "
+                                 "stages into one and hold {} in a temporary (subexpression)",
+                                 name, name, name));
+        }
     }
 
     int written_in(const FieldPtr& f) const {
@@ -972,6 +1050,8 @@ private:
     }
 
     const std::vector<SourceAssignment>& in_;
+    const std::vector<SourceAssignment>& on_chip_; ///< Stages::on_chip declarations
+    std::vector<std::pair<FieldPtr, Expr>> on_chip_decl_;
     const KernelConfig& cfg_;
     const Schedule& schedule_; ///< checked here; read for manual_launch_grid only
     KernelAnalysis a_;
@@ -991,7 +1071,9 @@ private:
 
 KernelAnalysis analyze_kernel(const std::vector<SourceAssignment>& assignments,
                               const KernelConfig& config, const Schedule& schedule) {
-    return Analyzer(assignments, config, schedule).run();
+    std::vector<SourceAssignment> computed, on_chip;
+    for (const SourceAssignment& s : assignments) (s.on_chip ? on_chip : computed).push_back(s);
+    return Analyzer(computed, on_chip, config, schedule).run();
 }
 
 } // namespace loom::ir

@@ -34,6 +34,15 @@ struct KernelAnalysis {
     /// one Stage per stage, which fuse_stages computes per block with halos. Without such a read
     /// the stages are one sequence of statements per cell, and the body has no Stage.
     bool stage_halos = false;
+    /// On-chip fields (Stages::on_chip), also in `fields` and `written`: never arguments, held
+    /// in the tiles of fuse_stages. Each with its value outside the iteration space, of its type:
+    /// a constant, or a FieldAccess at the cell of another field (a field of the kernel then).
+    std::vector<std::pair<FieldPtr, Expr>> on_chip;
+    bool is_on_chip(const FieldInfo* f) const {
+        for (auto& [g, outside] : on_chip)
+            if (g.get() == f) return true;
+        return false;
+    }
     FieldPtr primary;               ///< the field whose layout decides the thread mapping
     const FieldInfo* fixed_shape_source = nullptr; ///< a fixed-shape field, if any
     /// The kernel body: for each assignment a Comment with its DSL text, then the Assign, with

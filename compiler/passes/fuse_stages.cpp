@@ -168,8 +168,8 @@ private:
 /// into the field where the cell is the block's own.
 class StoreStageTiles : public IRMutator {
 public:
-    StoreStageTiles(const std::map<Key, StageTile>& tiles, Expr k, Expr own)
-        : tiles_(tiles), k_(std::move(k)), own_(std::move(own)) {}
+    StoreStageTiles(const std::map<Key, StageTile>& tiles, const OnChipValues& on_chip, Expr k, Expr own)
+        : tiles_(tiles), on_chip_(on_chip), k_(std::move(k)), own_(std::move(own)) {}
 
 protected:
     Stmt visit_BufferStore(const BufferStoreNode* n, const Stmt& self) override {
@@ -178,12 +178,14 @@ protected:
         auto it = tiles_.find({f.get(), components_of(*f, n->indices)});
         if (it == tiles_.end()) return IfThenNode::make(own_, self);
         const BufferPtr& tile = it->second.layout.buffer;
+        if (on_chip_.count(f.get())) return BufferStoreNode::make(tile, k_, n->value); // never in memory
         return BlockNode::make({BufferStoreNode::make(tile, k_, n->value),
                                 IfThenNode::make(own_, BufferStoreNode::make(n->buffer, n->indices, BufferLoadNode::make(tile, k_)))});
     }
 
 private:
     const std::map<Key, StageTile>& tiles_;
+    const OnChipValues& on_chip_;
     Expr k_, own_;
 };
 
@@ -203,7 +205,7 @@ void within(std::vector<Expr>& out, const Expr& v, const Expr& lo, std::int64_t 
 
 /// The loop that computes stage `s` over its region (see fuse_stages).
 Stmt stage_loop(const StageNode* s, const TileLayout& region, const std::map<Key, StageTile>& tiles,
-                const std::vector<BlockTileAxis>& axes) {
+                const OnChipValues& on_chip, const std::vector<BlockTileAxis>& axes) {
     const std::vector<Expr> counters = tile_counters(axes);
     return tile_loop(region, axes, [&](const std::vector<Expr>& cells, const std::vector<Expr>& positions, const Expr& k) {
         const ScalarType type = cells[0].type();
@@ -214,9 +216,10 @@ Stmt stage_loop(const StageNode* s, const TileLayout& region, const std::map<Key
         }
         Stmt body = Rebind(counters, cells).mutate(s->body);
         body = ReadStageTiles(tiles, axes, cells, positions, s->index).mutate(body);
-        body = StoreStageTiles(tiles, k, all_of(own)).mutate(body);
+        body = StoreStageTiles(tiles, on_chip, k, all_of(own)).mutate(body);
         std::vector<Stmt> out{IfThenNode::make(all_of(in_space), body)};
-        // Past the iteration space, the field's own value, as far as a later stage reads it.
+        // Past the iteration space, the field's own value (an on-chip field's: what it holds
+        // there), as far as a later stage reads it.
         for (auto& [key, t] : tiles) {
             if (t.stage != s->index) continue;
             std::vector<Expr> near, at(std::size_t(t.field->array_dims()));
@@ -227,7 +230,10 @@ Stmt stage_loop(const StageNode* s, const TileLayout& region, const std::map<Key
             for (std::size_t c = 0; c < t.components.size(); ++c)
                 at[std::size_t(t.field->spatial_dims) + c] = ConstNode::make_int(type, t.components[c]);
             Expr outside = BinaryNode::make(BinaryOp::And, all_of(near), UnaryNode::make(UnaryOp::Not, all_of(in_space)));
-            out.push_back(IfThenNode::make(outside, BufferStoreNode::make(t.layout.buffer, k, BufferLoadNode::make(t.global, at))));
+            auto given = on_chip.find(t.field.get());
+            Expr value = given != on_chip.end() ? Rebind(counters, cells).mutate(given->second)
+                                                : BufferLoadNode::make(t.global, at);
+            out.push_back(IfThenNode::make(outside, BufferStoreNode::make(t.layout.buffer, k, value)));
         }
         return BlockNode::make(std::move(out));
     });
@@ -262,7 +268,7 @@ std::string tile_name(const StageTile& t) {
 } // namespace
 
 FusedStages fuse_stages(const Stmt& body, const std::vector<BlockTileAxis>& axes, std::size_t budget,
-                        const std::string& kernel) {
+                        const std::string& kernel, const OnChipValues& on_chip) {
     FusedStages out;
     out.body = body;
     const BlockNode* block = find_stages(body);
@@ -351,11 +357,24 @@ FusedStages fuse_stages(const Stmt& body, const std::vector<BlockTileAxis>& axes
             computed.empty() ? std::string() : ": into " + computed)));
         for (const BufferPtr& b : allocs) before.allocate(b);
         TileLayout region = lay_out_tile("stage", ScalarType::Float32, axes, lo, hi);
-        before.add(stage_loop(s, region, tiles, axes));
+        before.add(stage_loop(s, region, tiles, on_chip, axes));
         before.add(BarrierNode::make());
     }
     ComputeLastStage compute(tiles, axes);
     out.body = insert_before_threads(body, before, [&](const Stmt& s) { return compute.mutate(s); }, "fuse_stages");
+    // On-chip fields have no memory: every access went to a tile.
+    struct Left : IRVisitor {
+        const OnChipValues& on_chip;
+        explicit Left(const OnChipValues& o) : on_chip(o) {}
+        void check(const BufferPtr& b) const {
+            if (b->field && on_chip.count(b->field.get()))
+                throw InternalError("fuse_stages: an access to the on-chip field " + b->field->name +
+                                    " outside its tiles");
+        }
+        void visit_BufferLoad(const BufferLoadNode* l) override { check(l->buffer); IRVisitor::visit_BufferLoad(l); }
+        void visit_BufferStore(const BufferStoreNode* s) override { check(s->buffer); IRVisitor::visit_BufferStore(s); }
+    } left(on_chip);
+    left.visit(out.body);
     return out;
 }
 

@@ -6,6 +6,7 @@
 #include "compiler/passes/gpu_mapping.hpp"
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,11 @@ struct FusedStages {
 /// `counter +- k` reading the tiles. A body without Stages is returned as it is; stages whose
 /// tiles need more than `budget` or CUDA's 48 KB of static shared memory are refused (UserError
 /// naming the tiles and the fix).
+/// On-chip fields (Stages::on_chip) are stored into their tiles only, never into memory, and
+/// their tiles hold `on_chip`'s value for them past the iteration space (at the counters,
+/// rebound to each cell).
+using OnChipValues = std::map<const FieldInfo*, Expr>;
 FusedStages fuse_stages(const Stmt& body, const std::vector<BlockTileAxis>& tiles, std::size_t budget,
-                        const std::string& kernel);
+                        const std::string& kernel, const OnChipValues& on_chip = {});
 
 } // namespace loom::ir

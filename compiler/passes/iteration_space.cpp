@@ -33,6 +33,7 @@ public:
         }
         out.nest = nest;
         out.globals = globals_;
+        for (auto& [f, outside] : a_.on_chip) out.on_chip[f.get()] = mutate(outside);
         return out;
     }
 
@@ -48,6 +49,7 @@ private:
             counters_.push_back(VarNode::make(it_, d < 3 ? std::string(1, "xyz"[d]) : fmt::format("ctr_{}", d),
                                               VarRole::Counter, nullptr, d));
         for (auto& f : a_.fields) {
+            if (a_.is_on_chip(f.get())) continue;
             bool written = std::find(a_.written.begin(), a_.written.end(), f) != a_.written.end();
             params.push_back({f->name, "", ParamRole::FieldPointer, f->type, f, -1, !written, Expr()});
         }
@@ -72,7 +74,8 @@ private:
                     Expr v = VarNode::make(it_, fmt::format("{}_stride_{}", f->name, ax),
                                            VarRole::Stride, f, ax);
                     st.push_back(v);
-                    params.push_back({"", "", ParamRole::Stride, it_, f, ax, false, v});
+                    if (!a_.is_on_chip(f.get()))
+                        params.push_back({"", "", ParamRole::Stride, it_, f, ax, false, v});
                 }
             }
             globals_[f.get()] = make_global_buffer(f, shape_of(*f), std::move(st));

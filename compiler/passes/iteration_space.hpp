@@ -23,6 +23,10 @@ struct IterationSpace {
     /// shape) and element strides (a stride parameter, or a literal: 1 on the unit-stride axis,
     /// a fixed shape's) of each array axis.
     std::map<const FieldInfo*, BufferPtr> globals;
+    /// Per on-chip field (KernelAnalysis::on_chip), its value outside the iteration space at
+    /// the counters: a constant, or a load of another field's buffer. Its own buffer stands in
+    /// for it until fuse_stages puts it in tiles: no parameter points at it.
+    std::map<const FieldInfo*, Expr> on_chip;
 };
 
 /// Wraps `body` (Comment, Assign and Declare statements) into one For loop per spatial axis,

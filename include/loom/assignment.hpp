@@ -74,10 +74,24 @@ public:
         stages_.push_back(stage);
         return *this;
     }
+    /// Keeps `field` on chip: a stage computes it into its blocks' tiles in shared memory, later
+    /// stages read it there, and it is never an argument nor written to memory (seed 003's
+    /// "the intermediate is reused without writing it back"). An earlier stage writes it and a
+    /// later one reads it; outside the iteration space (in the ghost layers) it holds `outside`,
+    /// as a zero-padded convolution's input does.
+    Stages& on_chip(const Field& field, double outside = 0.0);
+    /// As above, holding `outside`'s values (at the same cell) outside the iteration space: the
+    /// boundary values of a field the kernel reads, as time steps of a ping-pong pair need.
+    Stages& on_chip(const Field& field, const Field& outside);
+
     const std::vector<AssignmentCollection>& stages() const { return stages_; }
+    /// The on-chip fields, each with its value outside the iteration space (a number, or the
+    /// other field at the cell).
+    const std::vector<std::pair<Field, Expr>>& on_chip_fields() const { return on_chip_; }
 
 private:
     std::vector<AssignmentCollection> stages_;
+    std::vector<std::pair<Field, Expr>> on_chip_;
 };
 
 } // namespace loom

@@ -98,6 +98,16 @@ struct KernelConfig {
     /// create_kernel applies it (frontend/resolve_types.hpp); lower() never reads it.
     ScalarType default_type = ScalarType::Float64;
     bool fast_math = false;               ///< NVRTC --use_fast_math; -ffast-math on the CPU
+    /// Temporal blocking: the assignments are one time step that reads a field `src` and writes
+    /// `dst` (a ping-pong pair), and one call runs this many steps, src -> dst -> ... -> dst,
+    /// each block over its tile plus a halo that shrinks by the stencil's reach per step, the
+    /// steps between in shared memory (Stages::on_chip). dst gets what the same number of
+    /// separate sweeps alternating between the pair computes (step k reading src's ghost cells
+    /// where k is odd, dst's where it is even); src is left as it was.
+    int time_steps = 1;
+    /// The ping-pong pairs {src, dst} by field name, for time_steps > 1. Empty: loom pairs the
+    /// one field the step writes with the one field of its type and shape the step reads.
+    std::vector<std::pair<std::string, std::string>> ping_pong;
     // How the GPU computes it (block, cells per thread, shared memory, registers, a manual grid)
     // is not here but in a Schedule, create_kernel's third argument (loom/schedule.hpp).
     bool ghost_layers_set() const { return !ghost_layers.is_automatic(); }
