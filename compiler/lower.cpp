@@ -167,21 +167,30 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         facts.cell_nodes = subexpressions(cse).size();
         for (const FieldPtr& f : analysis.fields)
             facts.widest_element = std::max(facts.widest_element, bit_width(f->type) / 8);
-        k.schedule = choose_schedule(schedule, facts);
-        k.max_registers = k.schedule.max_registers;
-        log.note("choose_schedule", k.schedule.describe(schedule));
+        // 7a-7b'. The schedule, the GPU mapping and the stages, with a smaller chosen tile while
+        // the stages' tiles do not fit the shared memory (many stages, time steps, 3D halos).
+        GpuMapped threads;
+        FusedStages fused;
+        for (;; ++facts.shrink) {
+            k.schedule = choose_schedule(schedule, facts);
+            k.max_registers = k.schedule.max_registers;
+            log.note("choose_schedule", k.schedule.describe(schedule));
 
-        // 7b. GPU mapping: each mapped loop is bound to the grid, the fastest memory axis to x.
-        log.start();
-        GpuMapped threads = map_to_gpu(nest, plan_thread_mapping(*analysis.primary, k.schedule));
-        log.record("map_to_gpu", nest, threads.body);
+            // 7b. GPU mapping: each mapped loop is bound to the grid, the fastest memory axis
+            // to x.
+            log.start();
+            threads = map_to_gpu(nest, plan_thread_mapping(*analysis.primary, k.schedule));
+            log.record("map_to_gpu", nest, threads.body);
 
-        // 7b'. Stages: each block computes the earlier stages over its tile plus a halo, into
-        // shared memory, and its threads the last stage.
-        log.start();
-        FusedStages fused = fuse_stages(threads.body, threads.tiles, *k.schedule.shared_memory_budget,
-                                        config.name, space.on_chip);
-        log.record("fuse_stages", threads.body, fused.body);
+            // 7b'. Stages: each block computes the earlier stages over its tile plus a halo,
+            // into shared memory, and its threads the last stage.
+            log.start();
+            fused = fuse_stages(threads.body, threads.tiles, *k.schedule.shared_memory_budget,
+                                config.name, space.on_chip);
+            log.record("fuse_stages", threads.body, fused.body);
+            if (fused.too_big.empty()) break;
+            if (!can_shrink(schedule, k.schedule)) throw UserError(fused.too_big);
+        }
 
         // 7b''. Lanes: with vector_width > 1, each thread's consecutive cells along the fastest
         // axis are loaded and stored as vectors.

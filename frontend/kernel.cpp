@@ -458,11 +458,16 @@ Kernel create_kernel(const AssignmentCollection& assignments, const KernelConfig
 }
 
 Kernel create_kernel(const Stages& stages, const KernelConfig& config, const Schedule& schedule) {
-    if (config.time_steps != 1 || !config.ping_pong.empty())
+    if (config.time_steps != 1 || !config.ping_pong.empty()) {
+        // Time steps repeat a kernel of one stage: the step.
+        if (stages.stages().size() == 1 && stages.on_chip_fields().empty())
+            return create_kernel(stages.stages().front(), config, schedule);
         throw UserError(fmt::format(
-            "kernel '{}' has time_steps = {} (or ping_pong pairs) and {} Stages; time steps repeat a kernel of one "
-            "step (one AssignmentCollection). Pass the step's assignments alone, or set "
-            "time_steps to 1", config.name, config.time_steps, stages.stages().size()));
+            "kernel '{}' has time_steps = {} (or ping_pong pairs) and {} stages{}; time steps "
+            "repeat one step, which becomes the stages of the steps. Pass the step's "
+            "assignments alone, or set time_steps to 1", config.name, config.time_steps,
+            stages.stages().size(), stages.on_chip_fields().empty() ? "" : " with on-chip fields"));
+    }
     for (std::size_t s = 0; s < stages.stages().size(); ++s)
         if (stages.stages()[s].all().empty())
             throw UserError(fmt::format(

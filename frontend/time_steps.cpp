@@ -111,13 +111,16 @@ std::vector<Pair> find_pairs(const StepFields& f, const KernelConfig& c) {
     return pairs;
 }
 
-/// A step's assignments for stage `k`: the pairs' fields replaced, temporaries renamed.
+/// A step's assignments for stage `k`: the pairs' fields replaced (by the fields between the
+/// steps, or by temporaries where every read is at the cell), temporaries renamed.
 class StepCopy : public IRMutator {
 public:
-    StepCopy(std::map<const FieldInfo*, FieldPtr> fields, int stage) : fields_(std::move(fields)), stage_(stage) {}
+    StepCopy(std::map<const FieldInfo*, FieldPtr> fields, std::map<const FieldInfo*, Expr> temps, int stage)
+        : fields_(std::move(fields)), states_(std::move(temps)), stage_(stage) {}
 
 protected:
     Expr visit_FieldAccess(const FieldAccessNode* n, const Expr& self) override {
+        if (auto t = states_.find(n->field.get()); t != states_.end()) return t->second;
         auto it = fields_.find(n->field.get());
         if (it == fields_.end()) return self;
         return FieldAccessNode::make(it->second, n->offsets, n->components);
@@ -133,9 +136,34 @@ protected:
 
 private:
     std::map<const FieldInfo*, FieldPtr> fields_;
+    std::map<const FieldInfo*, Expr> states_;
     std::map<const VarNode*, Expr> temps_;
     int stage_;
 };
+
+/// The steps of a pointwise step as one stage: step k's new states are temporaries that step
+/// k + 1 reads; the last step writes the pairs' dst.
+Stages pointwise_steps(const AssignmentCollection& step, const std::vector<Pair>& pairs, const KernelConfig& c) {
+    std::vector<Assignment> all;
+    std::vector<Expr> previous;
+    for (int k = 1; k <= c.time_steps; ++k) {
+        std::map<const FieldInfo*, Expr> states;
+        std::vector<Expr> next;
+        for (std::size_t i = 0; i < pairs.size(); ++i) {
+            if (k > 1) states[pairs[i].src.get()] = previous[i];
+            if (k < c.time_steps) {
+                next.push_back(VarNode::make(pairs[i].dst->type, fmt::format("{}_step{}", pairs[i].dst->name, k),
+                                             VarRole::Temporary));
+                states[pairs[i].dst.get()] = next.back();
+            }
+        }
+        StepCopy copy({}, states, k);
+        for (const Assignment& a : step.all())
+            for (auto& [lhs, rhs] : a.parts()) all.emplace_back(copy.mutate(lhs), copy.mutate(rhs));
+        previous = next;
+    }
+    return Stages(std::vector<AssignmentCollection>{AssignmentCollection(std::move(all))});
+}
 
 } // namespace
 
@@ -163,6 +191,19 @@ Stages time_step_stages(const AssignmentCollection& step, const KernelConfig& c)
                                 "which takes scalar fields so far; run one step per call",
                                 p.dst->describe()));
     }
+    // A pointwise step (every read of a state at the cell) needs no tiles: the states between
+    // the steps are temporaries of one stage.
+    bool pointwise = true;
+    for (const Assignment& a : step.all())
+        for (auto& [lhs, rhs] : a.parts())
+            for (const Expr& e : subexpressions(rhs))
+                if (auto fa = e.as<FieldAccessNode>())
+                    for (const Pair& p : pairs)
+                        if (fa->field == p.src && std::any_of(fa->offsets.begin(), fa->offsets.end(),
+                                                              [](int o) { return o != 0; }))
+                            pointwise = false;
+    if (pointwise) return pointwise_steps(step, pairs, c);
+
     // Intermediate fields: named after dst and the step, clear of the kernel's own names.
     std::set<std::string> taken;
     for (const auto* list : {&f.read, &f.written, &f.gathered})
@@ -184,7 +225,7 @@ Stages time_step_stages(const AssignmentCollection& step, const KernelConfig& c)
             if (k > 1) replace[pairs[i].src.get()] = between[std::size_t(k - 1)][i];
             if (k < c.time_steps) replace[pairs[i].dst.get()] = between[std::size_t(k)][i];
         }
-        StepCopy copy(replace, k);
+        StepCopy copy(replace, {}, k);
         std::vector<Assignment> main, subs;
         for (const Assignment& a : step.subexpressions())
             for (auto& [lhs, rhs] : a.parts()) subs.emplace_back(copy.mutate(lhs), copy.mutate(rhs));

@@ -6,6 +6,11 @@
 
 namespace loom::ir {
 
+bool can_shrink(const Schedule& requested, const Schedule& chosen) {
+    return (requested.cells_per_thread == 0 && chosen.cells_per_thread > 1) ||
+           (!requested.block && ((*chosen.block)[1] > 1 || (*chosen.block)[0] > 32));
+}
+
 Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) {
     Schedule s = requested;
     if (facts.stage_halos) s.shared_tiles = true;
@@ -18,6 +23,11 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
         s.cells_per_thread = 1;
     else if (s.cells_per_thread == 0)
         s.cells_per_thread = facts.has_layers ? 1 : 4;
+    for (int i = 0; i < facts.shrink && can_shrink(requested, s); ++i) {
+        if (requested.cells_per_thread == 0 && s.cells_per_thread > 1) s.cells_per_thread /= 2;
+        else if ((*s.block)[1] > 1) (*s.block)[1] /= 2;
+        else (*s.block)[0] /= 2;
+    }
     if (!s.cells_axis && mapped > 0) s.cells_axis = facts.axis_of_dim[std::size_t(mapped - 1)];
     if (!s.stream_cells) s.stream_cells = s.cells_per_thread > 1;
     if (!s.shared_memory_budget) s.shared_memory_budget = kDefaultSharedMemoryBudget;

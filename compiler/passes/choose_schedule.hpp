@@ -67,7 +67,15 @@ struct ScheduleFacts {
     int lane_axis = -1;        ///< the fastest memory axis, which the lanes run along
     int widest_element = 4;    ///< bytes of the widest element type among the kernel's fields
     std::size_t cell_nodes = 0; ///< expression nodes in the cell's statements (its length)
+    /// Halvings of the chosen tile, for stages whose tiles did not fit the shared memory with
+    /// the full one: cells_per_thread first (4, 2, 1), then the block's y, then its x (to 32).
+    /// Fields the request fixes stay as requested.
+    int shrink = 0;
 };
+
+/// Whether ScheduleFacts::shrink can make `chosen`'s tile smaller than it is: cells or a block
+/// that the request leaves open and that are not at their smallest.
+bool can_shrink(const Schedule& requested, const Schedule& chosen);
 
 /// Schedule::stream_cells left unset streams a thread's cells where that saves at least this share
 /// of their reads (a 3D 27-point stencil, 4 cells: 1/2, 0.53 -> 0.60 of copy on an H100); less

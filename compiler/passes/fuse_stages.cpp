@@ -325,14 +325,16 @@ FusedStages fuse_stages(const Stmt& body, const std::vector<BlockTileAxis>& axes
         out.staged.push_back(fmt::format("stage {}: {}, {} bytes", t.stage, t.layout.buffer->describe(), t.layout.bytes));
     }
     const std::size_t limit = std::min(budget, kMaxStaticSharedMemory);
-    if (out.bytes > limit)
-        throw UserError(fmt::format(
+    if (out.bytes > limit) {
+        out.too_big = fmt::format(
             "kernel '{}' has {} stages, and the tiles its blocks compute the earlier stages into need "
             "{} bytes of shared memory per block ({}), more than the {} bytes {}; use a smaller "
             "Schedule::block or fewer cells_per_thread, or split the stages into kernels of their own",
             kernel, last, out.bytes, fmt::join(sizes, ", "), limit,
             limit == budget && budget < kMaxStaticSharedMemory ? "of Schedule::shared_memory_budget"
-                                                           : "(48 KB) of static shared memory a block may have"));
+                                                           : "(48 KB) of static shared memory a block may have");
+        return out;
+    }
 
     // Each earlier stage: its tiles, the loop over its region, a barrier.
     const std::vector<std::size_t> order = slowest_first(axes);

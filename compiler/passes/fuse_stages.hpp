@@ -17,6 +17,9 @@ struct FusedStages {
     Stmt body;
     std::vector<std::string> staged; ///< "stage 1: t_tile: float32[18][66], 4752 bytes"
     std::size_t bytes = 0;           ///< shared memory of the stages' tiles, per block
+    /// Empty, or why the tiles do not fit (a UserError's message, naming the tiles and the fix):
+    /// the body is then returned unchanged, and the caller may try a smaller tile.
+    std::string too_big;
 };
 
 /// Replaces the Stages inside the threads of a tiled body (map_to_gpu with tiles) by per-block
@@ -30,8 +33,8 @@ struct FusedStages {
 /// (the cells past the iteration space's ends, within that stage's reach). A barrier follows each
 /// such loop. The threads then compute the last stage, its reads of earlier stages' fields at
 /// `counter +- k` reading the tiles. A body without Stages is returned as it is; stages whose
-/// tiles need more than `budget` or CUDA's 48 KB of static shared memory are refused (UserError
-/// naming the tiles and the fix).
+/// tiles need more than `budget` or CUDA's 48 KB of static shared memory are not fused (see
+/// FusedStages::too_big).
 /// On-chip fields (Stages::on_chip) are stored into their tiles only, never into memory, and
 /// their tiles hold `on_chip`'s value for them past the iteration space (at the counters,
 /// rebound to each cell).

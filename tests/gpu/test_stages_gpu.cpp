@@ -42,5 +42,30 @@ TEST(GpuStages, TwoStagesIn3DOverASlice) {
     test::expect_stage_case<DeviceArray, double>(c, compile_gpu(c, tiles({32, 4, 2}, 2)));
 }
 
+TEST(GpuStages, OnChipIntermediatesOfConvReluConvAndIn3D) {
+    LOOM_REQUIRE_GPU();
+    for (Shape shape : {Shape{301, 517}, Shape{3, 3}}) {
+        SCOPED_TRACE(::testing::Message() << "shape " << shape[0] << " x " << shape[1]);
+        StageCase c = test::conv_relu_conv_on_chip(shape, 131 + std::uint64_t(shape[0]));
+        test::expect_stage_case<DeviceArray, double>(c, compile_gpu(c));
+        test::expect_stage_case<DeviceArray, double>(c, compile_gpu(c, tiles({32, 8, 1}, 2)));
+    }
+    StageCase c = test::on_chip_3d({41, 23, 70}, 141);
+    test::expect_stage_case<DeviceArray, double>(c, compile_gpu(c));
+    test::expect_stage_case<DeviceArray, double>(c, compile_gpu(c, tiles({32, 4, 2}, 2)));
+}
+
+TEST(GpuStages, TimeStepsInOneKernelMatchSeparateSweeps) {
+    LOOM_REQUIRE_GPU();
+    for (int steps : {2, 3, 4}) {
+        SCOPED_TRACE(::testing::Message() << steps << " steps");
+        StageCase c = test::heat_time_steps_2d({203, 331}, steps, 151 + std::uint64_t(steps));
+        test::expect_stage_case<DeviceArray, double>(c, compile_gpu(c));
+        test::expect_stage_case<DeviceArray, double>(c, compile_gpu(c, tiles({128, 2, 1}, 4)));
+    }
+    StageCase c = test::coupled_time_steps_3d({33, 29, 67}, 161);
+    test::expect_stage_case<DeviceArray, float>(c, compile_gpu(c));
+}
+
 } // namespace
 } // namespace loom
