@@ -16,6 +16,18 @@
 //   - two fields: u' = u + dt L(v), v' = v + dt L(u), 2D float32
 //   - a D3Q19-like update of a 19-component float32 field (SoA) over 256^3: each component pulled
 //     from the neighbour along its lattice direction, then relaxed towards rho / 19
+//   - fused and temporal, 8192^2 float32, each a comparison with its unfused version (--only
+//     takes the comparison's id, or one kernel's):
+//     conv_relu_conv_f32: seed 003's conv3x3 -> ReLU -> conv3x3, t = relu(conv1(u) + b) (weights
+//       of both signs, so that ReLU clips about half of t), v = conv2(t), zero padding: as two
+//       kernels (t an ordinary field whose ghost layer is zero-filled once, row _split), as
+//       Stages with t on chip (Stages::on_chip: no argument, never in memory; the row of the id)
+//       and with t in memory (_mem), and _speedup = time(two kernels) / time(t on chip).
+//     heat4_f32: 4 steps of the 5-point star with distinct weights scaled to sum 1 (a heat step;
+//       values stay near 1 however often it runs): 4 launches of the one-step kernel alternating
+//       between src and dst (_sweeps; the result ends in src), one launch of the kernel of
+//       KernelConfig::time_steps = 4 (the row of the id; the result in dst, src left as it was),
+//       and _speedup = time(4 sweeps) / time(one kernel).
 //
 // How each figure is measured:
 //   - Generation and compile time: create_kernel, then the median of 3 Kernel::cubin() calls
@@ -46,6 +58,21 @@
 //     walk's winner within 0.95 of the exhaustive best).
 //   - Floors (issue 13): 0.90 of copy for the 1D copy and pointwise kernels, 0.75 for the 3D
 //     27-point f32 stencil, 0.88 for every other kernel; the naive baselines have none.
+//   - Fused and temporal: each comparison has its own arrays. A row's time is the median of
+//     whole runs (the two kernels' launches back to back, the 4 sweeps); its bytes are what the
+//     run must move at least over the iteration space: two kernels 4 fields (u, t read and
+//     written, v), t on chip 2 (u, v), t in memory 3, 4 sweeps 4 x (read + write), time_steps 2
+//     (src read, dst written once). These rows have no floor; the _speedup rows put the speedup
+//     in the ratio column, with the issue's floors 1.3 (conv-ReLU-conv, aim 1.6) and 1.5 (heat4,
+//     aim 2.5). Checks as above, on sampled lines, before timing: t (inside; its ghost layer must
+//     stay 0) and v (the poison outside) after each conv row; for heat4, dst's inside is poisoned
+//     and its ghost layers hold random values (step 2 and 4 read them there, as the sweeps from
+//     dst do), and the result after 4 steps is checked against a double-precision reference of 4
+//     sweeps computed row band by row band (a cell depends on its radius-4 neighbourhood only),
+//     every ghost layer unchanged and, for time_steps, src unchanged. The two kernels' row shows
+//     the slower compile of the two. With autotuning, every kernel of a comparison is tuned on
+//     its own arguments (the one-step kernel once, for both directions) and the _tuned rows
+//     repeat the comparison, speedup included: tuned against tuned is the fair one.
 //
 // Every stencil is a list of taps (offset, weight) from which both the DSL assignment and the CPU
 // reference are built. The table is printed last. Without a GPU it generates and compiles every
@@ -163,15 +190,14 @@ void parallel_for(std::int64_t n, Fn&& fn) {
         t.join();
 }
 
-template <typename T>
-void upload_random_as(CUdeviceptr ptr, std::int64_t count, std::uint64_t seed) {
+// `count` elements of T at `ptr`: element i is value(i), computed on the host in chunks.
+template <typename T, typename Fn>
+void upload_values(CUdeviceptr ptr, std::int64_t count, Fn&& value) {
     const std::int64_t chunk = std::min<std::int64_t>(count, std::int64_t(1) << 26);
     std::vector<T> host(static_cast<std::size_t>(chunk));
     for (std::int64_t at = 0; at < count; at += chunk) {
         const std::int64_t n = std::min(chunk, count - at);
-        parallel_for(n, [&](std::int64_t i) {
-            host[std::size_t(i)] = static_cast<T>(random_value(seed, at + i));
-        });
+        parallel_for(n, [&](std::int64_t i) { host[std::size_t(i)] = value(at + i); });
         check(driver().cuMemcpyHtoD(ptr + static_cast<std::size_t>(at) * sizeof(T), host.data(),
                                     static_cast<std::size_t>(n) * sizeof(T)),
               "cuMemcpyHtoD");
@@ -181,9 +207,11 @@ void upload_random_as(CUdeviceptr ptr, std::int64_t count, std::uint64_t seed) {
 // `count` elements of `type` at `ptr`: element i is random_value(seed, i).
 void upload_random(CUdeviceptr ptr, DType type, std::int64_t count, std::uint64_t seed) {
     if (type == DType::Float32)
-        upload_random_as<float>(ptr, count, seed);
+        upload_values<float>(ptr, count, [seed](std::int64_t i) {
+            return static_cast<float>(random_value(seed, i));
+        });
     else
-        upload_random_as<double>(ptr, count, seed);
+        upload_values<double>(ptr, count, [seed](std::int64_t i) { return random_value(seed, i); });
 }
 
 // Every bit set: a NaN in float32 and float64, so a cell the kernel skips stands out.
@@ -359,8 +387,15 @@ struct Case {
     double floor = kFloorStencil;
     std::vector<std::pair<std::string, double>> scalars; // scalar parameters and their values
     std::function<AssignmentCollection(const FieldSet&)> assignments;
+    std::function<Stages(const FieldSet&)> stages; // set: a multi-stage kernel, not `assignments`
+    int time_steps = 1;                            // KernelConfig::time_steps
+    std::string group; // the comparison of the fused and temporal section it belongs to (--only)
     // The expected value of output field `out` at `cell`, component `comp`.
     std::function<Value(const Inputs&, const std::string& out, const Cell&, int comp)> reference;
+    // What output `out` holds outside the iteration space: unset or nullopt, the poison (the
+    // kernel must not write there); else a value the kernel reads there and leaves alone.
+    std::function<std::optional<double>(const Inputs&, const std::string& out, const Cell&)>
+        outside;
     Taps naive; // non-empty: also time the hand-written baseline of dst = sum of taps of src
 
     DType dtype() const { return type == ScalarType::Float32 ? DType::Float32 : DType::Float64; }
@@ -664,7 +699,10 @@ Built build(const Case& c, int arch, bool compile) {
         Clock::time_point t0 = Clock::now();
         KernelConfig cfg;
         cfg.name = c.id;
-        b.kernel = create_kernel(c.assignments(f), cfg); // the default schedule
+        cfg.time_steps = c.time_steps;
+        // The default schedule.
+        b.kernel =
+            c.stages ? create_kernel(c.stages(f), cfg) : create_kernel(c.assignments(f), cfg);
         b.gen_ms = ms_since(t0);
         if (!compile)
             return b;
@@ -864,11 +902,15 @@ bool check_output(const Case& c, const Inputs& in, const std::string& name, cons
             std::memcpy(&got, b, 8);
         }
         Value want;
+        std::optional<double> kept; // outside: the value the kernel must leave there, if any
         if (inside)
             want = c.reference(in, name, cell,
                                axes > std::size_t(c.dims) ? int(idx[std::size_t(c.dims)]) : 0);
-        const bool ok =
-            inside ? std::abs(got - want.v) <= tol * want.scale : is_poison(b, size); // NaN fails
+        else if (c.outside)
+            kept = c.outside(in, name, cell);
+        const bool ok = inside ? std::abs(got - want.v) <= tol * want.scale // NaN fails
+                        : kept ? got == *kept
+                               : is_poison(b, size);
         ++checked;
         if (!ok && ++bad <= 5) {
             std::string where;
@@ -876,7 +918,9 @@ bool check_output(const Case& c, const Inputs& in, const std::string& name, cons
                 where += (where.empty() ? "" : ", ") + std::to_string(i);
             std::printf("  MISMATCH %s, %s at (%s): got %.9g, expected %s\n", what.c_str(),
                         name.c_str(), where.c_str(), got,
-                        inside ? fmt::format("{:.9g}", want.v).c_str() : "the poison (outside)");
+                        inside ? fmt::format("{:.9g}", want.v).c_str()
+                        : kept ? fmt::format("{:.9g} (outside, left alone)", *kept).c_str()
+                               : "the poison (outside)");
         }
     };
 
@@ -1099,6 +1143,20 @@ std::string short_schedule(const Schedule& s) {
     return out;
 }
 
+// A default row's note: the schedule loom chose and the registers it took.
+std::string default_note(const KernelFunction& k) {
+    return fmt::format("{}, {} registers", short_schedule(k.schedule()), k.resources().registers);
+}
+
+// A tuned row's note: the winner, how many schedules were tried and how long it took.
+std::string tuned_note(const AutotuneResult& r, double seconds) {
+    int failed = 0;
+    for (const AutotuneTrial& t : r.trials)
+        failed += !t.ms;
+    return fmt::format("{}; {} tried ({} refused){}, {:.0f} s", short_schedule(r.schedule),
+                       r.trials.size(), failed, r.stopped_early ? ", stopped" : "", seconds);
+}
+
 // The kernel autotuned on the case's arrays, then checked and timed like the default; with
 // `exhaustive`, every combination of the space instead of the walk (forced: the walk's winner
 // is in the cache by then).
@@ -1119,12 +1177,8 @@ void measure_tuned(EventTimer& timer, double copy_gbs, const Built& b, const Pro
     row.kernel = c.kernel + (exhaustive ? ", best of all" : ", autotuned");
     row.gen_ms = row.nvrtc_ms = NAN; // no compile bound: many kernels
     g_rows.push_back(measure(timer, copy_gbs, row, c, p, [&] { k(p.args); }));
-    int failed = 0;
-    for (const AutotuneTrial& t : r.trials) failed += !t.ms;
     if (g_rows.back().note.empty())
-        g_rows.back().note = fmt::format("{}; {} tried ({} refused){}, {:.0f} s",
-                                         short_schedule(r.schedule), r.trials.size(), failed,
-                                         r.stopped_early ? ", stopped" : "", seconds);
+        g_rows.back().note = tuned_note(r, seconds);
 }
 
 void measure_case(EventTimer& timer, double copy_gbs, Workspace& ws, const Built& b) {
@@ -1133,8 +1187,7 @@ void measure_case(EventTimer& timer, double copy_gbs, Workspace& ws, const Built
     const Problem p = ws.prepare(c, k.spec());
     g_rows.push_back(measure(timer, copy_gbs, row_for(b), c, p, [&] { k(p.args); }));
     if (g_rows.back().note.empty())
-        g_rows.back().note = fmt::format("{}, {} registers", short_schedule(k.schedule()),
-                                         k.resources().registers);
+        g_rows.back().note = default_note(k);
     if (g_tune.on) measure_tuned(timer, copy_gbs, b, p, false);
     if (std::find(g_tune.exhaustive.begin(), g_tune.exhaustive.end(), c.id) != g_tune.exhaustive.end())
         measure_tuned(timer, copy_gbs, b, p, true);
@@ -1164,6 +1217,476 @@ void measure_case(EventTimer& timer, double copy_gbs, Workspace& ws, const Built
             fmt::format("block {}x{}x{}", kNaiveBlock[0], kNaiveBlock[1], kNaiveBlock[2]);
 }
 
+// ---- Fused and temporal -------------------------------------------------------------------------
+
+// Two features against their unfused versions. Each comparison is a group of kernels over arrays
+// of its own (one kernel's output is the next one's input, which the Workspace cannot express),
+// checked like the suite's kernels and timed as whole runs: every launch the unfused version
+// needs, back to back.
+
+constexpr double kFloorFusedSpeedup = 1.3;    // two kernels / fused with t on chip (aim 1.6)
+constexpr double kFloorTemporalSpeedup = 1.5; // 4 sweeps / time_steps = 4 (aim 2.5)
+constexpr int kHeatSteps = 4;
+static_assert(kHeatSteps % 2 == 0, "the separate sweeps' result ends in src");
+
+// Seed 003's layer pair, conv3x3 -> ReLU -> conv3x3. conv1's weights alternate in sign and a
+// bias centres its output, so that ReLU clips about half of t: with all-positive weights on
+// inputs in [0.5, 1.5) it would never act. conv2's distinct weights run the other way.
+constexpr double kConv1Bias = -0.07;
+const Taps& conv1_taps() {
+    static const Taps taps = [] {
+        Taps t = weighted(box(2));
+        for (std::size_t k = 1; k < t.size(); k += 2)
+            t[k].weight = -t[k].weight; // the weights sum to 0.07, the inputs' mean is 1
+        return t;
+    }();
+    return taps;
+}
+const Taps& conv2_taps() {
+    static const Taps taps = [] {
+        Taps t = weighted(box(2));
+        for (Tap& tap : t)
+            tap.weight = 0.14 - tap.weight; // 0.11 down to 0.03
+        return t;
+    }();
+    return taps;
+}
+
+// The suite's 5-point star with its weights scaled to sum 1, a heat step: the values stay near 1
+// over thousands of timed sweeps (with weighted()'s sum of 0.25 they would sink into denormals).
+const Taps& heat_taps() {
+    static const Taps taps = [] {
+        Taps t = weighted(star(2, 1));
+        double sum = 0;
+        for (const Tap& tap : t)
+            sum += tap.weight;
+        for (Tap& tap : t)
+            tap.weight /= sum;
+        return t;
+    }();
+    return taps;
+}
+
+Value relu(Value a) {
+    return a.v > 0 ? a : Value{0, a.scale}; // the scale stays: rounding may have crossed zero
+}
+
+bool inside_2d(const Shape& shape, int ghost, const Cell& x) {
+    return x[0] >= ghost && x[0] < shape[0] - ghost && x[1] >= ghost && x[1] < shape[1] - ghost;
+}
+
+// t = relu(conv1(u) + bias) inside, 0 (the zero padding) in the ghost layer.
+Value conv_t(const Inputs& in, const Shape& shape, const Cell& x) {
+    if (!inside_2d(shape, 1, x))
+        return {};
+    const double bias = in.constant(kConv1Bias);
+    return relu(apply(conv1_taps(), in, "u", x) + Value{bias, std::abs(bias)});
+}
+
+Assignment relu_conv1_assignment(const FieldSet& f) {
+    return Assignment(f["t"].center(), max(apply(conv1_taps(), f["u"], 2) + kConv1Bias, 0.0));
+}
+Assignment conv2_assignment(const FieldSet& f) {
+    return Assignment(f["v"].center(), apply(conv2_taps(), f["t"], 2));
+}
+
+// A kernel of the conv -> ReLU -> conv comparison; all four check t and v alike: t's ghost layer
+// is zero-filled before a run and must stay so, v's is poisoned.
+Case conv_case(const std::string& id, const std::string& kernel, const Sizes& sizes) {
+    Case c;
+    c.id = id;
+    c.kernel = kernel;
+    c.group = "conv_relu_conv_f32";
+    c.dims = 2;
+    c.shape = sizes.shape(2, c.type);
+    c.fields = "u, t, v";
+    c.ghost = 1;
+    c.terms = 20;
+    c.floor = NAN; // the speedup rows have the floors
+    const Shape shape = c.shape;
+    c.reference = [shape](const Inputs& in, const std::string& out, const Cell& x, int) {
+        if (out == "t")
+            return conv_t(in, shape, x);
+        Value v;
+        for (const Tap& tap : conv2_taps())
+            v = v + in.constant(tap.weight) *
+                        conv_t(in, shape, {x[0] + tap.at[0], x[1] + tap.at[1], 0});
+        return v;
+    };
+    c.outside = [](const Inputs&, const std::string& out, const Cell&) -> std::optional<double> {
+        if (out == "t")
+            return 0.0;
+        return std::nullopt;
+    };
+    return c;
+}
+
+// Row `row` of a src/dst pair of `shape` after `steps` sweeps alternating between the two, the
+// reference: inside, state k = the star of state k - 1; in the ghost layers, state k holds what
+// sweep k + 1 reads there, src's values where k is even and dst's where it is odd. A cell of
+// state `steps` depends on the rows within steps * reach of it only, so state k is computed over
+// the rows row -+ (steps - k) * reach, all columns.
+std::vector<Value> heat_row(const Inputs& in, const Shape& shape, int ghost, int steps,
+                            std::int64_t row) {
+    const Taps& taps = heat_taps();
+    const std::int64_t n0 = shape[0], n1 = shape[1];
+    std::vector<Value> before, now;
+    std::int64_t before_first = 0;
+    for (int k = 0; k <= steps; ++k) {
+        const std::int64_t span = std::int64_t(steps - k) * reach(taps), first = row - span;
+        now.assign(std::size_t((2 * span + 1) * n1), Value{NAN, NAN}); // rows past the array
+        for (std::int64_t i = std::max<std::int64_t>(first, 0); i <= std::min(row + span, n0 - 1);
+             ++i)
+            for (std::int64_t j = 0; j < n1; ++j) {
+                const Cell x{i, j, 0};
+                Value v;
+                if (k == 0 || !inside_2d(shape, ghost, x)) {
+                    v = in(k % 2 ? "dst" : "src", x);
+                } else {
+                    for (const Tap& t : taps)
+                        v = v + in.constant(t.weight) *
+                                    before[std::size_t((i + t.at[0] - before_first) * n1 + j +
+                                                       t.at[1])];
+                }
+                now[std::size_t((i - first) * n1 + j)] = v;
+            }
+        before.swap(now);
+        before_first = first;
+    }
+    return before;
+}
+
+// A kernel of the heat comparison: dst = the star of src, `time_steps` steps per launch.
+// `result_in`: the array that holds kHeatSteps steps after the row's run (dst after the kernel of
+// time_steps = kHeatSteps; src after kHeatSteps separate sweeps); the kernel of time_steps leaves
+// src as it was. Both arrays keep their ghost layers (both are read there).
+Case heat_case(const std::string& id, const std::string& kernel, const Sizes& sizes, int time_steps,
+               const std::string& result_in) {
+    Case c;
+    c.id = id;
+    c.kernel = kernel;
+    c.group = "heat4_f32";
+    c.dims = 2;
+    c.shape = sizes.shape(2, c.type);
+    c.fields = "src, dst";
+    c.ghost = reach(heat_taps());
+    c.terms = 5 * kHeatSteps;
+    c.floor = NAN;
+    c.time_steps = time_steps;
+    c.assignments = [](const FieldSet& f) {
+        return AssignmentCollection(Assignment(f["dst"].center(), apply(heat_taps(), f["src"], 2)));
+    };
+    // The rows are checked one after another, cell by cell: compute each once.
+    struct RowCache {
+        const Inputs* in = nullptr;
+        std::int64_t row = -1;
+        std::vector<Value> values;
+    };
+    auto cache = std::make_shared<RowCache>();
+    const Shape shape = c.shape;
+    const int ghost = c.ghost;
+    c.reference = [=](const Inputs& in, const std::string& out, const Cell& x, int) -> Value {
+        if (out != result_in) {
+            if (out != "src")
+                throw std::runtime_error("heat: no reference for " + out);
+            return in("src", x);
+        }
+        if (cache->in != &in || cache->row != x[0]) {
+            cache->values = heat_row(in, shape, ghost, kHeatSteps, x[0]);
+            cache->in = &in;
+            cache->row = x[0];
+        }
+        return cache->values[std::size_t(x[1])];
+    };
+    c.outside = [](const Inputs& in, const std::string& out,
+                   const Cell& x) -> std::optional<double> { return in(out, x).v; };
+    return c;
+}
+
+// The section's kernels; each is also compiled in the compile phase.
+std::vector<Case> fused_suite(const Sizes& s) {
+    Case conv1 = conv_case("conv_relu_conv_f32_conv1", "t = relu(conv1(u) + b)", s);
+    conv1.assignments = [](const FieldSet& f) {
+        return AssignmentCollection(relu_conv1_assignment(f));
+    };
+    Case conv2_only = conv_case("conv_relu_conv_f32_conv2", "v = conv2(t)", s);
+    conv2_only.assignments = [](const FieldSet& f) {
+        return AssignmentCollection(conv2_assignment(f));
+    };
+    Case on_chip = conv_case("conv_relu_conv_f32", "conv-ReLU-conv: fused, t on chip", s);
+    on_chip.stages = [](const FieldSet& f) {
+        Stages stages({{relu_conv1_assignment(f)}, {conv2_assignment(f)}});
+        stages.on_chip(f["t"]); // zero padding, as t's ghost layer in memory holds
+        return stages;
+    };
+    Case in_memory = conv_case("conv_relu_conv_f32_mem", "conv-ReLU-conv: fused, t in memory", s);
+    in_memory.stages = [](const FieldSet& f) {
+        return Stages({{relu_conv1_assignment(f)}, {conv2_assignment(f)}});
+    };
+    return {
+        conv1,
+        conv2_only,
+        on_chip,
+        in_memory,
+        heat_case("heat4_f32_step", "5-point heat step", s, 1, "src"),
+        heat_case("heat4_f32", "5-point heat x4: time_steps = 4", s, kHeatSteps, "dst"),
+    };
+}
+
+// A float32 2D array (C order): ghost_value(i) at element i in its `ghost` outer layers, the
+// poison inside. For an output whose ghost layers the kernel reads.
+template <typename Fn>
+void fill_ghosts_poison_inside(const ArrayRef& a, int ghost, Fn&& ghost_value) {
+    if (a.ndim() != 2 || a.strides[1] != 1 || a.dtype != DType::Float32)
+        throw std::runtime_error("fill_ghosts_poison_inside: not a float32 C-order 2D array");
+    const std::int64_t n0 = a.shape[0], n1 = a.shape[1];
+    const std::uint32_t bits = 0xFFFFFFFFu;
+    float poison_value;
+    std::memcpy(&poison_value, &bits, 4);
+    upload_values<float>(a.ptr, a.size(), [&](std::int64_t i) {
+        const Cell x{i / n1, i % n1, 0};
+        return inside_2d({n0, n1}, ghost, x) ? poison_value : ghost_value(i);
+    });
+}
+
+// An output to check after a run: field `name` of case `c` (its reference) in `array`.
+struct OutputCheck {
+    const Case* c;
+    std::string name;
+    ArrayRef array;
+};
+
+// A timed row of the section: `reset` sets the arrays up (inputs, poisoned outputs), `run`
+// launches the kernel or kernels once; after one run every output is checked, then `run` is timed
+// as a suite kernel's launch is. `bytes`: what the run must move at least.
+template <typename Reset, typename Run>
+Row measure_run(EventTimer& timer, double copy_gbs, Row r, double bytes, const Inputs& in,
+                Reset&& reset, Run&& run, const std::vector<OutputCheck>& checks,
+                const std::string& note) {
+    r.bytes = bytes;
+    reset();
+    run();
+    Context::get().synchronize();
+    bool ok = true;
+    for (const OutputCheck& o : checks)
+        ok = check_output(*o.c, in, o.name, o.array, r.id) && ok;
+    if (!ok) {
+        g_failed = true;
+        r.note = "WRONG RESULT, not timed";
+        std::printf("  %-20s WRONG RESULT\n", r.id.c_str());
+        return r;
+    }
+    r.ms = timer.median_ms(run);
+    r.gbs = r.bytes / (r.ms * 1e-3) / 1e9;
+    r.ratio = r.gbs / copy_gbs;
+    r.note = note;
+    print_measured(r);
+    return r;
+}
+
+// A row of the section for kernel `b`: its compile times (none when tuned: many compiles).
+Row section_row(const Built& b, const std::string& id, const std::string& kernel, bool tuned) {
+    Row r = row_for(b);
+    r.id = id + (tuned ? "_tuned" : "");
+    r.kernel = kernel + (tuned ? ", autotuned" : "");
+    r.floor = NAN;
+    if (tuned)
+        r.gen_ms = r.nvrtc_ms = NAN;
+    return r;
+}
+
+// slow.ms / fast.ms as a row, the speedup in the ratio column, against its floor.
+Row speedup_row(const std::string& id, const std::string& kernel, const Row& slow, const Row& fast,
+                double floor, const std::string& note) {
+    Row r;
+    r.id = id;
+    r.kernel = kernel;
+    r.size = fast.size;
+    r.type = fast.type;
+    r.ratio = slow.ms / fast.ms;
+    r.floor = floor;
+    r.note = std::isfinite(r.ratio) ? note : "not measured: a run above failed its check";
+    std::printf("  %-20s %-38s %5.2fx (floor %.1fx)\n", r.id.c_str(), r.kernel.c_str(), r.ratio,
+                floor);
+    return r;
+}
+
+// Autotunes `k` on `arguments` (autotune leaves the arrays as they were); returns the note.
+std::string tune(KernelFunction& k, const Args& arguments) {
+    AutotuneOptions o;
+    o.runs = 10;
+    o.max_seconds = g_tune.seconds;
+    const Clock::time_point t0 = Clock::now();
+    const AutotuneResult r = k.autotune(arguments, o);
+    return tuned_note(r, ms_since(t0) * 1e-3);
+}
+
+double interior_cells(const Case& c) {
+    double cells = 1;
+    for (std::int64_t n : c.shape)
+        cells *= double(n - 2 * c.ghost);
+    return cells;
+}
+
+// conv -> ReLU -> conv over one u, t and v: two kernels, fused with t on chip, fused with t in
+// memory and the speedup of fusing; then the same autotuned, each kernel on its own arguments.
+void measure_conv_relu_conv(EventTimer& timer, double copy_gbs, const Built& conv1,
+                            const Built& conv2, const Built& on_chip, const Built& in_memory) {
+    constexpr std::uint64_t kSeedU = 3003;
+    const Case& c = on_chip.c;
+    auto u = DeviceArray<float>::uninitialized(c.shape);
+    auto t = DeviceArray<float>::uninitialized(c.shape);
+    auto v = DeviceArray<float>::uninitialized(c.shape);
+    upload_random(u.ref().ptr, DType::Float32, u.ref().size(), kSeedU);
+    const Inputs in(DType::Float32, {{"u", kSeedU, DType::Float32, 2, u.ref().strides}});
+    // t's ghost layer holds 0, the padding that on-chip t has there; t's inside and v poisoned.
+    auto reset = [&] {
+        fill_ghosts_poison_inside(t.ref(), 1, [](std::int64_t) { return 0.0f; });
+        poison(v.ref());
+    };
+    KernelFunction k1 = conv1.kernel->compile(), k2 = conv2.kernel->compile(),
+                   fused = on_chip.kernel->compile(), fused_mem = in_memory.kernel->compile();
+    const Args a1 = args("u", u.ref(), "t", t.ref()), a2 = args("t", t.ref(), "v", v.ref()),
+               a_fused = args("u", u.ref(), "v", v.ref()),
+               a_mem = args("u", u.ref(), "t", t.ref(), "v", v.ref());
+    const double field_bytes = interior_cells(c) * 4; // one float32 field over the iteration space
+    const std::vector<OutputCheck> t_and_v = {{&c, "t", t.ref()}, {&c, "v", v.ref()}};
+    for (const bool tuned : {false, true}) {
+        if (tuned && !g_tune.on)
+            break;
+        std::string n1, n2, n_fused, n_mem;
+        if (tuned) {
+            reset();
+            n1 = tune(k1, a1);
+            n2 = tune(k2, a2);
+            n_fused = tune(fused, a_fused);
+            n_mem = tune(fused_mem, a_mem);
+        } else {
+            n1 = default_note(k1);
+            n2 = default_note(k2);
+            n_fused = default_note(fused);
+            n_mem = default_note(fused_mem);
+        }
+        // The two kernels' row shows the slower compile of the two (the bound is per kernel).
+        Row split =
+            section_row(conv1, "conv_relu_conv_f32_split", "conv-ReLU-conv: two kernels", tuned);
+        split.gen_ms = std::max(conv1.gen_ms, conv2.gen_ms);
+        split.nvrtc_ms = std::max(conv1.nvrtc_ms, conv2.nvrtc_ms);
+        if (tuned)
+            split.gen_ms = split.nvrtc_ms = NAN;
+        split = measure_run(
+            timer, copy_gbs, split, 4 * field_bytes, in, reset,
+            [&] {
+                k1(a1);
+                k2(a2);
+            },
+            t_and_v, "t = relu(conv1 u + b): " + n1 + "; v = conv2 t: " + n2);
+        g_rows.push_back(split);
+        const Row chip = measure_run(
+            timer, copy_gbs, section_row(on_chip, c.id, c.kernel, tuned), 2 * field_bytes, in,
+            reset, [&] { fused(a_fused); }, {{&c, "v", v.ref()}}, n_fused);
+        g_rows.push_back(chip);
+        g_rows.push_back(measure_run(
+            timer, copy_gbs, section_row(in_memory, in_memory.c.id, in_memory.c.kernel, tuned),
+            3 * field_bytes, in, reset, [&] { fused_mem(a_mem); }, t_and_v, n_mem));
+        g_rows.push_back(speedup_row(
+            "conv_relu_conv_f32_speedup" + std::string(tuned ? "_tuned" : ""),
+            tuned ? "conv-ReLU-conv: speedup, both autotuned" : "conv-ReLU-conv: speedup of fusing",
+            split, chip, kFloorFusedSpeedup,
+            fmt::format("ratio = time of the two kernels / fused with t on chip{}; aim 1.6",
+                        tuned ? ", each autotuned" : "")));
+    }
+}
+
+// kHeatSteps steps of the heat star: as many separate sweeps alternating between src and dst,
+// then one kernel of time_steps = kHeatSteps, and the speedup; then the same autotuned.
+void measure_heat(EventTimer& timer, double copy_gbs, const Built& step, const Built& steps) {
+    constexpr std::uint64_t kSeedSrc = 4001, kSeedDst = 4002;
+    const Case& c = steps.c;
+    auto src = DeviceArray<float>::uninitialized(c.shape);
+    auto dst = DeviceArray<float>::uninitialized(c.shape);
+    const Inputs in(DType::Float32, {{"src", kSeedSrc, DType::Float32, 2, src.ref().strides},
+                                     {"dst", kSeedDst, DType::Float32, 2, dst.ref().strides}});
+    // src random; dst random in its ghost layers (what even steps read there), poisoned inside.
+    // The sweeps overwrite src, so every run starts from here.
+    auto reset = [&] {
+        upload_random(src.ref().ptr, DType::Float32, src.ref().size(), kSeedSrc);
+        fill_ghosts_poison_inside(dst.ref(), c.ghost, [](std::int64_t i) {
+            return static_cast<float>(random_value(kSeedDst, i));
+        });
+    };
+    KernelFunction one = step.kernel->compile(), many = steps.kernel->compile();
+    const Args forth = args("src", src.ref(), "dst", dst.ref()),
+               back = args("src", dst.ref(), "dst", src.ref());
+    const double field_bytes = interior_cells(c) * 4;
+    for (const bool tuned : {false, true}) {
+        if (tuned && !g_tune.on)
+            break;
+        std::string n_one, n_many;
+        if (tuned) {
+            reset();
+            n_one = tune(one, forth);
+            n_many = tune(many, forth);
+        } else {
+            n_one = default_note(one);
+            n_many = default_note(many);
+        }
+        const Row sweeps = measure_run(
+            timer, copy_gbs,
+            section_row(step, "heat4_f32_sweeps", "5-point heat x4: 4 sweeps", tuned),
+            2 * kHeatSteps * field_bytes, in, reset,
+            [&] {
+                for (int k = 0; k < kHeatSteps; ++k)
+                    one(k % 2 ? back : forth);
+            },
+            {{&step.c, "src", src.ref()}}, n_one);
+        g_rows.push_back(sweeps);
+        const Row fused = measure_run(
+            timer, copy_gbs, section_row(steps, c.id, c.kernel, tuned), 2 * field_bytes, in, reset,
+            [&] { many(forth); }, {{&c, "dst", dst.ref()}, {&c, "src", src.ref()}}, n_many);
+        g_rows.push_back(fused);
+        g_rows.push_back(speedup_row(
+            "heat4_f32_speedup" + std::string(tuned ? "_tuned" : ""),
+            tuned ? "5-point heat x4: speedup, both autotuned" : "5-point heat x4: speedup", sweeps,
+            fused, kFloorTemporalSpeedup,
+            fmt::format("ratio = time of 4 sweeps / time_steps = 4{}; aim 2.5",
+                        tuned ? ", each autotuned" : "")));
+    }
+}
+
+// The section, for the groups whose kernels all built (a failed one has its row already).
+void measure_fused_and_temporal(EventTimer& timer, double copy_gbs,
+                                const std::vector<Built>& built) {
+    auto find = [&](const std::string& id) -> const Built* {
+        for (const Built& b : built)
+            if (b.c.id == id && b.error.empty())
+                return &b;
+        return nullptr;
+    };
+    // A group that --only named in part: the compile rows of its kernels that were built.
+    auto compile_rows = [&](const std::string& group) {
+        for (const Built& b : built)
+            if (b.c.group == group && b.error.empty())
+                g_rows.push_back(row_for(b));
+    };
+    const Built *conv1 = find("conv_relu_conv_f32_conv1"),
+                *conv2 = find("conv_relu_conv_f32_conv2"), *on_chip = find("conv_relu_conv_f32"),
+                *in_memory = find("conv_relu_conv_f32_mem");
+    if (conv1 && conv2 && on_chip && in_memory) {
+        std::printf("fused: conv -> ReLU -> conv\n");
+        measure_conv_relu_conv(timer, copy_gbs, *conv1, *conv2, *on_chip, *in_memory);
+    } else {
+        compile_rows("conv_relu_conv_f32");
+    }
+    const Built *step = find("heat4_f32_step"), *steps = find("heat4_f32");
+    if (step && steps) {
+        std::printf("temporal: %d steps of the 5-point star\n", kHeatSteps);
+        measure_heat(timer, copy_gbs, *step, *steps);
+    } else {
+        compile_rows("heat4_f32");
+    }
+}
+
 // ---- Report -------------------------------------------------------------------------------------
 
 struct Header {
@@ -1187,7 +1710,8 @@ void print_table(const Header& h, double seconds) {
                     h.nvrtc.c_str());
     std::printf(
         "date %s, %.1f s%s; GB/s = bytes of each field read once + written once / median of %d "
-        "event-timed runs; ratio = GB/s over the copy's; gen = create_kernel; nvrtc = median of %d "
+        "event-timed runs; ratio = GB/s over the copy's (_speedup rows: the speedup); gen = "
+        "create_kernel; nvrtc = median of %d "
         "cold compiles (<= %.0f ms)\n",
         h.date.c_str(), seconds, h.quick ? ", --quick sizes" : "", kRuns, kCompiles,
         kCompileFloorMs);
@@ -1337,8 +1861,15 @@ int main(int argc, char** argv) {
                         h.gpu ? "compile() will fail" : "nothing to compile with");
         }
         std::vector<Built> built;
-        for (const Case& c : suite(sizes)) {
-            if (!g_only.empty() && std::find(g_only.begin(), g_only.end(), c.id) == g_only.end())
+        std::vector<Case> cases = suite(sizes);
+        for (Case& c : fused_suite(sizes))
+            cases.push_back(std::move(c));
+        for (const Case& c : cases) {
+            // --only names a kernel, or a comparison of the fused and temporal section.
+            auto named = [&](const std::string& id) {
+                return std::find(g_only.begin(), g_only.end(), id) != g_only.end();
+            };
+            if (!g_only.empty() && !named(c.id) && !(!c.group.empty() && named(c.group)))
                 continue;
             built.push_back(build(c, h.arch, nvrtc));
             const Built& b = built.back();
@@ -1351,10 +1882,10 @@ int main(int argc, char** argv) {
                 std::printf("  FAILED %s: %s\n", c.id.c_str(), b.error.c_str());
                 continue;
             }
-            std::printf("  compiled %-20s create_kernel %6.1f ms, NVRTC %6.1f ms, %zu-byte CUBIN\n",
+            std::printf("  compiled %-24s create_kernel %6.1f ms, NVRTC %6.1f ms, %zu-byte CUBIN\n",
                         c.id.c_str(), b.gen_ms, b.nvrtc_ms, b.cubin_bytes);
             if (!b.naive_cubin.empty())
-                std::printf("  compiled %-20s (hand-written)      NVRTC %6.1f ms, %zu-byte CUBIN\n",
+                std::printf("  compiled %-24s (hand-written)      NVRTC %6.1f ms, %zu-byte CUBIN\n",
                             b.naive_name.c_str(), b.naive_nvrtc_ms, b.naive_cubin.size());
         }
 
@@ -1368,14 +1899,16 @@ int main(int argc, char** argv) {
             std::printf("copy ceiling\n");
             const double copy_gbs = measure_copy(timer, sizes.copy_bytes);
             std::printf("kernels\n");
-            Workspace ws;
-            for (const Built& b : built) {
-                if (!b.error.empty()) {
-                    g_rows.push_back(row_for(b));
-                    continue;
+            {
+                Workspace ws; // freed before the section allocates its own arrays
+                for (const Built& b : built) {
+                    if (!b.error.empty())
+                        g_rows.push_back(row_for(b));
+                    else if (b.c.group.empty())
+                        measure_case(timer, copy_gbs, ws, b);
                 }
-                measure_case(timer, copy_gbs, ws, b);
             }
+            measure_fused_and_temporal(timer, copy_gbs, built);
         }
     } catch (const std::exception& e) {
         error = e.what();
