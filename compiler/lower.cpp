@@ -185,8 +185,9 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             // 7b'. Stages: each block computes the earlier stages over its tile plus a halo,
             // into shared memory, and its threads the last stage.
             log.start();
+            const auto& block = *k.schedule.block;
             fused = fuse_stages(threads.body, threads.tiles, *k.schedule.shared_memory_budget,
-                                config.name, space.on_chip);
+                                config.name, space.on_chip, block[0] * block[1] * block[2]);
             log.record("fuse_stages", threads.body, fused.body);
             if (fused.too_big.empty()) break;
             if (!can_shrink(schedule, k.schedule)) throw UserError(fused.too_big);

@@ -205,10 +205,21 @@ void within(std::vector<Expr>& out, const Expr& v, const Expr& lo, std::int64_t 
 
 /// The loop that computes stage `s` over its region (see fuse_stages).
 Stmt stage_loop(const StageNode* s, const TileLayout& region, const std::map<Key, StageTile>& tiles,
-                const OnChipValues& on_chip, const std::vector<BlockTileAxis>& axes) {
+                const OnChipValues& on_chip, const std::vector<BlockTileAxis>& axes, int threads) {
     const std::vector<Expr> counters = tile_counters(axes);
-    return tile_loop(region, axes, [&](const std::vector<Expr>& cells, const std::vector<Expr>& positions, const Expr& k) {
-        const ScalarType type = cells[0].type();
+    // Whether the block's whole region lies in the iteration space, once per block: most
+    // blocks' do, and then no cell needs the guards (a block-uniform branch).
+    const ScalarType type = axes[0].origin.type();
+    std::vector<Expr> inside_terms;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        Expr first = BinaryNode::make(BinaryOp::Sub, axes[i].origin, ConstNode::make_int(type, region.below[i]));
+        Expr end = BinaryNode::make(BinaryOp::Add, axes[i].origin,
+                                    ConstNode::make_int(type, axes[i].span + region.above[i]));
+        inside_terms.push_back(BinaryNode::make(BinaryOp::Ge, simplify(first), axes[i].start));
+        inside_terms.push_back(BinaryNode::make(BinaryOp::Le, simplify(end), axes[i].stop));
+    }
+    Expr inside = VarNode::make(ScalarType::Bool, fmt::format("stage_{}_inside", s->index), VarRole::LoopIndex);
+    Stmt loop = tile_loop(region, axes, [&](const std::vector<Expr>& cells, const std::vector<Expr>& positions, const Expr& k) {
         std::vector<Expr> in_space, own;
         for (std::size_t i = 0; i < axes.size(); ++i) {
             within(in_space, cells[i], axes[i].start, 0, axes[i].stop, 0);
@@ -217,7 +228,8 @@ Stmt stage_loop(const StageNode* s, const TileLayout& region, const std::map<Key
         Stmt body = Rebind(counters, cells).mutate(s->body);
         body = ReadStageTiles(tiles, axes, cells, positions, s->index).mutate(body);
         body = StoreStageTiles(tiles, on_chip, k, all_of(own)).mutate(body);
-        std::vector<Stmt> out{IfThenNode::make(all_of(in_space), body)};
+        const Expr computed = BinaryNode::make(BinaryOp::Or, inside, all_of(in_space));
+        std::vector<Stmt> out{IfThenNode::make(computed, body)};
         // Past the iteration space, the field's own value (an on-chip field's: what it holds
         // there), as far as a later stage reads it.
         for (auto& [key, t] : tiles) {
@@ -229,14 +241,16 @@ Stmt stage_loop(const StageNode* s, const TileLayout& region, const std::map<Key
             }
             for (std::size_t c = 0; c < t.components.size(); ++c)
                 at[std::size_t(t.field->spatial_dims) + c] = ConstNode::make_int(type, t.components[c]);
-            Expr outside = BinaryNode::make(BinaryOp::And, all_of(near), UnaryNode::make(UnaryOp::Not, all_of(in_space)));
+            Expr outside = all_of({UnaryNode::make(UnaryOp::Not, inside), all_of(near),
+                                   UnaryNode::make(UnaryOp::Not, all_of(in_space))});
             auto given = on_chip.find(t.field.get());
             Expr value = given != on_chip.end() ? Rebind(counters, cells).mutate(given->second)
                                                 : BufferLoadNode::make(t.global, at);
             out.push_back(IfThenNode::make(outside, BufferStoreNode::make(t.layout.buffer, k, value)));
         }
         return BlockNode::make(std::move(out));
-    });
+    }, threads);
+    return BlockNode::make({DeclareNode::make(inside, all_of(inside_terms)), loop});
 }
 
 /// In the threads: the last stage alone, its reads of earlier stages' fields from their tiles.
@@ -268,7 +282,7 @@ std::string tile_name(const StageTile& t) {
 } // namespace
 
 FusedStages fuse_stages(const Stmt& body, const std::vector<BlockTileAxis>& axes, std::size_t budget,
-                        const std::string& kernel, const OnChipValues& on_chip) {
+                        const std::string& kernel, const OnChipValues& on_chip, int threads) {
     FusedStages out;
     out.body = body;
     const BlockNode* block = find_stages(body);
@@ -359,7 +373,7 @@ FusedStages fuse_stages(const Stmt& body, const std::vector<BlockTileAxis>& axes
             computed.empty() ? std::string() : ": into " + computed)));
         for (const BufferPtr& b : allocs) before.allocate(b);
         TileLayout region = lay_out_tile("stage", ScalarType::Float32, axes, lo, hi);
-        before.add(stage_loop(s, region, tiles, on_chip, axes));
+        before.add(stage_loop(s, region, tiles, on_chip, axes, threads));
         before.add(BarrierNode::make());
     }
     ComputeLastStage compute(tiles, axes);

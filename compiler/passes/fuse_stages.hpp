@@ -39,7 +39,9 @@ struct FusedStages {
 /// their tiles hold `on_chip`'s value for them past the iteration space (at the counters,
 /// rebound to each cell).
 using OnChipValues = std::map<const FieldInfo*, Expr>;
+/// `threads`: the block's size the kernel is compiled for (its stage loops walk rows where that
+/// pays, tile_loop), or 0.
 FusedStages fuse_stages(const Stmt& body, const std::vector<BlockTileAxis>& tiles, std::size_t budget,
-                        const std::string& kernel, const OnChipValues& on_chip = {});
+                        const std::string& kernel, const OnChipValues& on_chip = {}, int threads = 0);
 
 } // namespace loom::ir

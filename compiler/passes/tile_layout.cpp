@@ -79,10 +79,66 @@ Expr tile_element(const TileLayout& tile, const std::vector<Expr>& position, con
     return simplify(index);
 }
 
-Stmt tile_loop(const TileLayout& t, const std::vector<BlockTileAxis>& axes,
+namespace {
+/// The rows form of tile_loop: each thread keeps one column of the tile's rows (along its
+/// fastest axis) and walks every `rows_per_pass`-th row, so that the cells come from additions
+/// where the flat form divides each element's index.
+Stmt tile_rows(const TileLayout& t, const std::vector<BlockTileAxis>& axes, std::int64_t rows_per_pass,
                const std::function<Stmt(const std::vector<Expr>&, const std::vector<Expr>&, const Expr&)>& body) {
     const ScalarType type = axes[0].origin.type();
     auto idx = [type](std::int64_t v) { return ConstNode::make_int(type, v); };
+    auto bin = [](BinaryOp op, const Expr& a, const Expr& b) { return BinaryNode::make(op, a, b); };
+    const std::vector<std::size_t> order = slowest_first(axes);
+    const std::size_t fast = order.back();
+    const std::int64_t width = t.extent[fast], rows = t.buffer->size() / width;
+    // One iteration per thread on the GPU (rows_per_pass * width threads or fewer take part);
+    // the CPU runs them one after the other, as every cooperative loop.
+    Expr k = VarNode::make(type, "k", VarRole::LoopIndex);
+    Expr column = VarNode::make(type, "column", VarRole::LoopIndex);
+    Expr first = VarNode::make(type, "first_row", VarRole::LoopIndex);
+    Expr row = VarNode::make(type, "row", VarRole::LoopIndex);
+    std::vector<Expr> position(axes.size());
+    position[fast] = column;
+    Expr rest = row; // the row's coordinates along the other axes, slowest first
+    for (std::size_t o = order.size() - 1; o-- > 0;) {
+        const std::size_t i = order[o];
+        const bool slowest = o == 0;
+        position[i] = slowest ? rest : bin(BinaryOp::Mod, rest, idx(t.extent[i]));
+        if (!slowest) rest = bin(BinaryOp::Div, rest, idx(t.extent[i]));
+    }
+    std::vector<Stmt> stmts;
+    std::vector<Expr> cells, positions;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        Expr cell = VarNode::make(type, axes[i].counter.as<VarNode>()->name, VarRole::LoopIndex);
+        Expr start = bin(BinaryOp::Sub, axes[i].origin, idx(t.below[i]));
+        stmts.push_back(DeclareNode::make(cell, simplify(bin(BinaryOp::Add, start, position[i]))));
+        cells.push_back(cell);
+        positions.push_back(simplify(bin(BinaryOp::Sub, position[i], idx(t.below[i]))));
+    }
+    Expr element = simplify(bin(BinaryOp::Add, bin(BinaryOp::Mul, row, idx(width)), column));
+    stmts.push_back(body(cells, positions, element));
+    Stmt walk = ForNode::make(row, first, idx(rows), idx(rows_per_pass), BlockNode::make(std::move(stmts)), -1,
+                              ForKind::Serial);
+    Stmt per_thread = BlockNode::make({DeclareNode::make(column, bin(BinaryOp::Mod, k, idx(width))),
+                                       DeclareNode::make(first, bin(BinaryOp::Div, k, idx(width))), walk});
+    return ForNode::make(k, idx(0), idx(std::min(rows, rows_per_pass) * width), idx(1), per_thread, -1,
+                         ForKind::Cooperative);
+}
+} // namespace
+
+Stmt tile_loop(const TileLayout& t, const std::vector<BlockTileAxis>& axes,
+               const std::function<Stmt(const std::vector<Expr>&, const std::vector<Expr>&, const Expr&)>& body,
+               int threads) {
+    const ScalarType type = axes[0].origin.type();
+    auto idx = [type](std::int64_t v) { return ConstNode::make_int(type, v); };
+    // Rows where they keep at least 3/4 of the block's threads busy (a row as wide as 70 cells
+    // keeps 3 x 70 = 210 of 256), else the flat form.
+    if (threads > 0) {
+        const std::int64_t width = t.extent[slowest_first(axes).back()];
+        const std::int64_t per_pass = threads / width;
+        if (per_pass >= 1 && t.buffer->size() > width && 4 * per_pass * width >= 3 * std::int64_t(threads))
+            return tile_rows(t, axes, per_pass, body);
+    }
     Expr k = VarNode::make(type, "k", VarRole::LoopIndex);
     std::vector<Stmt> stmts;
     std::vector<Expr> cells, positions;

@@ -53,9 +53,15 @@ Expr tile_element(const TileLayout& tile, const std::vector<Expr>& position, con
 /// element holds as `cells[i] = origin - below + (k / stride % extent)` (fresh variables named
 /// like the counters, so that reads written at the counters do not match them), then `body(cells,
 /// positions)` where positions are the cells' places relative to the origin.
+/// With `threads`, the block's size when the kernel is compiled for exactly that block, a tile
+/// whose rows (along its fastest axis) fit the block 2 or more at a time, or one at a time
+/// keeping 3/4 of its threads busy, is walked by rows instead: each thread keeps one column and
+/// steps through the rows, its cells from additions instead of a division per element
+/// (`k` is then the element's index `row * width + column`).
 Stmt tile_loop(const TileLayout& tile, const std::vector<BlockTileAxis>& axes,
                const std::function<Stmt(const std::vector<Expr>& cells, const std::vector<Expr>& positions,
-                                        const Expr& k)>& body);
+                                        const Expr& k)>& body,
+               int threads = 0);
 
 /// `before` inserted in the innermost GpuBlock loop right before its thread loops (inside the
 /// allocations there), its allocations covering the rest of the block's statements, and each
