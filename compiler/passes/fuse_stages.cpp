@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 namespace loom::ir {
@@ -219,7 +220,10 @@ Stmt stage_loop(const StageNode* s, const TileLayout& region, const std::map<Key
         inside_terms.push_back(BinaryNode::make(BinaryOp::Le, simplify(end), axes[i].stop));
     }
     Expr inside = VarNode::make(ScalarType::Bool, fmt::format("stage_{}_inside", s->index), VarRole::LoopIndex);
-    Stmt loop = tile_loop(region, axes, [&](const std::vector<Expr>& cells, const std::vector<Expr>& positions, const Expr& k) {
+    // The stage at one cell of the region: computed where the cell is in the iteration space
+    // (everywhere in a block whose region is: `guarded` false), stored into the tiles, and into
+    // memory where the cell is the block's own.
+    auto cell = [&](bool guarded, const std::vector<Expr>& cells, const std::vector<Expr>& positions, const Expr& k) {
         std::vector<Expr> in_space, own;
         for (std::size_t i = 0; i < axes.size(); ++i) {
             within(in_space, cells[i], axes[i].start, 0, axes[i].stop, 0);
@@ -228,8 +232,8 @@ Stmt stage_loop(const StageNode* s, const TileLayout& region, const std::map<Key
         Stmt body = Rebind(counters, cells).mutate(s->body);
         body = ReadStageTiles(tiles, axes, cells, positions, s->index).mutate(body);
         body = StoreStageTiles(tiles, on_chip, k, all_of(own)).mutate(body);
-        const Expr computed = BinaryNode::make(BinaryOp::Or, inside, all_of(in_space));
-        std::vector<Stmt> out{IfThenNode::make(computed, body)};
+        if (!guarded) return body;
+        std::vector<Stmt> out{IfThenNode::make(all_of(in_space), body)};
         // Past the iteration space, the field's own value (an on-chip field's: what it holds
         // there), as far as a later stage reads it.
         for (auto& [key, t] : tiles) {
@@ -241,16 +245,21 @@ Stmt stage_loop(const StageNode* s, const TileLayout& region, const std::map<Key
             }
             for (std::size_t c = 0; c < t.components.size(); ++c)
                 at[std::size_t(t.field->spatial_dims) + c] = ConstNode::make_int(type, t.components[c]);
-            Expr outside = all_of({UnaryNode::make(UnaryOp::Not, inside), all_of(near),
-                                   UnaryNode::make(UnaryOp::Not, all_of(in_space))});
+            Expr outside = BinaryNode::make(BinaryOp::And, all_of(near), UnaryNode::make(UnaryOp::Not, all_of(in_space)));
             auto given = on_chip.find(t.field.get());
             Expr value = given != on_chip.end() ? Rebind(counters, cells).mutate(given->second)
                                                 : BufferLoadNode::make(t.global, at);
             out.push_back(IfThenNode::make(outside, BufferStoreNode::make(t.layout.buffer, k, value)));
         }
         return BlockNode::make(std::move(out));
-    }, threads);
-    return BlockNode::make({DeclareNode::make(inside, all_of(inside_terms)), loop});
+    };
+    using namespace std::placeholders;
+    // Blocks inside: rows without guards, whose neighbouring rows share their loads. Blocks at
+    // the edges (few): the flat loop with every guard, in less code.
+    Stmt fast = tile_loop(region, axes, std::bind(cell, false, _1, _2, _3), threads);
+    Stmt edge = tile_loop(region, axes, std::bind(cell, true, _1, _2, _3));
+    return BlockNode::make({DeclareNode::make(inside, all_of(inside_terms)), IfThenNode::make(inside, fast),
+                            IfThenNode::make(UnaryNode::make(UnaryOp::Not, inside), edge)});
 }
 
 /// In the threads: the last stage alone, its reads of earlier stages' fields from their tiles.

@@ -83,19 +83,64 @@ stage 2:
     # stage 1 over the cells [x_origin - 0, x_origin + 9) x [y_origin - 1, y_origin + 33): into float32 t_tile[9][34] (shared)
     alloc float32 t_tile[9][34] (shared):
       let stage_1_inside: bool = x_origin >= 1 && x_origin + 9 <= size_0 - 1 && y_origin - 1 >= 1 && y_origin + 33 <= size_1 - 1
-      for k in [0, 102) step 1:  # axis -1, cooperative
-        let column: int32 = k % 34
-        let first_row: int32 = k / 34
-        for row in [first_row, 9) step 3:  # axis -1
-          let x: int32 = x_origin + row
-          let y: int32 = y_origin - 1 + column
-          if stage_1_inside || x >= 1 && x < size_0 - 1 && y >= 1 && y < size_1 - 1:
+      if stage_1_inside:
+        for k in [0, 102) step 1:  # axis -1, cooperative
+          let column: int32 = k % 34
+          let first_row: int32 = k / 34 * 3
+          let end_row: int32 = min(first_row + 3, 9)
+          for row in [first_row, end_row) step 3:  # axis -1
+            if row + 3 <= end_row:
+              let x: int32 = x_origin + row
+              let y: int32 = y_origin - 1 + column
+              # t[0, 0] = smooth(u)
+              t_tile[row * 34 + column] = 0.5f * u[x, y] + 0.125f * (u[x + 1, y] + u[x - 1, y] + u[x, y + 1] + u[x, y - 1])
+              if row >= 0 && row < 8 && column - 1 >= 0 && column - 1 < 32:
+                t[x, y] = t_tile[row * 34 + column]
+              let x: int32 = x_origin + (row + 1)
+              let y: int32 = y_origin - 1 + column
+              # t[0, 0] = smooth(u)
+              t_tile[(row + 1) * 34 + column] = 0.5f * u[x, y] + 0.125f * (u[x + 1, y] + u[x - 1, y] + u[x, y + 1] + u[x, y - 1])
+              if row + 1 >= 0 && row + 1 < 8 && column - 1 >= 0 && column - 1 < 32:
+                t[x, y] = t_tile[(row + 1) * 34 + column]
+              let x: int32 = x_origin + (row + 2)
+              let y: int32 = y_origin - 1 + column
+              # t[0, 0] = smooth(u)
+              t_tile[(row + 2) * 34 + column] = 0.5f * u[x, y] + 0.125f * (u[x + 1, y] + u[x - 1, y] + u[x, y + 1] + u[x, y - 1])
+              if row + 2 >= 0 && row + 2 < 8 && column - 1 >= 0 && column - 1 < 32:
+                t[x, y] = t_tile[(row + 2) * 34 + column]
+            if row + 3 > end_row:
+              if row < end_row:
+                let x: int32 = x_origin + row
+                let y: int32 = y_origin - 1 + column
+                # t[0, 0] = smooth(u)
+                t_tile[row * 34 + column] = 0.5f * u[x, y] + 0.125f * (u[x + 1, y] + u[x - 1, y] + u[x, y + 1] + u[x, y - 1])
+                if row >= 0 && row < 8 && column - 1 >= 0 && column - 1 < 32:
+                  t[x, y] = t_tile[row * 34 + column]
+              if row + 1 < end_row:
+                let x: int32 = x_origin + (row + 1)
+                let y: int32 = y_origin - 1 + column
+                # t[0, 0] = smooth(u)
+                t_tile[(row + 1) * 34 + column] = 0.5f * u[x, y] + 0.125f * (u[x + 1, y] + u[x - 1, y] + u[x, y + 1] + u[x, y - 1])
+                if row + 1 >= 0 && row + 1 < 8 && column - 1 >= 0 && column - 1 < 32:
+                  t[x, y] = t_tile[(row + 1) * 34 + column]
+              if row + 2 < end_row:
+                let x: int32 = x_origin + (row + 2)
+                let y: int32 = y_origin - 1 + column
+                # t[0, 0] = smooth(u)
+                t_tile[(row + 2) * 34 + column] = 0.5f * u[x, y] + 0.125f * (u[x + 1, y] + u[x - 1, y] + u[x, y + 1] + u[x, y - 1])
+                if row + 2 >= 0 && row + 2 < 8 && column - 1 >= 0 && column - 1 < 32:
+                  t[x, y] = t_tile[(row + 2) * 34 + column]
+      if !stage_1_inside:
+        for k in [0, 306) step 1:  # axis -1, cooperative
+          let x: int32 = x_origin + k / 34
+          let y: int32 = y_origin - 1 + k % 34
+          if x >= 1 && x < size_0 - 1 && y >= 1 && y < size_1 - 1:
             # t[0, 0] = smooth(u)
-            t_tile[row * 34 + column] = 0.5f * u[x, y] + 0.125f * (u[x + 1, y] + u[x - 1, y] + u[x, y + 1] + u[x, y - 1])
-            if row >= 0 && row < 8 && column - 1 >= 0 && column - 1 < 32:
-              t[x, y] = t_tile[row * 34 + column]
-          if !stage_1_inside && (x >= 1 && x < size_0 && y >= 0 && y < size_1) && !(x >= 1 && x < size_0 - 1 && y >= 1 && y < size_1 - 1):
-            t_tile[row * 34 + column] = t[x, y]
+            t_tile[k] = 0.5f * u[x, y] + 0.125f * (u[x + 1, y] + u[x - 1, y] + u[x, y + 1] + u[x, y - 1])
+            if k / 34 >= 0 && k / 34 < 8 && k % 34 - 1 >= 0 && k % 34 - 1 < 32:
+              t[x, y] = t_tile[k]
+          if x >= 1 && x < size_0 && y >= 0 && y < size_1 && !(x >= 1 && x < size_0 - 1 && y >= 1 && y < size_1 - 1):
+            t_tile[k] = t[x, y]
       barrier
       for thread_x in [0, 4) step 1:  # axis -1, gpu thread.y
         for thread_y in [0, 32) step 1:  # axis -1, gpu thread.x
