@@ -263,12 +263,20 @@ Stmt stage_loop(const StageNode* s, const TileLayout& region, const std::map<Key
 }
 
 /// In the threads: the last stage alone, its reads of earlier stages' fields from their tiles.
+/// With `unguarded`, for blocks whose cells all lie in the iteration space: the guard around
+/// each cell's stages dropped, so that NVRTC merges what a thread's neighbouring cells read of
+/// the tiles alike.
 class ComputeLastStage : public IRMutator {
 public:
-    ComputeLastStage(const std::map<Key, StageTile>& tiles, const std::vector<BlockTileAxis>& axes)
-        : tiles_(tiles), axes_(axes) {}
+    ComputeLastStage(const std::map<Key, StageTile>& tiles, const std::vector<BlockTileAxis>& axes, bool unguarded)
+        : tiles_(tiles), axes_(axes), unguarded_(unguarded) {}
 
 protected:
+    Stmt visit_IfThen(const IfThenNode* n, const Stmt& self) override {
+        auto b = n->then_case.as<BlockNode>();
+        if (unguarded_ && b && !b->stmts.empty() && b->stmts[0].is<StageNode>()) return mutate(n->then_case);
+        return IRMutator::visit_IfThen(n, self);
+    }
     Stmt visit_Block(const BlockNode* b, const Stmt& self) override {
         if (b->stmts.empty() || !b->stmts[0].is<StageNode>()) return IRMutator::visit_Block(b, self);
         auto last = b->stmts.back().as<StageNode>();
@@ -280,6 +288,7 @@ protected:
 private:
     const std::map<Key, StageTile>& tiles_;
     const std::vector<BlockTileAxis>& axes_;
+    bool unguarded_;
 };
 
 std::string tile_name(const StageTile& t) {
@@ -385,8 +394,20 @@ FusedStages fuse_stages(const Stmt& body, const std::vector<BlockTileAxis>& axes
         before.add(stage_loop(s, region, tiles, on_chip, axes, threads));
         before.add(BarrierNode::make());
     }
-    ComputeLastStage compute(tiles, axes);
-    out.body = insert_before_threads(body, before, [&](const Stmt& s) { return compute.mutate(s); }, "fuse_stages");
+    // The last stage in the threads: without guards in blocks whose tile lies in the iteration
+    // space (most), with them elsewhere.
+    const ScalarType type = axes[0].origin.type();
+    std::vector<Expr> whole;
+    for (const BlockTileAxis& a : axes)
+        whole.push_back(BinaryNode::make(BinaryOp::Le, BinaryNode::make(BinaryOp::Add, a.origin, ConstNode::make_int(type, a.span)), a.stop));
+    Expr tile_inside = VarNode::make(ScalarType::Bool, "tile_inside", VarRole::LoopIndex);
+    before.add(DeclareNode::make(tile_inside, all_of(whole)));
+    ComputeLastStage guarded(tiles, axes, false), unguarded(tiles, axes, true);
+    out.body = insert_before_threads(body, before, [&](const Stmt& s) {
+        Stmt free = unguarded.mutate(s), kept = guarded.mutate(s);
+        return BlockNode::make({IfThenNode::make(tile_inside, free),
+                                IfThenNode::make(UnaryNode::make(UnaryOp::Not, tile_inside), kept)});
+    }, "fuse_stages");
     // On-chip fields have no memory: every access went to a tile.
     struct Left : IRVisitor {
         const OnChipValues& on_chip;

@@ -74,7 +74,10 @@ stage 2:
     // above along x, 1 each way along y), into t_tile, by all threads of the block; t stored
     // where the cell is the block's own; past the iteration space, t as it is in memory (as
     // far as stage 2 reads). A barrier; the threads compute stage 2 from the tile.
-    // The block has 128 threads: 3 rows of 34 at a time, each thread down one column.
+    // The block has 128 threads: in blocks whose region lies inside the iteration space, 3 runs
+    // of rows of 34, each thread down one column of a run in groups of rows without guards; in
+    // the others the flat loop with its guards. The threads then compute stage 2, without the
+    // cell guard where the block's whole tile lies inside.
     FusedStages fused = fuse_stages(mapped.body, mapped.tiles, 100 * 1024, "smooth_grad", {}, 128);
     EXPECT_EQ(to_string(fused.body), R"(for tile_x in [0, (size_0 + 5) / 8) step 1:  # axis 0, gpu block.y
   for tile_y in [0, (size_1 + 29) / 32) step 1:  # axis 1, gpu block.x
@@ -142,14 +145,24 @@ stage 2:
           if x >= 1 && x < size_0 && y >= 0 && y < size_1 && !(x >= 1 && x < size_0 - 1 && y >= 1 && y < size_1 - 1):
             t_tile[k] = t[x, y]
       barrier
-      for thread_x in [0, 4) step 1:  # axis -1, gpu thread.y
-        for thread_y in [0, 32) step 1:  # axis -1, gpu thread.x
-          for cell in [0, 2) step 1:  # axis -1, unrolled
-            let x: int32 = x_origin + (thread_x * 2 + cell)
-            let y: int32 = y_origin + thread_y
-            if x < size_0 - 1 && y < size_1 - 1:
+      let tile_inside: bool = x_origin + 8 <= size_0 - 1 && y_origin + 32 <= size_1 - 1
+      if tile_inside:
+        for thread_x in [0, 4) step 1:  # axis -1, gpu thread.y
+          for thread_y in [0, 32) step 1:  # axis -1, gpu thread.x
+            for cell in [0, 2) step 1:  # axis -1, unrolled
+              let x: int32 = x_origin + (thread_x * 2 + cell)
+              let y: int32 = y_origin + thread_y
               # v[0, 0] = grad(t)
               v[x, y] = t_tile[34 * (thread_x * 2 + cell) + (thread_y + 2)] - t_tile[34 * (thread_x * 2 + cell) + thread_y] + t_tile[34 * (thread_x * 2 + cell + 1) + (thread_y + 1)] * u[x, y]
+      if !tile_inside:
+        for thread_x in [0, 4) step 1:  # axis -1, gpu thread.y
+          for thread_y in [0, 32) step 1:  # axis -1, gpu thread.x
+            for cell in [0, 2) step 1:  # axis -1, unrolled
+              let x: int32 = x_origin + (thread_x * 2 + cell)
+              let y: int32 = y_origin + thread_y
+              if x < size_0 - 1 && y < size_1 - 1:
+                # v[0, 0] = grad(t)
+                v[x, y] = t_tile[34 * (thread_x * 2 + cell) + (thread_y + 2)] - t_tile[34 * (thread_x * 2 + cell) + thread_y] + t_tile[34 * (thread_x * 2 + cell + 1) + (thread_y + 1)] * u[x, y]
 )");
     ASSERT_EQ(fused.staged.size(), 1u);
     EXPECT_EQ(fused.staged[0], "stage 1: float32 t_tile[9][34] (shared), 1224 bytes");
