@@ -91,5 +91,66 @@ int main() {
         // [/guide:fuse]
         expect(both.source() == kernel.source(), "fuse gives the Stages kernel");
     }
+    {
+        // [guide:on_chip]
+        // t lives in the blocks' shared memory only: no argument, never written to memory.
+        // Past the iteration space it holds 0 (zero padding), or another field's values:
+        // on_chip(t, w) for a field w.
+        Kernel fused = create_kernel(Stages({{smooth}, {laplace}}).on_chip(t), {.name = "smooth_laplace_on_chip"});
+        // arguments: u and v
+        // [/guide:on_chip]
+        expect(fused.fields().size() == 2, "t is no argument");
+        KernelFunction f = create_kernel(Stages({{smooth}, {laplace}}).on_chip(t),
+                                         {.target = Target::CPU, .name = "smooth_laplace_on_chip"})
+                               .compile();
+        auto hu = HostArray<double>::from_host(uv, {n, n});
+        auto hv = HostArray<double>::from_host(std::vector<double>(std::size_t(n * n), NAN), {n, n});
+        f(args("u", hu, "v", hv));
+        // The reference's t with 0 on its ghost cells, then v from it.
+        std::vector<double> t0(std::size_t(n * n), 0.0), v0(std::size_t(n * n), NAN);
+        for (std::int64_t i = 1; i < n - 1; ++i)
+            for (std::int64_t j = 1; j < n - 1; ++j) t0[at(i, j)] = tw[at(i, j)];
+        for (std::int64_t i = 1; i < n - 1; ++i)
+            for (std::int64_t j = 1; j < n - 1; ++j)
+                v0[at(i, j)] = t0[at(i + 1, j)] + t0[at(i - 1, j)] + t0[at(i, j + 1)] + t0[at(i, j - 1)] - 4.0 * t0[at(i, j)];
+        const std::vector<double> got = hv.to_host();
+        bool ok = true;
+        for (std::size_t k = 0; k < got.size(); ++k)
+            ok = ok && (std::isnan(v0[k]) ? std::isnan(got[k]) : std::abs(got[k] - v0[k]) <= 1e-12);
+        expect(ok, "on-chip t: v matches the stages with t zero outside");
+    }
+    {
+        // [guide:time_steps]
+        auto [a, b] = fields<2>("a, b: float64[2D]");
+        Assignment heat(b.center(), a.center() + 0.2 * (a[{1, 0}] + a[{-1, 0}] + a[{0, 1}] + a[{0, -1}] - 4.0 * a.center()));
+        // Four steps a -> b per call: the steps between live in shared memory.
+        Kernel four = create_kernel(heat, {.name = "heat4", .time_steps = 4});
+        // b = the 4th step; a is left as it was. The pair is found (b written, a read); name it
+        // where the step reads other fields of its kind: .ping_pong = {{"a", "b"}}.
+        // [/guide:time_steps]
+        expect(four.fields().size() == 2, "time steps: arguments a and b");
+        KernelConfig cpu{.target = Target::CPU, .name = "heat4"};
+        cpu.time_steps = 4;
+        auto ha = HostArray<double>::from_host(uv, {n, n}), hb = HostArray<double>::from_host(tv, {n, n});
+        create_kernel(heat, cpu).compile()(args("a", ha, "b", hb));
+        // Four sweeps alternating between the pair (a -> b, b -> a, ...), each reading the ghost
+        // cells of the array it reads.
+        std::vector<double> A = uv, B = tv;
+        for (int step = 1; step <= 4; ++step) {
+            const std::vector<double>& in = step % 2 ? A : B;
+            std::vector<double>& out = step % 2 ? B : A;
+            std::vector<double> next = out;
+            for (std::int64_t i = 1; i < n - 1; ++i)
+                for (std::int64_t j = 1; j < n - 1; ++j)
+                    next[at(i, j)] = in[at(i, j)] + 0.2 * (in[at(i + 1, j)] + in[at(i - 1, j)] + in[at(i, j + 1)] +
+                                                           in[at(i, j - 1)] - 4.0 * in[at(i, j)]);
+            out = next;
+        }
+        const std::vector<double> got = hb.to_host();
+        bool ok = ha.to_host() == uv;
+        for (std::int64_t i = 1; i < n - 1; ++i)
+            for (std::int64_t j = 1; j < n - 1; ++j) ok = ok && std::abs(got[at(i, j)] - A[at(i, j)]) <= 1e-12;
+        expect(ok, "time steps: b matches four sweeps");
+    }
     return failures == 0 ? 0 : 1;
 }
