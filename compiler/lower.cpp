@@ -190,7 +190,11 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
                                 config.name, space.on_chip, block[0] * block[1] * block[2]);
             log.record("fuse_stages", threads.body, fused.body);
             if (fused.too_big.empty()) break;
-            if (!can_shrink(schedule, k.schedule)) throw UserError(fused.too_big);
+            if (!can_shrink(schedule, k.schedule))
+                throw UserError(facts.shrink == 0 ? fused.too_big
+                                                  : fused.too_big + fmt::format(
+                                                        " (loom already shrank the tile it chose "
+                                                        "to {})", k.schedule.describe(schedule)));
         }
 
         // 7b''. Lanes: with vector_width > 1, each thread's consecutive cells along the fastest

@@ -415,13 +415,26 @@ Kernel fuse(const Kernel& first, const Kernel& second, const std::string& name,
                            b.name, type_name(*b.config.index_type),
                            second.automatic_index_ ? " (automatic)" : ""),
                "create both with the same KernelConfig::index_type (or both with it unset)");
-    for (const FieldPtr& f : a.fields)
-        for (const FieldPtr& g : b.fields)
+    // Their fields, on-chip ones (Stages::on_chip, time_steps' `<dst>_step<k>`) included.
+    auto all_fields = [](const LoweredKernel& k, const std::vector<SourceAssignment>& flat) {
+        std::vector<std::pair<FieldPtr, bool>> out; // (field, on chip)
+        for (const FieldPtr& f : k.fields) out.emplace_back(f, false);
+        for (const SourceAssignment& s : flat)
+            if (s.on_chip) out.emplace_back(s.lhs.as<FieldAccessNode>()->field, true);
+        return out;
+    };
+    for (auto& [f, f_chip] : all_fields(a, *first.assignments_))
+        for (auto& [g, g_chip] : all_fields(b, *second.assignments_))
             if (f != g && f->name == g->name)
                 refuse(fmt::format("both have a field named '{}', but they are two different "
-                                   "Fields ({} and {})", f->name, f->describe(), g->describe()),
-                       "declare the field once and use that Field in both kernels, so that the "
-                       "fused kernel knows they are one array; or rename one");
+                                   "Fields ({}{} and {}{})", f->name, f->describe(),
+                                   f_chip ? ", on chip in '" + a.name + "'" : "", g->describe(),
+                                   g_chip ? ", on chip in '" + b.name + "'" : ""),
+                       f_chip || g_chip
+                           ? "rename the other field (an on-chip field of time_steps is named "
+                             "<dst>_step<k>)"
+                           : "declare the field once and use that Field in both kernels, so "
+                             "that the fused kernel knows they are one array; or rename one");
 
     // first's stages, then second's, renumbered after them; a scalar parameter of one name is
     // one argument (create_kernel typed each kernel's own copy of an untyped one).

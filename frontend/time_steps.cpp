@@ -86,7 +86,12 @@ std::vector<Pair> find_pairs(const StepFields& f, const KernelConfig& c) {
     }
     for (auto& [s, d] : c.ping_pong) {
         FieldPtr src = f.named(s), dst = f.named(d);
-        if (!src || !StepFields::has(f.read, src))
+        if (src && !StepFields::has(f.read, src))
+            fail(c, fmt::format("ping_pong names '{}' as the field a step reads, but the step reads "
+                                "it only at absolute positions (.at()); the steps between live in "
+                                "tiles of the block's cells, so read {} at offsets from the cell",
+                                s, s));
+        if (!src)
             fail(c, fmt::format("ping_pong names '{}' as the field a step reads, but the step "
                                 "reads no field of that name (it reads {})",
                                 s, fmt::join(names(f.read), ", ")));
@@ -111,12 +116,37 @@ std::vector<Pair> find_pairs(const StepFields& f, const KernelConfig& c) {
     return pairs;
 }
 
+/// Names for what the rewrite adds: `<base>_step<k>`, with underscores appended until it is
+/// clear of the step's own fields and temporaries and of every name given before.
+class Names {
+public:
+    explicit Names(const AssignmentCollection& step) {
+        for (const Assignment& a : step.all())
+            for (auto& [lhs, rhs] : a.parts())
+                for (const Expr* root : {&lhs, &rhs})
+                    for (const Expr& e : subexpressions(*root)) {
+                        if (auto fa = e.as<FieldAccessNode>()) taken_.insert(fa->field->name);
+                        if (auto v = e.as<VarNode>()) taken_.insert(v->name);
+                    }
+    }
+    std::string fresh(const std::string& base, int step) {
+        std::string name = fmt::format("{}_step{}", base, step);
+        while (taken_.count(name)) name += "_";
+        taken_.insert(name);
+        return name;
+    }
+
+private:
+    std::set<std::string> taken_;
+};
+
 /// A step's assignments for stage `k`: the pairs' fields replaced (by the fields between the
 /// steps, or by temporaries where every read is at the cell), temporaries renamed.
 class StepCopy : public IRMutator {
 public:
-    StepCopy(std::map<const FieldInfo*, FieldPtr> fields, std::map<const FieldInfo*, Expr> temps, int stage)
-        : fields_(std::move(fields)), states_(std::move(temps)), stage_(stage) {}
+    StepCopy(std::map<const FieldInfo*, FieldPtr> fields, std::map<const FieldInfo*, Expr> temps, int stage,
+             Names& names)
+        : fields_(std::move(fields)), states_(std::move(temps)), stage_(stage), names_(names) {}
 
 protected:
     Expr visit_FieldAccess(const FieldAccessNode* n, const Expr& self) override {
@@ -129,8 +159,7 @@ protected:
         if (v->role != VarRole::Temporary) return self;
         Expr& renamed = temps_[v];
         if (!renamed.defined())
-            renamed = VarNode::make(v->type, fmt::format("{}_step{}", v->name, stage_), v->role, v->field,
-                                    v->axis, v->weak);
+            renamed = VarNode::make(v->type, names_.fresh(v->name, stage_), v->role, v->field, v->axis, v->weak);
         return renamed;
     }
 
@@ -139,11 +168,13 @@ private:
     std::map<const FieldInfo*, Expr> states_;
     std::map<const VarNode*, Expr> temps_;
     int stage_;
+    Names& names_;
 };
 
 /// The steps of a pointwise step as one stage: step k's new states are temporaries that step
 /// k + 1 reads; the last step writes the pairs' dst.
 Stages pointwise_steps(const AssignmentCollection& step, const std::vector<Pair>& pairs, const KernelConfig& c) {
+    Names names(step);
     std::vector<Assignment> all;
     std::vector<Expr> previous;
     for (int k = 1; k <= c.time_steps; ++k) {
@@ -152,12 +183,11 @@ Stages pointwise_steps(const AssignmentCollection& step, const std::vector<Pair>
         for (std::size_t i = 0; i < pairs.size(); ++i) {
             if (k > 1) states[pairs[i].src.get()] = previous[i];
             if (k < c.time_steps) {
-                next.push_back(VarNode::make(pairs[i].dst->type, fmt::format("{}_step{}", pairs[i].dst->name, k),
-                                             VarRole::Temporary));
+                next.push_back(VarNode::make(pairs[i].dst->type, names.fresh(pairs[i].dst->name, k), VarRole::Temporary));
                 states[pairs[i].dst.get()] = next.back();
             }
         }
-        StepCopy copy({}, states, k);
+        StepCopy copy({}, states, k, names);
         for (const Assignment& a : step.all())
             for (auto& [lhs, rhs] : a.parts()) all.emplace_back(copy.mutate(lhs), copy.mutate(rhs));
         previous = next;
@@ -205,17 +235,12 @@ Stages time_step_stages(const AssignmentCollection& step, const KernelConfig& c)
     if (pointwise) return pointwise_steps(step, pairs, c);
 
     // Intermediate fields: named after dst and the step, clear of the kernel's own names.
-    std::set<std::string> taken;
-    for (const auto* list : {&f.read, &f.written, &f.gathered})
-        for (const FieldPtr& g : *list) taken.insert(g->name);
+    Names names(step);
     std::vector<std::vector<FieldPtr>> between(std::size_t(c.time_steps)); // [k][pair]
     for (int k = 1; k < c.time_steps; ++k)
         for (const Pair& p : pairs) {
-            std::string name = fmt::format("{}_step{}", p.dst->name, k);
-            while (taken.count(name)) name += "_";
-            taken.insert(name);
             auto info = std::make_shared<FieldInfo>(*p.dst);
-            info->name = name;
+            info->name = names.fresh(p.dst->name, k);
             between[std::size_t(k)].push_back(info);
         }
     Stages stages;
@@ -225,7 +250,7 @@ Stages time_step_stages(const AssignmentCollection& step, const KernelConfig& c)
             if (k > 1) replace[pairs[i].src.get()] = between[std::size_t(k - 1)][i];
             if (k < c.time_steps) replace[pairs[i].dst.get()] = between[std::size_t(k)][i];
         }
-        StepCopy copy(replace, {}, k);
+        StepCopy copy(replace, {}, k, names);
         std::vector<Assignment> main, subs;
         for (const Assignment& a : step.subexpressions())
             for (auto& [lhs, rhs] : a.parts()) subs.emplace_back(copy.mutate(lhs), copy.mutate(rhs));

@@ -379,7 +379,8 @@ private:
                 fail(fmt::format("mixes fields of different dimensionality: {} is {}D but {} is "
                                  "{}D; all fields of a kernel share one iteration space",
                                  p.name, p.spatial_dims, f->name, f->spatial_dims));
-            if (f->is_fixed()) {
+            // An on-chip field has no array: its shape fixes no size (the arguments' do).
+            if (f->is_fixed() && !a_.is_on_chip(f.get())) {
                 if (a_.fixed_shape_source && a_.fixed_shape_source->fixed_shape != f->fixed_shape)
                     fail(fmt::format("mixes fixed shapes: {} is [{}] but {} is [{}]; fields of "
                                      "one kernel must have the same spatial shape",

@@ -236,15 +236,48 @@ private:
         if (!block) return s;
         StmtList out;
         for (const Stmt& c : block->stmts) {
-            if (auto loop = c.as<ForNode>(); loop && loop->kind == ForKind::GpuThread) {
-                out.add(before_);
-                out.add(threads_(c));
+            if (has_threads(c)) {
+                if (!placed_) out.add(before_); // once, before the first thread loop
+                placed_ = true;
+                out.add(rewrite_threads(c));
             } else {
                 out.add(c.is<AllocateNode>() ? place(c) : c);
             }
         }
         return out.build();
     }
+
+    static bool is_thread_loop(const Stmt& s) {
+        auto loop = s.as<ForNode>();
+        return loop && loop->kind == ForKind::GpuThread;
+    }
+    /// A thread loop, or a branch or block of them (fuse_stages' `tile_inside` branches).
+    static bool has_threads(const Stmt& s) {
+        if (is_thread_loop(s)) return true;
+        if (auto i = s.as<IfThenNode>()) return has_threads(i->then_case);
+        if (auto b = s.as<BlockNode>())
+            return std::any_of(b->stmts.begin(), b->stmts.end(), [](const Stmt& c) { return has_threads(c); });
+        return false;
+    }
+    Stmt rewrite_threads(const Stmt& s) {
+        if (is_thread_loop(s)) {
+            ++rewritten_;
+            return threads_(s);
+        }
+        if (auto i = s.as<IfThenNode>()) return IfThenNode::make(i->cond, rewrite_threads(i->then_case));
+        if (auto b = s.as<BlockNode>()) {
+            std::vector<Stmt> out;
+            for (const Stmt& c : b->stmts) out.push_back(has_threads(c) ? rewrite_threads(c) : c);
+            return BlockNode::make(std::move(out));
+        }
+        return s;
+    }
+
+public:
+    int rewritten_ = 0;
+
+private:
+    bool placed_ = false;
 
     const StmtList& before_;
     const std::function<Stmt(const Stmt&)>& threads_;
@@ -257,6 +290,7 @@ Stmt insert_before_threads(const Stmt& body, const StmtList& before,
     InsertBeforeThreads insert(before, threads, pass);
     Stmt out = insert.mutate(body);
     if (!insert.done) throw InternalError(std::string(pass) + ": no GpuBlock loop to fill tiles in");
+    if (insert.rewritten_ == 0) throw InternalError(std::string(pass) + ": no thread loop in the block loop");
     return out;
 }
 

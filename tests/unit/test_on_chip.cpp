@@ -88,6 +88,42 @@ TEST(TimeSteps, TwoPairsAndACoefficientIn3DNamedByPingPong) {
     test::expect_compiles_for_sm90(create_kernel(c.stages, c.config));
 }
 
+TEST(OnChip, AFixedShapeOnChipFieldFixesNoSize) {
+    // t's fixed shape is no array's: the sizes come from u and v, whatever they are.
+    auto [u, v] = fields<2>("u, v: float64[2D]");
+    Field t = field("t: float64[64, 64]");
+    KernelFunction k = create_kernel(Stages({{Assignment(t.center(), u[{1, 0}] + u[{0, -1}])},
+                                             {Assignment(v.center(), t[{-1, 0}] - t[{0, 1}])}})
+                                         .on_chip(t),
+                                     {.target = Target::CPU, .name = "fixed_t"})
+                           .compile();
+    auto hu = HostArray<double>::random({9, 12}, 5, Uniform(-1, 1));
+    auto hv = HostArray<double>::zeros({9, 12});
+    k(args("u", hu, "v", hv));
+    const std::vector<double> uu = hu.to_host(), got = hv.to_host();
+    auto tt = [&](std::int64_t i, std::int64_t j) {
+        const bool inside = i >= 1 && i < 8 && j >= 1 && j < 11;
+        return inside ? uu[std::size_t((i + 1) * 12 + j)] + uu[std::size_t(i * 12 + j - 1)] : 0.0;
+    };
+    for (std::int64_t i = 1; i < 8; ++i)
+        for (std::int64_t j = 1; j < 11; ++j)
+            EXPECT_NEAR(got[std::size_t(i * 12 + j)], tt(i - 1, j) - tt(i, j + 1), 1e-12) << i << ", " << j;
+}
+
+TEST(OnChip, FuseNamesAnOnChipFieldThatClashes) {
+    auto [src, dst, other] = fields<3>("src, dst, other: float64[2D]");
+    KernelConfig steps{.target = Target::CPU, .name = "steps"};
+    steps.time_steps = 2;
+    Kernel a = create_kernel({Assignment(dst.center(), src[{1, 0}] + src[{-1, 0}])}, steps);
+    Field clash = field("dst_step1: float64[2D]");
+    Kernel b = create_kernel({Assignment(clash.center(), 2.0 * dst[{0, 1}])},
+                             {.target = Target::CPU, .name = "b", .ghost_layers = 1});
+    const std::string m = refusal([&] { fuse(a, b); });
+    EXPECT_SAYS(m, "both have a field named 'dst_step1'");
+    EXPECT_SAYS(m, "on chip in 'steps'");
+    EXPECT_SAYS(m, "an on-chip field of time_steps is named <dst>_step<k>");
+}
+
 TEST(OnChip, RefusalsSayWhatIsWrong) {
     auto [u, t, v] = fields<3>("u, t, v: float64[2D]");
     const Assignment make_t(t.center(), u[{1, 0}] - u[{-1, 0}]);
@@ -172,6 +208,21 @@ TEST(TimeSteps, APointwiseStepRunsItsStepsAsTemporariesOfOneStage) {
     EXPECT_FALSE(k.schedule().shared_tiles) << "no tiles: no step reads a neighbour";
     auto a = HostArray<double>::random({9, 13}, 3, Uniform(0.1, 0.9));
     auto b = HostArray<double>::random({9, 13}, 4, Uniform(-1, 1));
+    {
+        // A temporary named like the states between the steps: the names stay apart.
+        AssignmentCollection step;
+        Expr d = step.subexpression("dst", 1.0 - src.center());
+        step.add(Assignment(dst.center(), 3.5 * src.center() * d));
+        auto a2 = HostArray<double>::from_host(a.to_host(), {9, 13});
+        auto b2 = HostArray<double>::zeros({9, 13});
+        create_kernel(step, c).compile()(args("src", a2, "dst", b2));
+        const std::vector<double> in = a.to_host(), out = b2.to_host();
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            double x = in[i];
+            for (int s = 0; s < 3; ++s) x = 3.5 * x * (1.0 - x);
+            EXPECT_NEAR(out[i], x, 1e-12) << i;
+        }
+    }
     const std::vector<double> a0 = a.to_host();
     k.compile()(args("src", a, "dst", b));
     const std::vector<double> got = b.to_host();

@@ -58,6 +58,8 @@ TEST(Stages, AreFusedWithSharedTilesOnBothTargets) {
         EXPECT_TRUE(k.schedule().shared_tiles) << "the stages ask for tiles";
         // Each thread walks one column of the tile's rows (the block has 256 threads).
         EXPECT_NE(k.source().find("t_tile[row * 66 + column] = "), std::string::npos) << k.source();
+        // What the last stage reads of u at neighbours is tiled too, in both of its branches.
+        EXPECT_NE(k.source().find("u_tile["), std::string::npos) << k.source();
         if (target == Target::CUDA) test::expect_compiles_for_sm90(k);
     }
 }
