@@ -34,6 +34,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <vector>
 
 namespace loom::ir {
@@ -51,6 +53,28 @@ bool contains_layers(const Stmt& body) {
 /// Refuses an integer division or modulo whose divisor folds to the constant 0 (a literal zero
 /// is refused by the operator already): the generated code would trap (CPU) or compute garbage.
 /// Checked before simplify, which could drop the division ((x / 0) * 0) but not make it defined.
+/// The most rows of lanes one cell reads of one field (component): the distinct coordinates,
+/// other than along `lane_axis`, at which it reads the field (a 5-point star: 3 rows, a 3D
+/// 27-point box: 9). Reads at other than `counter + constant` count as one row each.
+std::size_t most_lane_rows(const Stmt& body, int lane_axis) {
+    std::map<std::string, std::set<std::string>> rows; // field and component -> rows
+    for (const Expr& e : subexpressions(body)) {
+        const BufferLoadNode* l = as_field_load(e);
+        if (!l || !l->buffer->field) continue;
+        const FieldInfo& f = *l->buffer->field;
+        std::string field = l->buffer->name, row;
+        for (std::size_t i = 0; i < l->indices.size(); ++i) {
+            if (int(i) == lane_axis) continue;
+            std::string& key = int(i) < f.spatial_dims ? row : field;
+            key += to_string(l->indices[i]) + ",";
+        }
+        rows[field].insert(row);
+    }
+    std::size_t most = 0;
+    for (const auto& [field, r] : rows) most = std::max(most, r.size());
+    return most;
+}
+
 void check_division_by_zero(const Stmt& body, const std::string& kernel) {
     std::vector<BufferPtr> arrays; // a cell's statements lie inside the arrays of its layers
     Stmt list = inside_allocations(body, arrays);
@@ -152,19 +176,18 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         facts.has_layers = contains_layers(cse);
         facts.stage_halos = analysis.stage_halos;
         facts.lane_axis = analysis.primary->spatial_axes_fastest_first().front();
-        // Lanes serve pointwise kernels, and 1D stencils: there every read at a neighbour lies
-        // along the lanes' axis, a scalar load that hits L1 beside the lanes' vectors (H200: a
-        // 3-point float32 stencil 0.61 -> 0.98 of copy with lanes of 4). Not buffers (gathers).
-        bool one_axis = std::count_if(facts.axis_of_dim.begin(), facts.axis_of_dim.end(),
-                                      [](int a) { return a >= 0; }) == 1 &&
-                        analysis.primary->spatial_dims == 1;
+        // Lanes serve pointwise kernels and stencils: a row of lanes also holds its neighbours
+        // along the lanes' axis, loaded apart (H200: a 5-point float32 star 0.79 -> 0.92 of
+        // copy with lanes of 4 and 4 cells along y, probe/st.cu). Not buffers (gathers).
+        bool no_gathers = true;
         for (const FieldPtr& f : analysis.shifted_reads)
-            one_axis = one_axis && std::find(analysis.buffers.begin(), analysis.buffers.end(), f) ==
-                                       analysis.buffers.end();
-        facts.lanes_fit = cuda && (analysis.shifted_reads.empty() || one_axis) &&
+            no_gathers = no_gathers && std::find(analysis.buffers.begin(), analysis.buffers.end(), f) ==
+                                           analysis.buffers.end();
+        facts.lanes_fit = cuda && no_gathers &&
                           (!config.iteration_slice ||
                            config.iteration_slice->dims[std::size_t(facts.lane_axis)].step == 1);
         facts.cell_nodes = subexpressions(cse).size();
+        facts.lane_rows = most_lane_rows(spatial, facts.lane_axis);
         for (const FieldPtr& f : analysis.fields)
             facts.widest_element = std::max(facts.widest_element, bit_width(f->type) / 8);
         // 7a-7b'. The schedule, the GPU mapping and the stages, with a smaller chosen tile while

@@ -165,8 +165,11 @@ protected:
         lanes_ = true;
         if (s->kind == StmtKind::VectorLoad) {
             auto n = static_cast<const VectorLoadNode*>(s);
-            return fmt::format("{}loom::load_lanes({}, &{});\n", pad, buffer_name(*n->lanes),
-                               print(n->first));
+            if (n->offset == 0 && n->width == n->lanes->elements())
+                return fmt::format("{}loom::load_lanes({}, &{});\n", pad, buffer_name(*n->lanes),
+                                   print(n->first));
+            return fmt::format("{}loom::load_lanes<{}>({} + {}, &{});\n", pad, n->width, buffer_name(*n->lanes),
+                               n->offset, print(n->first));
         }
         auto n = static_cast<const VectorStoreNode*>(s);
         return fmt::format("{}loom::store_lanes(&{}, {});\n", pad, print(n->first),

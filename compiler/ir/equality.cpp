@@ -162,6 +162,7 @@ StmtParts parts(const Stmt& s) {
     case StmtKind::VectorLoad:
         p.exprs = {s.as<VectorLoadNode>()->first};
         p.objects = {s.as<VectorLoadNode>()->lanes.get()};
+        p.ints = {s.as<VectorLoadNode>()->offset, s.as<VectorLoadNode>()->width};
         break;
     case StmtKind::VectorStore:
         p.exprs = {s.as<VectorStoreNode>()->first};

@@ -508,23 +508,25 @@ Stmt IfThenNode::make(Expr cond, Stmt then_case) {
 }
 
 namespace {
-void check_lanes(const BufferPtr& lanes, const Expr& first, const char* node) {
+void check_lanes(const BufferPtr& lanes, const Expr& first, const char* node, int offset, int width) {
     require(lanes != nullptr, node, "no lanes");
     require(lanes->scope == Scope::Local, node, "lanes not in local memory");
-    require(lanes->elements() == 2 || lanes->elements() == 4, node, "lanes not 2 or 4 wide");
+    require(width == 2 || width == 4, node, "lanes not 2 or 4 wide");
+    require(offset >= 0 && offset + width <= lanes->elements(), node, "lanes outside their array");
     auto load = as_field_load(first);
     require(load != nullptr, node, "first is not a load of a field");
     require(load->buffer->type == lanes->type, node, "lanes of another type than the field");
 }
 } // namespace
 
-Stmt VectorLoadNode::make(BufferPtr lanes, Expr first) {
-    check_lanes(lanes, first, "VectorLoad");
-    return Stmt(std::make_shared<VectorLoadNode>(std::move(lanes), std::move(first)));
+Stmt VectorLoadNode::make(BufferPtr lanes, Expr first, int offset, int width) {
+    if (width == 0 && lanes) width = int(lanes->elements());
+    check_lanes(lanes, first, "VectorLoad", offset, width);
+    return Stmt(std::make_shared<VectorLoadNode>(std::move(lanes), std::move(first), offset, width));
 }
 
 Stmt VectorStoreNode::make(Expr first, BufferPtr lanes) {
-    check_lanes(lanes, first, "VectorStore");
+    check_lanes(lanes, first, "VectorStore", 0, lanes ? int(lanes->elements()) : 0);
     return Stmt(std::make_shared<VectorStoreNode>(std::move(first), std::move(lanes)));
 }
 

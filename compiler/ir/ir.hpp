@@ -535,16 +535,22 @@ struct StageNode : StmtNode {
     static Stmt make(int index, Stmt body);
 };
 
-/// Lanes: `lanes` (a local array of W elements) gets the W consecutive elements of a field that
-/// begin at `first` (a load of a Global buffer: the element of the first lane), in one vector load where the address
-/// is aligned to the W elements (float4, float2, double2, int4, ...; templates/loom/lanes.cuh)
-/// and element by element where it is not. Made by vectorize_lanes; CUDA only.
+/// Lanes: elements [offset, offset + width) of `lanes` (a local array) get the `width` (2 or 4)
+/// consecutive elements of a field that begin at `first` (a load of a Global buffer: the
+/// element of the first lane), in one vector load where the address is aligned to them (float4,
+/// float2, double2, int4, ...; templates/loom/lanes.cuh) and element by element where it is not.
+/// The array's other elements (a stencil's neighbours of the first and last lane) are loaded
+/// apart. Made by vectorize_lanes; CUDA only.
 struct VectorLoadNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::VectorLoad;
-    VectorLoadNode(BufferPtr l, Expr f) : StmtNode(static_kind), lanes(std::move(l)), first(std::move(f)) {}
+    VectorLoadNode(BufferPtr l, Expr f, int o, int w)
+        : StmtNode(static_kind), lanes(std::move(l)), first(std::move(f)), offset(o), width(w) {}
     const BufferPtr lanes;
     const Expr first;
-    static Stmt make(BufferPtr lanes, Expr first);
+    const int offset;
+    const int width;
+    /// width 0: the whole array, from element 0.
+    static Stmt make(BufferPtr lanes, Expr first, int offset = 0, int width = 0);
 };
 
 /// The other way: the W elements of `lanes` into the field's W consecutive elements that begin

@@ -251,7 +251,8 @@ public:
             break;
         case StmtKind::VectorLoad: {
             auto n = s.as<VectorLoadNode>();
-            out += fmt::format("{}{}[0:{}] = lanes of {}\n", pad, n->lanes->name, n->lanes->size(), p.print(n->first));
+            out += fmt::format("{}{}[{}:{}] = lanes of {}\n", pad, n->lanes->name, n->offset, n->offset + n->width,
+                               p.print(n->first));
             break;
         }
         case StmtKind::VectorStore: {

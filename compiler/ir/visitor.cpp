@@ -205,7 +205,7 @@ Stmt IRMutator::visit_Allocate(const AllocateNode* n, const Stmt& self) {
 Stmt IRMutator::visit_Barrier(const BarrierNode*, const Stmt& self) { return self; }
 Stmt IRMutator::visit_VectorLoad(const VectorLoadNode* n, const Stmt& self) {
     Expr f = mutate(n->first);
-    return f.same_as(n->first) ? self : VectorLoadNode::make(n->lanes, f);
+    return f.same_as(n->first) ? self : VectorLoadNode::make(n->lanes, f, n->offset, n->width);
 }
 Stmt IRMutator::visit_VectorStore(const VectorStoreNode* n, const Stmt& self) {
     Expr f = mutate(n->first);

@@ -18,16 +18,16 @@
 //   (LaunchDescription::block_for); never the exact block of tiles or of reduce_in_block.
 // - shared_memory_budget: 100 KiB (each launch checks the staged bytes against the device's
 //   limit per block).
-// - vector_width: for a pointwise kernel (every field read at the cell itself, no neighbours or
-//   gathers) or a 1D stencil (its neighbours lie along the lanes; H200: a 3-point float32
-//   stencil 0.61 -> 0.98 of copy, a 5-point float64 one 0.88 -> 0.97) with a short cell (at most kMaxLaneCellNodes expression nodes) whose lanes fit
-//   (see ScheduleFacts::lanes_fit; not with layers, shared tiles, a block per cell, a manual
-//   grid, or cells_per_thread along the lanes' axis), 16 bytes of its widest element type: 4
-//   for float32 and int32, 2 for float64 (f = 2 g over 2^28 floats: 0.79 of copy scalar, 1.00
-//   with lanes of 4, H100). Else 1, scalar loads and stores. Not for stencils: their reads at
-//   neighbours along the lanes stay scalar, and lanes help some and hurt others (H100: 5-point
-//   float32 0.87 -> 0.95 of copy, 7-point float64 0.87 -> 0.83 to 0.89, 27-point float32 0.55
-//   -> 0.34) in 2D and 3D; KernelFunction::autotune tries them.
+// - vector_width: 16 bytes of the widest element type (4 for float32 and int32, 2 for float64)
+//   for a kernel whose lanes fit (ScheduleFacts::lanes_fit: no gathers, a unit step along the
+//   lanes' axis; not with layers, shared tiles, a block per cell, a manual grid, or
+//   cells_per_thread along the lanes' axis), with a short cell (at most kMaxLaneCellNodes
+//   expression nodes) that reads at most kMaxLaneRows rows of lanes of any field. A row of lanes
+//   holds its neighbours along the lanes' axis too, loaded apart. H200: f = 2 g 0.79 -> 1.00 of
+//   copy, a 1D 3-point float32 stencil 0.61 -> 0.98, a 2D 5-point one 0.79 -> 0.90, a 3D 7-point
+//   one 0.63 -> 0.69, 7 coefficient fields 0.77 -> 0.98. Else 1, scalar loads and stores: wider
+//   footprints stream their cells instead (27-point box 0.48 streamed, 0.29 with lanes);
+//   KernelFunction::autotune tries both.
 // - stream_cells: true where cells_per_thread > 1; the pass stream_cells then groups a thread's
 //   cells only where that saves at least kMinStreamSaving of their reads, and the resolved
 //   schedule says false where it grouped none. Asked for explicitly, wherever cells share a read.
@@ -67,6 +67,9 @@ struct ScheduleFacts {
     int lane_axis = -1;        ///< the fastest memory axis, which the lanes run along
     int widest_element = 4;    ///< bytes of the widest element type among the kernel's fields
     std::size_t cell_nodes = 0; ///< expression nodes in the cell's statements (its length)
+    /// The most rows of lanes a cell reads of one field: distinct coordinates other than along
+    /// the lanes' axis (a 5-point star 3, a 3D 7-point star 5, a 27-point box 9).
+    std::size_t lane_rows = 1;
     /// Halvings of the chosen tile, for stages whose tiles did not fit the shared memory with
     /// the full one: cells_per_thread first (4, 2, 1), then the block's y, then its x (to 32).
     /// Fields the request fixes stay as requested.
@@ -87,6 +90,11 @@ inline constexpr double kMinStreamSaving = 0.5;
 /// times in each thread, which pays for short, memory-bound cells only (a constant-weight MLP
 /// of width 16, about 2,000 nodes, ran 1.35x slower with lanes of 4 and took 10x longer in NVRTC).
 inline constexpr std::size_t kMaxLaneCellNodes = 256;
+/// Stencils get lanes by default up to this many rows of lanes per field. Wider footprints
+/// (a 3D 27-point box, a 13-point star) share many rows among a thread's cells, and streaming
+/// them (stream_cells, which lanes rule out) pays more (H200: 27-point box 0.48 of copy
+/// streamed, 0.29 with lanes; 5-point star 0.79 streamed, 0.90 with lanes).
+inline constexpr std::size_t kMaxLaneRows = 5;
 
 /// The request with every open field filled in by the rules above (the block before
 /// fit_chosen_block). The request has passed check_schedule and check_cells_axis.

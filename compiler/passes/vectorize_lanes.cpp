@@ -6,7 +6,11 @@
 
 #include <loom/errors.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 
 namespace loom::ir {
@@ -25,20 +29,29 @@ bool reads_any(const Expr& e, const std::set<const ExprNode*>& vars) {
     return false;
 }
 
-/// An access at `x` along `axis`, contiguous there, at coordinates that stay put from cell to cell.
-bool contiguous_at(const FieldInfo& f, const std::vector<Expr>& indices, const Expr& x, int axis,
-                   const std::set<const ExprNode*>& cell_vars) {
-    if (f.unit_stride_axis() != axis || std::size_t(axis) >= indices.size() || !indices[std::size_t(axis)].same_as(x))
-        return false;
+/// The farthest neighbour along the lanes' axis that comes out of a row of lanes (a 13-point
+/// star's x + 3); reads farther away stay scalar.
+constexpr std::int64_t kMaxReach = 8;
+
+/// An access at `x + d` along `axis` (|d| <= kMaxReach), contiguous there, at coordinates that
+/// stay put from cell to cell: d, or nothing.
+std::optional<std::int64_t> contiguous_at(const FieldInfo& f, const std::vector<Expr>& indices, const Expr& x,
+                                          int axis, const std::set<const ExprNode*>& cell_vars) {
+    if (f.unit_stride_axis() != axis || std::size_t(axis) >= indices.size()) return std::nullopt;
+    const Offset at = split_offset(indices[std::size_t(axis)]);
+    if (!at.base.same_as(x) || at.k < -kMaxReach || at.k > kMaxReach) return std::nullopt;
     for (std::size_t i = 0; i < indices.size(); ++i)
-        if (i != std::size_t(axis) && reads_any(indices[i], cell_vars)) return false;
-    return true;
+        if (i != std::size_t(axis) && reads_any(indices[i], cell_vars)) return std::nullopt;
+    return at.k;
 }
 
-/// One group of lanes: the access of the first lane and its local array.
+/// One row of lanes: the access of the first lane and its local array, which holds the `lo`
+/// elements before the first lane and the `hi` after the last that the cells read too (a
+/// stencil's neighbours along the lanes' axis).
 struct Lanes {
     Expr first; ///< a load of the field's buffer at x_lanes: the element of lane 0
     BufferPtr array;
+    std::int64_t lo = 0, hi = 0;
 };
 
 class LoweredLanes {
@@ -101,29 +114,49 @@ private:
             auto st = as_field_store(s);
             const FieldInfo* f = st ? st->buffer->field.get() : nullptr;
             if (f && !cell.read.count(f) && lane_type(f->type, width_) &&
-                contiguous_at(*f, st->indices, x_, loop_->axis, cell.vars)) {
-                BufferPtr a = lanes_for(stores_, BufferLoadNode::make(st->buffer, st->indices));
-                lane_stmts.push_back(BufferStoreNode::make(a, lane_, st->value));
+                contiguous_at(*f, st->indices, x_, loop_->axis, cell.vars) == 0) {
+                Lanes& l = lanes_for(stores_, BufferLoadNode::make(st->buffer, st->indices));
+                if (!l.array) l.array = make_buffer(array_name(st->buffer->name), st->buffer->type, Scope::Local, {width_});
+                lane_stmts.push_back(BufferStoreNode::make(l.array, lane_, st->value));
                 continue;
             }
             lane_stmts.push_back(s);
         }
-        // Loads of fields the cell does not write, anywhere in its statements.
+        // Loads of fields the cell does not write, anywhere in its statements, at x + d: first
+        // the reach of each row of lanes, then its array, then the reads of the array.
         struct ReadLanes : IRMutator {
             LoweredLanes& self;
             const std::set<const ExprNode*>& vars;
             const std::set<const FieldInfo*>& written;
+            bool sized = false; ///< false: only measure each row's reach
             ReadLanes(LoweredLanes& s, const std::set<const ExprNode*>& v, const std::set<const FieldInfo*>& w)
                 : self(s), vars(v), written(w) {}
             Expr visit_BufferLoad(const BufferLoadNode* l, const Expr& e) override {
                 const FieldInfo* f = l->buffer->scope == Scope::Global ? l->buffer->field.get() : nullptr;
-                if (!f || written.count(f) || !lane_type(f->type, self.width_) ||
-                    !contiguous_at(*f, l->indices, self.x_, self.loop_->axis, vars))
-                    return IRMutator::visit_BufferLoad(l, e);
-                return BufferLoadNode::make(self.lanes_for(self.loads_, e), self.lane_);
+                const auto d = f && !written.count(f) && lane_type(f->type, self.width_)
+                                   ? contiguous_at(*f, l->indices, self.x_, self.loop_->axis, vars)
+                                   : std::nullopt;
+                if (!d) return IRMutator::visit_BufferLoad(l, e);
+                Lanes& row = self.lanes_for(self.loads_, e);
+                if (!sized) {
+                    row.lo = std::max(row.lo, -*d);
+                    row.hi = std::max(row.hi, *d);
+                    return e;
+                }
+                const ScalarType t = self.lane_.type();
+                Expr at = simplify(BinaryNode::make(BinaryOp::Add, self.lane_, ConstNode::make_int(t, *d + row.lo)));
+                return BufferLoadNode::make(row.array, {at});
             }
         } read_lanes(*this, cell.vars, cell.written);
-        Stmt lane_body = read_lanes.mutate(BlockNode::make(std::move(lane_stmts)));
+        Stmt lane_block = BlockNode::make(std::move(lane_stmts));
+        read_lanes.mutate(lane_block);
+        for (Lanes& l : loads_) {
+            auto at = l.first.as<BufferLoadNode>();
+            l.array = make_buffer(array_name(at->buffer->name), at->buffer->type, Scope::Local,
+                                  {l.lo + width_ + l.hi});
+        }
+        read_lanes.sized = true;
+        Stmt lane_body = read_lanes.mutate(lane_block);
         if (loads_.empty() && stores_.empty()) return Stmt(); // nothing in lanes
 
         const ScalarType t = x_.type();
@@ -141,7 +174,17 @@ private:
         StmtList full;
         for (const Lanes& l : loads_) {
             full.allocate(l.array);
-            full.add(VectorLoadNode::make(l.array, l.first));
+            full.add(VectorLoadNode::make(l.array, l.first, int(l.lo), width_));
+            // The neighbours before the first lane and after the last, one by one.
+            auto first = l.first.as<BufferLoadNode>();
+            auto neighbour = [&](std::int64_t k) {
+                std::vector<Expr> at = first->indices;
+                Expr& x = at[std::size_t(loop_->axis)];
+                x = simplify(BinaryNode::make(BinaryOp::Add, x, idx(k)));
+                full.add(BufferStoreNode::make(l.array, {idx(k + l.lo)}, BufferLoadNode::make(first->buffer, at)));
+            };
+            for (std::int64_t k = -l.lo; k < 0; ++k) neighbour(k);
+            for (std::int64_t k = width_; k < width_ + l.hi; ++k) neighbour(k);
         }
         for (const Lanes& l : stores_) full.allocate(l.array);
         // The cell's counter, where the cell still reads it (a neighbour along another axis,
@@ -167,23 +210,29 @@ private:
         return false;
     }
 
-    /// The lanes of `load` (an access at x), made at its first use: at x_lanes, lane 0.
-    BufferPtr lanes_for(std::vector<Lanes>& list, const Expr& load) {
+    /// `<field>_lanes` for a field's first row of lanes, `<field>_lanes_<k>` for its others.
+    std::string array_name(const std::string& field) {
+        const int k = names_[field]++;
+        return k == 0 ? field + "_lanes" : fmt::format("{}_lanes_{}", field, k);
+    }
+
+    /// The row of lanes of `load` (an access at x + d), made at its first use: at x_lanes, lane 0.
+    Lanes& lanes_for(std::vector<Lanes>& list, const Expr& load) {
         auto l = load.as<BufferLoadNode>();
         std::vector<Expr> at = l->indices;
         at[std::size_t(loop_->axis)] = x_lanes_;
         Expr first = BufferLoadNode::make(l->buffer, at);
-        for (const Lanes& x : list)
-            if (structurally_equal(x.first, first)) return x.array;
-        BufferPtr a = make_buffer(l->buffer->name + "_lanes", l->buffer->type, Scope::Local, {width_});
-        list.push_back({first, a});
-        return a;
+        for (Lanes& x : list)
+            if (structurally_equal(x.first, first)) return x;
+        list.push_back({first, nullptr});
+        return list.back();
     }
 
     const ForNode* loop_;
     int width_;
     Expr x_, x_lanes_, lane_;
     std::vector<Lanes> loads_, stores_;
+    std::map<std::string, int> names_;
 };
 
 class Vectorize : public IRMutator {

@@ -14,8 +14,10 @@ template <> struct lanes_of<2, double> { using type = double2; };
 template <> struct lanes_of<2, int> { using type = int2; };
 template <> struct lanes_of<4, int> { using type = int4; };
 
+// load_lanes<W>(lanes + k, p) fills W elements of a longer array that also holds the lanes'
+// neighbours (a stencil's, loaded apart); load_lanes(lanes, p) a whole array of W.
 template <int W, typename T>
-__device__ __forceinline__ void load_lanes(T (&lanes)[W], const T* p) {
+__device__ __forceinline__ void load_lanes(T* lanes, const T* p) {
     using V = typename lanes_of<W, T>::type;
     if (reinterpret_cast<unsigned long long>(p) % sizeof(V) == 0) {
         const V v = __ldg(reinterpret_cast<const V*>(p));
@@ -26,6 +28,11 @@ __device__ __forceinline__ void load_lanes(T (&lanes)[W], const T* p) {
 #pragma unroll
         for (int i = 0; i < W; ++i) lanes[i] = p[i];
     }
+}
+
+template <int W, typename T>
+__device__ __forceinline__ void load_lanes(T (&lanes)[W], const T* p) {
+    load_lanes<W>(&lanes[0], p);
 }
 
 template <int W, typename T>

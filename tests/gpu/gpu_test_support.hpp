@@ -429,10 +429,12 @@ inline std::vector<int> fortran_mapping(int spatial_dims) {
 /// the counter of axis axis_of_dim[d] is ghost + the global index along d, and a thread works
 /// when every mapped counter is below size - ghost (the generated guard). Threads of unused
 /// dimensions repeat the same cells. A thread computes `cells[d]` consecutive cells along d
-/// (the kernel's LaunchSpec::cells_per_thread), each with its own guard.
+/// (the kernel's LaunchSpec::cells_per_thread), each with its own guard. With `lanes` > 1
+/// (Schedule::vector_width) the groups of lanes along x start at the multiple of the lanes at
+/// or below the first cell, as vectorize_lanes aligns them.
 inline CellSet simulate_launch(const Shape& spatial, const std::vector<int>& axis_of_dim,
                                std::int64_t ghost, const Dim3& grid, const Dim3& block,
-                               const Dim3& cells = {1, 1, 1}) {
+                               const Dim3& cells = {1, 1, 1}, int lanes = 1) {
     const int D = static_cast<int>(spatial.size());
     std::vector<bool> mapped(D, false);
     for (int a : axis_of_dim)
@@ -448,8 +450,9 @@ inline CellSet simulate_launch(const Shape& spatial, const std::vector<int>& axi
                 for (k[0] = 0; k[0] < cells[0]; ++k[0]) {
                     bool inside = true;
                     for (std::size_t d = 0; d < axis_of_dim.size(); ++d) {
-                        std::int64_t c = ghost + g[d] * cells[d] + k[d];
-                        if (c >= spatial[axis_of_dim[d]] - ghost) inside = false; // the guard
+                        const std::int64_t first = d == 0 && lanes > 1 ? ghost / lanes * lanes : ghost;
+                        std::int64_t c = first + g[d] * cells[d] + k[d];
+                        if (c < ghost || c >= spatial[axis_of_dim[d]] - ghost) inside = false; // the guard
                         index[axis_of_dim[d]] = c;
                     }
                     if (!inside) continue;
@@ -467,6 +470,13 @@ inline CellSet simulate_launch(const Shape& spatial, const std::vector<int>& axi
                 }
     });
     return out;
+}
+
+/// The extents a launch covers for `cells` cells from `ghost` on: lanes along x (`lanes` > 1)
+/// start at the multiple of the lanes at or below the first cell, so x covers ghost % lanes more.
+inline Dim3 lane_extents(Dim3 cells, std::int64_t ghost, int lanes) {
+    if (lanes > 1) cells[0] += ghost % lanes;
+    return cells;
 }
 
 /// Threads needed per dimension for `cells` cells: ceil(cells / cells_per_thread).

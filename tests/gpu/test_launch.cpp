@@ -87,7 +87,9 @@ TEST(GpuLaunch, SevenPointBlockSizeOverrides) {
                                       {128, 2, 4}, {64, 4, 1}, {1, 64, 16},  {96, 1, 1}};
     for (const Dim3& block : blocks) {
         run_with_block(k, src, shape, block, expected);
-        EXPECT_EQ(k.last_grid(), grid_for(threads_for(extents, k.spec().launch.cells_per_thread), block));
+        EXPECT_EQ(k.last_grid(), grid_for(threads_for(lane_extents(extents, 1, k.spec().schedule.vector_width),
+                                                      k.spec().launch.cells_per_thread),
+                                          block));
     }
 }
 
@@ -104,7 +106,9 @@ TEST(GpuLaunch, JacobiBlockSizeOverrides) {
                                       {16, 16, 4}, {33, 1, 1},   {2, 2, 64}};
     for (const Dim3& block : blocks) {
         run_with_block(k, src, shape, block, expected);
-        EXPECT_EQ(k.last_grid(), grid_for(threads_for(extents, k.spec().launch.cells_per_thread), block));
+        EXPECT_EQ(k.last_grid(), grid_for(threads_for(lane_extents(extents, 1, k.spec().schedule.vector_width),
+                                                      k.spec().launch.cells_per_thread),
+                                          block));
     }
 }
 
@@ -140,7 +144,7 @@ TEST(GpuLaunch, TooFewBlocksWriteExactlyTheSimulatedCells2D) {
         {{64, 4, 1}, {3, 5, 1}},   // the default block: 192 x 20 cells from the corner (1, 1)
         {{7, 3, 2}, {10, 20, 1}},  // odd block
         {{64, 4, 1}, {8, 1, 1}},   // x fully covered, y not
-        {{1, 1, 1}, {509, 509, 1}} // one row and one column short
+        {{1, 1, 1}, {127, 127, 1}} // x: 127 threads of 4 lanes from 0 reach 507, y: 508 rows
     };
     for (const Case& c : cases) {
         SCOPED_TRACE("block " + dim3_string(c.block) + " grid " + dim3_string(c.grid));
@@ -152,8 +156,11 @@ TEST(GpuLaunch, TooFewBlocksWriteExactlyTheSimulatedCells2D) {
         EXPECT_EQ(k.last_grid(), c.grid);
         EXPECT_EQ(k.last_block(), c.block);
         const Dim3 per_thread = k.spec().launch.cells_per_thread;
-        CellSet cells = simulate_launch(shape, c_mapping(2), 1, c.grid, c.block, per_thread);
-        const std::int64_t covered_x = std::min<std::int64_t>(c.grid[0] * c.block[0], 510);
+        const int lanes = k.spec().schedule.vector_width;
+        EXPECT_EQ(per_thread, (Dim3{4, 4, 1})); // float32 lanes of 4 along x, 4 cells along y
+        CellSet cells = simulate_launch(shape, c_mapping(2), 1, c.grid, c.block, per_thread, lanes);
+        // x: lanes from 0 (the multiple of 4 below the first cell, 1), cells 1 to 510
+        const std::int64_t covered_x = std::min<std::int64_t>(c.grid[0] * c.block[0] * per_thread[0] - 1, 510);
         const std::int64_t covered_y =
             std::min<std::int64_t>(c.grid[1] * c.block[1] * per_thread[1], 510);
         EXPECT_EQ(cells.count(), covered_x * covered_y); // the simulation's own sanity check
@@ -175,9 +182,12 @@ TEST(GpuLaunch, TooFewBlocksWriteExactlyTheSimulatedCells3DAnd4D) {
         k(args("src", src.device, "dst", dst));
         k.synchronize();
         const Dim3 per_thread = k.spec().launch.cells_per_thread;
-        EXPECT_EQ(per_thread, (Dim3{1, 1, 4}));
-        CellSet cells = simulate_launch(shape, c_mapping(3), 1, grid, block, per_thread);
-        EXPECT_EQ(cells.count(), 24 * 16 * 38); // z: 5 blocks of 2 threads of 4 cells cover all 38
+        EXPECT_EQ(per_thread, (Dim3{2, 1, 4})); // float64 lanes of 2 along x, 4 cells along z
+        CellSet cells = simulate_launch(shape, c_mapping(3), 1, grid, block, per_thread,
+                                        k.spec().schedule.vector_width);
+        // x: 3 blocks of 8 threads of 2 lanes from 0 cover cells 1 to 47 (all 48 interior);
+        // z: 5 blocks of 2 threads of 4 cells cover all 38
+        EXPECT_EQ(cells.count(), 47 * 16 * 38);
         EXPECT_TRUE(check_output(dst, cube_cells(src.host, 1, cells)));
     }
     {
@@ -247,14 +257,16 @@ TEST(GpuLaunch, ResettingNumBlocksReturnsToTheInferredGrid) {
     EXPECT_TRUE(check_output(
         partial,
         jacobi_cells(src.host, simulate_launch(shape, c_mapping(2), 1, {1, 1, 1}, {32, 8, 1},
-                                               k.spec().launch.cells_per_thread))));
+                                               k.spec().launch.cells_per_thread,
+                                               k.spec().schedule.vector_width))));
 
     k.num_blocks.reset();
     EXPECT_FALSE(k.num_blocks.is_set());
     DeviceArray<float> full = poisoned<float>(shape);
     k(args("src", src.device, "dst", full));
     k.synchronize();
-    EXPECT_EQ(k.last_grid(), grid_for({198, 32, 1}, {32, 8, 1})); // 128 rows, 4 per thread
+    // x: cells 1 to 198 in lanes of 4 from 0 (50 threads); y: 128 rows, 4 per thread
+    EXPECT_EQ(k.last_grid(), grid_for({50, 32, 1}, {32, 8, 1}));
     EXPECT_TRUE(check_output(full, jacobi_cells(src.host, interior(shape, 1))));
 }
 
@@ -306,9 +318,9 @@ TEST(GpuLaunch, DefaultBlockShrinksForSmallArraysButASetOneDoesNot) {
     DeviceArray<float> dst = poisoned<float>(shape);
     k(args("src", src.device, "dst", dst));
     k.synchronize();
-    // 7 x 3 cells, 4 rows per thread: 7 x 1 threads. x shrinks to the next power of two below
-    // 32, y to a power of two.
-    EXPECT_EQ(k.last_block(), (Dim3{8, 1, 1}));
+    // 7 x 3 cells, lanes of 4 along x from 0 and 4 rows per thread: 2 x 1 threads. x shrinks
+    // to the next power of two below 32, y to a power of two.
+    EXPECT_EQ(k.last_block(), (Dim3{2, 1, 1}));
     EXPECT_EQ(k.last_grid(), (Dim3{1, 1, 1}));
     EXPECT_TRUE(check_output(dst, jacobi_cells(src.host, interior(shape, 1))));
 

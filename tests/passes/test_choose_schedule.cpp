@@ -90,7 +90,7 @@ TEST(ChooseSchedule, PointwiseKernelsGetSixteenBytesOfLanes) {
     EXPECT_EQ(choose_schedule({}, long_cell).vector_width, 1) << "lanes would repeat a long cell";
 }
 
-TEST(KernelSchedule, PointwiseKernelsUseLanesAndStencilsDoNot) {
+TEST(KernelSchedule, PointwiseKernelsAndNarrowStencilsUseLanes) {
     auto [f, g] = fields<2>("f, g: float32[2D]");
     Kernel pointwise = create_kernel({Assignment(f.center(), 2 * g.center())}, {.name = "twice"});
     EXPECT_EQ(pointwise.schedule().vector_width, 4);
@@ -99,9 +99,24 @@ TEST(KernelSchedule, PointwiseKernelsUseLanesAndStencilsDoNot) {
         << pointwise.schedule().describe(pointwise.requested_schedule());
     EXPECT_NE(pointwise.source().find("loom::load_lanes(g_lanes, &g["), std::string::npos) << pointwise.source();
     loom::test::expect_compiles_for_sm90(pointwise);
+    // A stencil that reads one row: its neighbours along the lanes come with them.
     Kernel stencil = create_kernel({Assignment(f.center(), g[{0, 1}] + g[{0, -1}])}, {.name = "pair"});
-    EXPECT_EQ(stencil.schedule().vector_width, 1);
-    EXPECT_EQ(stencil.source().find("lanes"), std::string::npos);
+    EXPECT_EQ(stencil.schedule().vector_width, 4);
+    EXPECT_NE(stencil.source().find("loom::load_lanes<4>(g_lanes + 1, &g["), std::string::npos) << stencil.source();
+    loom::test::expect_compiles_for_sm90(stencil);
+    // A 27-point box reads 9 rows of lanes: its cells stream instead.
+    auto [u, v] = fields<2>("u, v: float32[3D]");
+    Expr box = 0.0;
+    for (int a = -1; a <= 1; ++a)
+        for (int b = -1; b <= 1; ++b)
+            for (int c = -1; c <= 1; ++c) box = box + u[{a, b, c}];
+    Kernel wide_box = create_kernel({Assignment(v.center(), box)}, {.name = "box"});
+    EXPECT_EQ(wide_box.schedule().vector_width, 1);
+    EXPECT_EQ(wide_box.schedule().stream_cells, true);
+    // Streaming asked for: no lanes chosen, which would rule it out.
+    Kernel streamed = create_kernel({Assignment(f.center(), g[{1, 0}] + g[{-1, 0}])}, {.name = "rows"},
+                                    {.stream_cells = true});
+    EXPECT_EQ(streamed.schedule().vector_width, 1);
     // int64 has no vector type: the pointwise kernel runs scalar, and its schedule says so.
     auto [i, j] = fields<2>("i, j: int64[2D]");
     Kernel wide = create_kernel({Assignment(i.center(), 2 * j.center())}, {.name = "twice_int64"});
@@ -156,7 +171,7 @@ TEST(KernelSchedule, TheResolvedScheduleIsTheOneTheLaunchUses) {
     EXPECT_EQ(s.cells_per_thread, 4);
     EXPECT_EQ(s.cells_axis, 0);
     EXPECT_EQ(k.launch().axis_of_dim[1], 0);
-    EXPECT_EQ(k.launch().cells_per_thread, (Block{1, 4, 1}));
+    EXPECT_EQ(k.launch().cells_per_thread, (Block{4, 4, 1})); // lanes of 4 along x
     EXPECT_NE(k.inspect().find("Schedule: block = (64, 4, 1) (chosen), cells_per_thread = 4 "
                                "(chosen), cells_axis = 0 (chosen)"),
               std::string::npos)
@@ -166,8 +181,9 @@ TEST(KernelSchedule, TheResolvedScheduleIsTheOneTheLaunchUses) {
 TEST(KernelSchedule, AChosenBlockIsTrimmedToFixedShapesAndSaysSo) {
     auto [a, b] = fields<2>("a, b: float32[8, 20]");
     Kernel k = create_kernel(Assignment(b.center(), a[{0, 1}]), {.name = "small"});
-    EXPECT_EQ(k.launch().default_block, (Block{32, 2, 1}));
-    EXPECT_EQ(k.schedule().block, (Block{32, 2, 1}));
+    // x: cells 0 to 18 in lanes of 4 from 0, 5 threads; y: 8 rows, 4 per thread
+    EXPECT_EQ(k.launch().default_block, (Block{8, 2, 1}));
+    EXPECT_EQ(k.schedule().block, (Block{8, 2, 1}));
     // A given block is kept as given, fixed shape or not.
     Kernel g = create_kernel(Assignment(b.center(), a[{0, 1}]), {.name = "small_given"},
                              {.block = Block{128, 2, 1}});

@@ -36,9 +36,10 @@ TEST(VectorizeLanes, PointwiseAndRowReadsPassByPass) {
     f[x, y] = 2.0f * g[x, y] + h[x + 1, y] - h[x, y + 1]
 )");
     // vectorize_lanes: 4 cells per thread along y, in groups from multiples of 4. g and h at
-    // x + 1 read 4 consecutive elements: a vector each; h at y + 1 stays a scalar read per lane;
-    // f's 4 elements are stored at once after the lanes. Partial groups (the first, which starts
-    // below 1, and the last) run cell by cell.
+    // x + 1 read 4 consecutive elements: a vector each; h's row at x reads y + 1 too, so its
+    // vector comes with the element after the last lane; f's 4 elements are stored at once
+    // after the lanes. Partial groups (the first, which starts below 1, and the last) run cell
+    // by cell.
     EXPECT_EQ(to_string(vectorize_lanes(m.body, 4)), R"(for x in [1, size_0 - 1) step 1:  # axis 0, gpu grid.y
   for y_lanes in [0, size_1 - 1) step 4:  # axis 1, gpu grid.x
     if y_lanes >= 1 && y_lanes + 4 <= size_1 - 1:
@@ -46,12 +47,14 @@ TEST(VectorizeLanes, PointwiseAndRowReadsPassByPass) {
         g_lanes[0:4] = lanes of g[x, y_lanes]
         alloc float32 h_lanes[4] (local):
           h_lanes[0:4] = lanes of h[x + 1, y_lanes]
-          alloc float32 f_lanes[4] (local):
-            for lane in [0, 4) step 1:  # axis -1, unrolled
-              let y: int32 = y_lanes + lane
-              # f[0, 0] = ...
-              f_lanes[lane] = 2.0f * g_lanes[lane] + h_lanes[lane] - h[x, y + 1]
-            lanes of f[x, y_lanes] = f_lanes[0:4]
+          alloc float32 h_lanes_1[5] (local):
+            h_lanes_1[0:4] = lanes of h[x, y_lanes]
+            h_lanes_1[4] = h[x, y_lanes + 4]
+            alloc float32 f_lanes[4] (local):
+              for lane in [0, 4) step 1:  # axis -1, unrolled
+                # f[0, 0] = ...
+                f_lanes[lane] = 2.0f * g_lanes[lane] + h_lanes[lane] - h_lanes_1[lane + 1]
+              lanes of f[x, y_lanes] = f_lanes[0:4]
     if !(y_lanes >= 1 && y_lanes + 4 <= size_1 - 1):
       for lane in [0, 4) step 1:  # axis -1, unrolled
         let y: int32 = y_lanes + lane

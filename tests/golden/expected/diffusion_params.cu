@@ -3,8 +3,10 @@
 // options: index type int32, fast math off
 // space:   ghost layers (1, 1) (1, 1) (low, high) per axis
 // fields:  src: float32[2D]; dst: float32[2D]
-// launch:  block (64, 4, 1) by default; grid = ceil((size_1 - 2, (size_0 + 1) / 4, 1) / block);
-//     4 cells per thread along y
+// launch:  block (64, 4, 1) by default; grid =
+//     ceil(((size_1 + 2) / 4, (size_0 + 1) / 4, 1) / block); 4 cells per thread along x, 4 along y
+
+#include "loom/lanes.cuh"
 
 extern "C" __global__ void diffusion(
     const float* __restrict__ src, float* __restrict__ dst,
@@ -12,18 +14,48 @@ extern "C" __global__ void diffusion(
     const int src_stride_0, const int dst_stride_0,
     const float alpha, const float dt)
 {
-    const int y = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
-    if (y < size_1 - 1) {
+    const int y_lanes = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    if (y_lanes < size_1 - 1) {
         #pragma unroll
         for (int cell = 0; cell < 4; ++cell) {
             const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
             if (x < size_0 - 1) {
-                const float* __restrict__ src_c = src + src_stride_0 * x + y;
-                // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
-                const float lap = src_c[src_stride_0] + src_c[-src_stride_0] + src_c[1] +
-                        src_c[-1] - 4.0f * src_c[0];
-                // dst[0, 0] = src[0, 0] + alpha * dt * lap
-                dst[dst_stride_0 * x + y] = src_c[0] + alpha * dt * lap;
+                if (y_lanes >= 1 && y_lanes + 4 <= size_1 - 1) {
+                    float src_lanes[4];
+                    loom::load_lanes(src_lanes, &src[src_stride_0 * (x + 1) + y_lanes]);
+                    float src_lanes_1[4];
+                    loom::load_lanes(src_lanes_1, &src[src_stride_0 * (x - 1) + y_lanes]);
+                    float src_lanes_2[6];
+                    loom::load_lanes<4>(src_lanes_2 + 1, &src[src_stride_0 * x + y_lanes]);
+                    const float* __restrict__ src_c = src + src_stride_0 * x + y_lanes;
+                    src_lanes_2[0] = src_c[-1];
+                    src_lanes_2[5] = src_c[4];
+                    float dst_lanes[4];
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] - 4.0f * src[0, 0]
+                        const float lap = src_lanes[lane] + src_lanes_1[lane] +
+                                src_lanes_2[lane + 2] + src_lanes_2[lane] -
+                                4.0f * src_lanes_2[lane + 1];
+                        // dst[0, 0] = src[0, 0] + alpha * dt * lap
+                        dst_lanes[lane] = src_lanes_2[lane + 1] + alpha * dt * lap;
+                    }
+                    loom::store_lanes(&dst[dst_stride_0 * x + y_lanes], dst_lanes);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        const int y = y_lanes + lane;
+                        if (y >= 1 && y < size_1 - 1) {
+                            const float* __restrict__ src_c = src + src_stride_0 * x + y;
+                            // lap = src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1] -
+                            //     4.0f * src[0, 0]
+                            const float lap = src_c[src_stride_0] + src_c[-src_stride_0] +
+                                    src_c[1] + src_c[-1] - 4.0f * src_c[0];
+                            // dst[0, 0] = src[0, 0] + alpha * dt * lap
+                            dst[dst_stride_0 * x + y] = src_c[0] + alpha * dt * lap;
+                        }
+                    }
+                }
             }
         }
     }

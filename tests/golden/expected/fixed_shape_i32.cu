@@ -3,21 +3,44 @@
 // options: index type int32, fast math off
 // space:   ghost layers (1, 1) (1, 1) (low, high) per axis
 // fields:  b: float32[64, 128]; a: float32[64, 128]
-// launch:  block (64, 4, 1) by default; grid = ceil((126, 16, 1) / block);
-//     4 cells per thread along y
+// launch:  block (32, 4, 1) by default; grid = ceil((32, 16, 1) / block);
+//     4 cells per thread along x, 4 along y
+
+#include "loom/lanes.cuh"
 
 extern "C" __global__ void fixed_diff(
     float* __restrict__ b, const float* __restrict__ a)
 {
-    const int y = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
-    if (y < 127) {
+    const int y_lanes = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    if (y_lanes < 127) {
         #pragma unroll
         for (int cell = 0; cell < 4; ++cell) {
             const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
             if (x < 63) {
-                const float* __restrict__ a_c = a + 128 * x + y;
-                // b[0, 0] = a[0, 1] - a[0, -1]
-                b[128 * x + y] = a_c[1] - a_c[-1];
+                if (y_lanes >= 1 && y_lanes + 4 <= 127) {
+                    float a_lanes[6];
+                    loom::load_lanes<4>(a_lanes + 1, &a[128 * x + y_lanes]);
+                    const float* __restrict__ a_c = a + 128 * x + y_lanes;
+                    a_lanes[0] = a_c[-1];
+                    a_lanes[5] = a_c[4];
+                    float b_lanes[4];
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        // b[0, 0] = a[0, 1] - a[0, -1]
+                        b_lanes[lane] = a_lanes[lane + 2] - a_lanes[lane];
+                    }
+                    loom::store_lanes(&b[128 * x + y_lanes], b_lanes);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        const int y = y_lanes + lane;
+                        if (y >= 1 && y < 127) {
+                            const float* __restrict__ a_c = a + 128 * x + y;
+                            // b[0, 0] = a[0, 1] - a[0, -1]
+                            b[128 * x + y] = a_c[1] - a_c[-1];
+                        }
+                    }
+                }
             }
         }
     }

@@ -24,14 +24,17 @@ extern "C" __global__ void jacobi_lanes(
                     loom::load_lanes(src_lanes, &src[src_stride_0 * (x + 1) + y_lanes]);
                     float src_lanes_1[4];
                     loom::load_lanes(src_lanes_1, &src[src_stride_0 * (x - 1) + y_lanes]);
+                    float src_lanes_2[6];
+                    loom::load_lanes<4>(src_lanes_2 + 1, &src[src_stride_0 * x + y_lanes]);
+                    const float* __restrict__ src_c = src + src_stride_0 * x + y_lanes;
+                    src_lanes_2[0] = src_c[-1];
+                    src_lanes_2[5] = src_c[4];
                     float dst_lanes[4];
                     #pragma unroll
                     for (int lane = 0; lane < 4; ++lane) {
-                        const int y = y_lanes + lane;
-                        const float* __restrict__ src_c = src + src_stride_0 * x + y;
                         // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                        dst_lanes[lane] = 0.25f *
-                                (src_lanes[lane] + src_lanes_1[lane] + src_c[1] + src_c[-1]);
+                        dst_lanes[lane] = 0.25f * (src_lanes[lane] + src_lanes_1[lane] +
+                                src_lanes_2[lane + 2] + src_lanes_2[lane]);
                     }
                     loom::store_lanes(&dst[dst_stride_0 * x + y_lanes], dst_lanes);
                 } else {

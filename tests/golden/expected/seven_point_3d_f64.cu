@@ -3,8 +3,10 @@
 // options: index type int64, fast math off
 // space:   ghost layers (1, 1) (1, 1) (1, 1) (low, high) per axis
 // fields:  dst: float64[3D]; src: float64[3D]
-// launch:  block (64, 4, 1) by default;
-//     grid = ceil((size_2 - 2, size_1 - 2, (size_0 + 1) / 4) / block); 4 cells per thread along z
+// launch:  block (64, 4, 1) by default; grid = ceil((size_2 / 2, size_1 - 2, (size_0 + 1) / 4) /
+//     block); 2 cells per thread along x, 4 along z
+
+#include "loom/lanes.cuh"
 
 extern "C" __global__ void seven_point(
     double* __restrict__ dst, const double* __restrict__ src,
@@ -13,21 +15,63 @@ extern "C" __global__ void seven_point(
             const long long src_stride_1)
 {
     const long long y = (long long) blockIdx.y * blockDim.y + threadIdx.y + 1LL;
-    const long long z = (long long) blockIdx.x * blockDim.x + threadIdx.x + 1LL;
-    if (y < size_1 - 1LL && z < size_2 - 1LL) {
+    const long long z_lanes = ((long long) blockIdx.x * blockDim.x + threadIdx.x) * 2LL;
+    if (y < size_1 - 1LL && z_lanes < size_2 - 1LL) {
         #pragma unroll
         for (long long cell = 0LL; cell < 4LL; ++cell) {
             const long long x =
                     ((long long) blockIdx.z * blockDim.z + threadIdx.z) * 4LL + cell + 1LL;
             if (x < size_0 - 1LL) {
-                const double* __restrict__ src_c = src + src_stride_0 * x + src_stride_1 * y + z;
-                // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
-                //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
-                //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
-                dst[dst_stride_0 * x + dst_stride_1 * y + z] =
-                        0.5 * src_c[-src_stride_0] + 0.625 * src_c[-src_stride_1] +
-                        0.75 * src_c[-1] + 0.875 * src_c[0] + src_c[1] +
-                        1.125 * src_c[src_stride_1] + 1.25 * src_c[src_stride_0];
+                if (z_lanes >= 1LL && z_lanes + 2LL <= size_2 - 1LL) {
+                    double src_lanes[2];
+                    loom::load_lanes(src_lanes,
+                            &src[src_stride_0 * (x - 1LL) + src_stride_1 * y + z_lanes]);
+                    double src_lanes_1[2];
+                    loom::load_lanes(src_lanes_1,
+                            &src[src_stride_0 * x + src_stride_1 * (y - 1LL) + z_lanes]);
+                    double src_lanes_2[4];
+                    loom::load_lanes<2>(src_lanes_2 + 1,
+                            &src[src_stride_0 * x + src_stride_1 * y + z_lanes]);
+                    const double* __restrict__ src_c =
+                            src + src_stride_0 * x + src_stride_1 * y + z_lanes;
+                    src_lanes_2[0LL] = src_c[-1];
+                    src_lanes_2[3LL] = src_c[2];
+                    double src_lanes_3[2];
+                    loom::load_lanes(src_lanes_3,
+                            &src[src_stride_0 * x + src_stride_1 * (y + 1LL) + z_lanes]);
+                    double src_lanes_4[2];
+                    loom::load_lanes(src_lanes_4,
+                            &src[src_stride_0 * (x + 1LL) + src_stride_1 * y + z_lanes]);
+                    double dst_lanes[2];
+                    #pragma unroll
+                    for (long long lane = 0LL; lane < 2LL; ++lane) {
+                        // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
+                        //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
+                        //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
+                        dst_lanes[lane] = 0.5 * src_lanes[lane] + 0.625 * src_lanes_1[lane] +
+                                0.75 * src_lanes_2[lane] + 0.875 * src_lanes_2[lane + 1LL] +
+                                src_lanes_2[lane + 2LL] + 1.125 * src_lanes_3[lane] +
+                                1.25 * src_lanes_4[lane];
+                    }
+                    loom::store_lanes(&dst[dst_stride_0 * x + dst_stride_1 * y + z_lanes],
+                            dst_lanes);
+                } else {
+                    #pragma unroll
+                    for (long long lane = 0LL; lane < 2LL; ++lane) {
+                        const long long z = z_lanes + lane;
+                        if (z >= 1LL && z < size_2 - 1LL) {
+                            const double* __restrict__ src_c =
+                                    src + src_stride_0 * x + src_stride_1 * y + z;
+                            // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
+                            //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] +
+                            //     1.0 * src[0, 0, 1] + 1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
+                            dst[dst_stride_0 * x + dst_stride_1 * y + z] =
+                                    0.5 * src_c[-src_stride_0] + 0.625 * src_c[-src_stride_1] +
+                                    0.75 * src_c[-1] + 0.875 * src_c[0] + src_c[1] +
+                                    1.125 * src_c[src_stride_1] + 1.25 * src_c[src_stride_0];
+                        }
+                    }
+                }
             }
         }
     }
