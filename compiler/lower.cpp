@@ -53,26 +53,44 @@ bool contains_layers(const Stmt& body) {
 /// Refuses an integer division or modulo whose divisor folds to the constant 0 (a literal zero
 /// is refused by the operator already): the generated code would trap (CPU) or compute garbage.
 /// Checked before simplify, which could drop the division ((x / 0) * 0) but not make it defined.
-/// The most rows of lanes one cell reads of one field (component): the distinct coordinates,
-/// other than along `lane_axis`, at which it reads the field (a 5-point star: 3 rows, a 3D
-/// 27-point box: 9). Reads at other than `counter + constant` count as one row each.
-std::size_t most_lane_rows(const Stmt& body, int lane_axis) {
-    std::map<std::string, std::set<std::string>> rows; // field and component -> rows
+/// Rows of lanes: the distinct coordinates, other than along `lane_axis`, at which the cells
+/// read each field (component), one cell (`most`: the most of any one field; a 5-point star 3,
+/// a 3D 27-point box 9) and a group of `cells` cells along `cells_axis` (`group`: all fields
+/// together; a 5-point star's group of 4 along y reads rows y - 1 to y + 4, 6). Reads at other
+/// than `counter + constant` count as one row each.
+struct LaneRows {
+    std::size_t most = 0, group = 0;
+};
+LaneRows lane_rows(const Stmt& body, int lane_axis, int cells_axis, int cells) {
+    std::map<std::string, std::set<std::string>> one;   // field and component -> rows
+    std::set<std::string> group;                         // field, component and row
     for (const Expr& e : subexpressions(body)) {
         const BufferLoadNode* l = as_field_load(e);
         if (!l || !l->buffer->field) continue;
-        const FieldInfo& f = *l->buffer->field;
-        std::string field = l->buffer->name, row;
+        const int spatial = l->buffer->field->spatial_dims;
+        std::string field = l->buffer->name;
+        std::vector<Offset> at;
         for (std::size_t i = 0; i < l->indices.size(); ++i) {
             if (int(i) == lane_axis) continue;
-            std::string& key = int(i) < f.spatial_dims ? row : field;
-            key += to_string(l->indices[i]) + ",";
+            if (int(i) >= spatial) field += "," + to_string(l->indices[i]);
+            else at.push_back(split_offset(l->indices[i]));
         }
-        rows[field].insert(row);
+        auto row = [&](int shift) {
+            std::string r;
+            for (std::size_t i = 0, axis = 0; i < at.size(); ++i, ++axis) {
+                if (int(axis) == lane_axis) ++axis;
+                const std::int64_t k = at[i].k + (int(axis) == cells_axis ? shift : 0);
+                r += fmt::format("{}{:+},", at[i].base.defined() ? to_string(at[i].base) : "", k);
+            }
+            return r;
+        };
+        one[field].insert(row(0));
+        for (int c = 0; c < std::max(1, cells); ++c) group.insert(field + ":" + row(c));
     }
-    std::size_t most = 0;
-    for (const auto& [field, r] : rows) most = std::max(most, r.size());
-    return most;
+    LaneRows r;
+    for (const auto& [field, rows] : one) r.most = std::max(r.most, rows.size());
+    r.group = group.size();
+    return r;
 }
 
 void check_division_by_zero(const Stmt& body, const std::string& kernel) {
@@ -187,7 +205,17 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
                           (!config.iteration_slice ||
                            config.iteration_slice->dims[std::size_t(facts.lane_axis)].step == 1);
         facts.cell_nodes = subexpressions(cse).size();
-        facts.lane_rows = most_lane_rows(spatial, facts.lane_axis);
+        {
+            // The default group: 4 cells along the slowest mapped axis (choose_schedule).
+            int slowest = -1;
+            for (int a : facts.axis_of_dim)
+                if (a >= 0) slowest = a;
+            const LaneRows rows = lane_rows(spatial, facts.lane_axis,
+                                            schedule.cells_axis.value_or(slowest),
+                                            schedule.cells_per_thread ? schedule.cells_per_thread : 4);
+            facts.lane_rows = rows.most;
+            facts.group_lane_rows = rows.group;
+        }
         for (const FieldPtr& f : analysis.fields)
             facts.widest_element = std::max(facts.widest_element, bit_width(f->type) / 8);
         // 7a-7b'. The schedule, the GPU mapping and the stages, with a smaller chosen tile while
@@ -220,24 +248,15 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
                                                         "to {})", k.schedule.describe(schedule)));
         }
 
-        // 7b''. Lanes: with vector_width > 1, each thread's consecutive cells along the fastest
-        // axis are loaded and stored as vectors.
-        if (cuda && k.schedule.vector_width > 1) {
-            log.start();
-            Stmt lanes = vectorize_lanes(fused.body, k.schedule.vector_width);
-            log.record("vectorize_lanes", fused.body, lanes);
-            // Nothing went into lanes (no type with a vector, nothing contiguous): the kernel
-            // runs scalar, and its schedule says so.
-            if (lanes.same_as(fused.body)) k.schedule.vector_width = 1;
-            fused.body = lanes;
-        }
-
         // 7b*. Cells in registers: a thread's cells as one group, what several of them read
         // loaded once (register streaming along the cells' axis).
         if (cuda && *k.schedule.stream_cells) {
             log.start();
-            // Asked for: wherever cells share a read; chosen: where that saves enough of them.
-            const double min_saving = schedule.stream_cells.value_or(false) ? 0.0 : kMinStreamSaving;
+            // Asked for: wherever cells share a read; chosen: where that saves enough of them,
+            // or, with lanes, wherever they share one and the group's rows fit in registers
+            // (its rows then load at once).
+            const bool lane_group = k.schedule.vector_width > 1 && facts.group_lane_rows <= kMaxStreamedLaneRows;
+            const double min_saving = schedule.stream_cells.value_or(false) || lane_group ? 0.0 : kMinStreamSaving;
             Stmt streamed = stream_cells(fused.body, min_saving);
             log.record("stream_cells", fused.body, streamed);
             // No cells share a read (a pointwise kernel): nothing streams, and the schedule
@@ -246,6 +265,18 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             fused.body = streamed;
         } else {
             k.schedule.stream_cells = false;
+        }
+
+        // 7b''. Lanes: with vector_width > 1, each thread's consecutive cells along the fastest
+        // axis are loaded and stored as vectors (each streamed group's rows once).
+        if (cuda && k.schedule.vector_width > 1) {
+            log.start();
+            Stmt lanes = vectorize_lanes(fused.body, k.schedule.vector_width);
+            log.record("vectorize_lanes", fused.body, lanes);
+            // Nothing went into lanes (no type with a vector, nothing contiguous): the kernel
+            // runs scalar, and its schedule says so.
+            if (lanes.same_as(fused.body)) k.schedule.vector_width = 1;
+            fused.body = lanes;
         }
 
         // 7c. Shared tiles: what each block reads of a field at neighbouring cells, copied once.

@@ -33,9 +33,8 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     if (!s.shared_memory_budget) s.shared_memory_budget = kDefaultSharedMemoryBudget;
     if (s.vector_width == 0) {
         const bool cells_along_lanes = s.cells_per_thread > 1 && s.cells_axis == facts.lane_axis;
-        // Lanes rule out streaming the cells (stream_cells): not where that was asked for.
-        const bool lanes = facts.lanes_fit && facts.cell_nodes <= kMaxLaneCellNodes &&
-                           facts.lane_rows <= kMaxLaneRows && !requested.stream_cells.value_or(false) && !facts.has_layers && !facts.manual_grid && !facts.stage_halos &&
+        const bool narrow = facts.lane_rows <= kMaxLaneRows || facts.group_lane_rows <= kMaxStreamedLaneRows;
+        const bool lanes = facts.lanes_fit && facts.cell_nodes <= kMaxLaneCellNodes && narrow && !facts.has_layers && !facts.manual_grid && !facts.stage_halos &&
                            !s.shared_tiles && !s.reduce_in_block && !cells_along_lanes;
         s.vector_width = lanes ? std::max(1, std::min(4, 16 / std::max(1, facts.widest_element))) : 1;
     }

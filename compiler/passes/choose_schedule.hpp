@@ -70,6 +70,10 @@ struct ScheduleFacts {
     /// The most rows of lanes a cell reads of one field: distinct coordinates other than along
     /// the lanes' axis (a 5-point star 3, a 3D 7-point star 5, a 27-point box 9).
     std::size_t lane_rows = 1;
+    /// Rows of lanes a default group of cells (4 along the slowest mapped axis) reads of all
+    /// fields together: what streaming them with lanes keeps in registers (a 2D 5-point star 6,
+    /// a 3D 7-point star 14).
+    std::size_t group_lane_rows = 1;
     /// Halvings of the chosen tile, for stages whose tiles did not fit the shared memory with
     /// the full one: cells_per_thread first (4, 2, 1), then the block's y, then its x (to 32).
     /// Fields the request fixes stay as requested.
@@ -95,6 +99,11 @@ inline constexpr std::size_t kMaxLaneCellNodes = 256;
 /// them (stream_cells, which lanes rule out) pays more (H200: 27-point box 0.48 of copy
 /// streamed, 0.29 with lanes; 5-point star 0.79 streamed, 0.90 with lanes).
 inline constexpr std::size_t kMaxLaneRows = 5;
+/// With lanes, a thread's cells stream (their rows loaded once, all at the top of the group)
+/// while the group reads at most this many rows of lanes; more would crowd the registers (H200:
+/// 2D 5-point f32 0.90 -> 0.94 of copy, 13-point 0.67 -> 0.83 streamed with lanes; 3D 7-point
+/// 0.69 -> 0.62, with 14 rows). Stencils within it get lanes by default however wide.
+inline constexpr std::size_t kMaxStreamedLaneRows = 10;
 
 /// The request with every open field filled in by the rules above (the block before
 /// fit_chosen_block). The request has passed check_schedule and check_cells_axis.

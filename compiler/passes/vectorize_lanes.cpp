@@ -72,7 +72,7 @@ public:
             chain.push_back(f);
             body = f->body;
         }
-        Stmt cell_lanes = lanes_of_cell(body);
+        Stmt cell_lanes = lanes_of(body);
         if (!cell_lanes.defined()) return Stmt();
         for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
             const ForNode* f = *it;
@@ -86,9 +86,41 @@ public:
     }
 
 private:
+    /// The cell's statements over the lanes: an if/else on what all lanes share (stream_cells'
+    /// whole group of cells and its last, partial one) branch by branch, each with its own
+    /// rows of lanes; else lanes_of_cell. Nothing when no access goes into lanes.
+    Stmt lanes_of(const Stmt& body) {
+        auto pair = body.as<BlockNode>();
+        auto yes = pair && pair->stmts.size() == 2 ? pair->stmts[0].as<IfThenNode>() : nullptr;
+        auto no = pair && pair->stmts.size() == 2 ? pair->stmts[1].as<IfThenNode>() : nullptr;
+        auto negated = no ? no->cond.as<UnaryNode>() : nullptr;
+        if (!yes || !negated || negated->op != UnaryOp::Not || !negated->a.same_as(yes->cond) ||
+            reads_any(yes->cond, {x_.get()}))
+            return lanes_of_cell(body);
+        Stmt a = lanes_of(yes->then_case), b = lanes_of(no->then_case);
+        if (!a.defined() && !b.defined()) return Stmt();
+        if (!a.defined()) a = one_by_one(yes->then_case);
+        if (!b.defined()) b = one_by_one(no->then_case);
+        return BlockNode::make({IfThenNode::make(yes->cond, a), IfThenNode::make(no->cond, b)});
+    }
+
+    /// A cell's statements for each lane in turn, where its cell lies in the loop's range.
+    Stmt one_by_one(const Stmt& body) const {
+        const ScalarType t = x_.type();
+        Expr cell_inside = BinaryNode::make(BinaryOp::Lt, x_, loop_->stop);
+        if (!is_const_value(loop_->start, 0))
+            cell_inside = BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, x_, loop_->start), cell_inside);
+        Expr cell_x = BinaryNode::make(BinaryOp::Add, x_lanes_, lane_);
+        return ForNode::make(lane_, ConstNode::make_int(t, 0), ConstNode::make_int(t, width_), ConstNode::make_int(t, 1),
+                             BlockNode::make({DeclareNode::make(x_, cell_x), IfThenNode::make(cell_inside, body)}), -1,
+                             ForKind::Unrolled);
+    }
+
     /// The cell's statements `body` over the lanes (see vectorize_lanes), or nothing when no
     /// access goes into lanes.
     Stmt lanes_of_cell(const Stmt& body) {
+        loads_.clear();
+        stores_.clear();
         auto block = body.as<BlockNode>();
         std::vector<Stmt> stmts = block ? block->stmts : std::vector<Stmt>{body};
         // What changes from cell to cell: the counter, and every local the cell declares.
@@ -164,11 +196,8 @@ private:
         Expr end = BinaryNode::make(BinaryOp::Add, x_lanes_, idx(width_));
         // A group lies inside when it starts at or after the loop's start and ends by its stop.
         Expr inside = BinaryNode::make(BinaryOp::Le, end, loop_->stop);
-        Expr cell_inside = BinaryNode::make(BinaryOp::Lt, x_, loop_->stop);
-        if (!is_const_value(loop_->start, 0)) {
+        if (!is_const_value(loop_->start, 0))
             inside = BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, x_lanes_, loop_->start), inside);
-            cell_inside = BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, x_, loop_->start), cell_inside);
-        }
         Expr cell_x = BinaryNode::make(BinaryOp::Add, x_lanes_, lane_);
         // All lanes inside: vectors, the cells unrolled over the lanes.
         StmtList full;
@@ -180,7 +209,7 @@ private:
             auto neighbour = [&](std::int64_t k) {
                 std::vector<Expr> at = first->indices;
                 Expr& x = at[std::size_t(loop_->axis)];
-                x = simplify(BinaryNode::make(BinaryOp::Add, x, idx(k)));
+                x = simplify(k < 0 ? BinaryNode::make(BinaryOp::Sub, x, idx(-k)) : BinaryNode::make(BinaryOp::Add, x, idx(k)));
                 full.add(BufferStoreNode::make(l.array, {idx(k + l.lo)}, BufferLoadNode::make(first->buffer, at)));
             };
             for (std::int64_t k = -l.lo; k < 0; ++k) neighbour(k);
@@ -194,13 +223,8 @@ private:
         full.add(ForNode::make(lane_, idx(0), idx(width_), idx(1), lane_cell, -1, ForKind::Unrolled));
         for (const Lanes& l : stores_) full.add(VectorStoreNode::make(l.first, l.array));
         // The last, partial group: the cells one by one, as before.
-        Stmt partial = ForNode::make(
-            lane_, idx(0), idx(width_), idx(1),
-            BlockNode::make({DeclareNode::make(x_, cell_x),
-                             IfThenNode::make(cell_inside, body)}),
-            -1, ForKind::Unrolled);
         return BlockNode::make({IfThenNode::make(inside, full.build()),
-                                IfThenNode::make(UnaryNode::make(UnaryOp::Not, inside), partial)});
+                                IfThenNode::make(UnaryNode::make(UnaryOp::Not, inside), one_by_one(body))});
     }
 
     /// Whether `s` reads the cell's counter x.

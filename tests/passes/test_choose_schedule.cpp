@@ -113,10 +113,13 @@ TEST(KernelSchedule, PointwiseKernelsAndNarrowStencilsUseLanes) {
     Kernel wide_box = create_kernel({Assignment(v.center(), box)}, {.name = "box"});
     EXPECT_EQ(wide_box.schedule().vector_width, 1);
     EXPECT_EQ(wide_box.schedule().stream_cells, true);
-    // Streaming asked for: no lanes chosen, which would rule it out.
-    Kernel streamed = create_kernel({Assignment(f.center(), g[{1, 0}] + g[{-1, 0}])}, {.name = "rows"},
-                                    {.stream_cells = true});
-    EXPECT_EQ(streamed.schedule().vector_width, 1);
+    // A 2D 5-point star: a group of 4 cells along x reads 6 rows, which stream with lanes.
+    Kernel star = create_kernel({Assignment(f.center(), g[{1, 0}] + g[{-1, 0}] + g[{0, 1}] + g[{0, -1}])},
+                                {.name = "star"});
+    EXPECT_EQ(star.schedule().vector_width, 4);
+    EXPECT_EQ(star.schedule().stream_cells, true);
+    EXPECT_NE(star.source().find("const float g_r = g_lanes"), std::string::npos) << star.source();
+    loom::test::expect_compiles_for_sm90(star);
     // int64 has no vector type: the pointwise kernel runs scalar, and its schedule says so.
     auto [i, j] = fields<2>("i, j: int64[2D]");
     Kernel wide = create_kernel({Assignment(i.center(), 2 * j.center())}, {.name = "twice_int64"});

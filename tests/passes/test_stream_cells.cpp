@@ -76,7 +76,7 @@ TEST(StreamCells, TheScheduleSaysWhetherCellsStreamAndTheLaunchCountsThem) {
     auto [f, g] = fields<2>("f, g: float32[2D]");
     // Asked for: the rows' neighbours along x, each read by two of the 4 cells, load once.
     Kernel stencil = create_kernel({Assignment(f.center(), g[{1, 0}] + g[{-1, 0}])}, {.name = "rows"},
-                                   {.stream_cells = true});
+                                   {.stream_cells = true, .vector_width = 1});
     EXPECT_EQ(stencil.schedule().stream_cells, true);
     EXPECT_NE(stencil.source().find("4 cells per thread along y"), std::string::npos) << stencil.source();
     EXPECT_NE(stencil.source().find("x_cells + 4 <= size_0 - 1"), std::string::npos) << stencil.source();
@@ -85,11 +85,20 @@ TEST(StreamCells, TheScheduleSaysWhetherCellsStreamAndTheLaunchCountsThem) {
     Kernel pointwise = create_kernel({Assignment(f.center(), 2.0f * g.center())}, {.name = "twice"},
                                      {.vector_width = 1});
     EXPECT_EQ(pointwise.schedule().stream_cells, false);
-    // Left to loom: streaming would save a quarter of the reads (8 reads of 6 elements), under
-    // kMinStreamSaving, so the cells run one by one (a 7-point stencil lost 3% streamed).
-    Kernel chosen = create_kernel({Assignment(f.center(), g[{1, 0}] + g[{-1, 0}])}, {.name = "rows_chosen"});
+    // Left to loom without lanes: streaming would save a quarter of the reads (8 reads of 6
+    // elements), under kMinStreamSaving, so the cells run one by one (a 7-point stencil lost 3%
+    // streamed).
+    Kernel chosen = create_kernel({Assignment(f.center(), g[{1, 0}] + g[{-1, 0}])}, {.name = "rows_chosen"},
+                                  {.vector_width = 1});
     EXPECT_EQ(chosen.schedule().stream_cells, false);
     EXPECT_EQ(chosen.source().find("x_cells"), std::string::npos) << chosen.source();
+    // With lanes (the default), the group's 6 rows fit in registers (kMaxStreamedLaneRows): they
+    // stream, and load at once.
+    Kernel laned = create_kernel({Assignment(f.center(), g[{1, 0}] + g[{-1, 0}])}, {.name = "rows_lanes"});
+    EXPECT_EQ(laned.schedule().vector_width, 4);
+    EXPECT_EQ(laned.schedule().stream_cells, true);
+    EXPECT_NE(laned.source().find("x_cells + 4 <= size_0 - 1"), std::string::npos) << laned.source();
+    test::expect_compiles_for_sm90(laned);
     // Asked off: cell by cell.
     Kernel off = create_kernel({Assignment(f.center(), g[{1, 0}] + g[{-1, 0}])}, {.name = "rows_off"},
                                {.stream_cells = false, .vector_width = 1});

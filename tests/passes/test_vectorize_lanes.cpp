@@ -5,6 +5,7 @@
 // having no lanes.
 #include "compiler/passes/choose_schedule.hpp"
 #include "compiler/passes/gpu_mapping.hpp"
+#include "compiler/passes/stream_cells.hpp"
 #include "compiler/passes/vectorize_lanes.hpp"
 #include "tests/support/lowered_nest.hpp"
 #include "tests/support/nvrtc_check.hpp"
@@ -62,6 +63,28 @@ TEST(VectorizeLanes, PointwiseAndRowReadsPassByPass) {
           # f[0, 0] = ...
           f[x, y] = 2.0f * g[x, y] + h[x + 1, y] - h[x, y + 1]
 )");
+}
+
+TEST(VectorizeLanes, StreamedGroupsTakeLanesBranchByBranch) {
+    // stream_cells first: 4 cells along x as one group, its shared elements in locals; then the
+    // lanes: the whole group's branch loads each row once as lanes (the centre rows with their
+    // neighbours along y), the last group's branch runs lane by lane.
+    auto [f, g] = fields<2>("f, g: float32[2D]");
+    const Schedule s{.cells_per_thread = 4, .stream_cells = true, .vector_width = 4};
+    auto l = lower_nest({{f.center(), g[{1, 0}] + g[{-1, 0}] + g[{0, 1}] + g[{0, -1}], "f[0, 0] = ...", 1}},
+                        {.name = "star", .index_type = ScalarType::Int32}, s);
+    const std::string text = to_string(vectorize_lanes(stream_cells(mapped(l, s).body, 0.0), 4));
+    auto has = [&](const std::string& piece) { EXPECT_NE(text.find(piece), std::string::npos) << piece << "\n" << text; };
+    has("if x_cells + 4 <= size_0 - 1:");
+    has("if y_lanes >= 1 && y_lanes + 4 <= size_1 - 1:");
+    has("[1:5] = lanes of g[x_cells, y_lanes]"); // row x: its neighbours y - 1 and y + 4 too
+    has("[0] = g[x_cells, y_lanes - 1]");
+    has("[5] = g[x_cells, y_lanes + 4]");
+    has("lanes of g[x_cells - 1, y_lanes]");             // the rows only the group's ends read
+    has("lanes of g[x_cells + 4, y_lanes]");
+    has("lanes of f[x_cells + 3, y_lanes] = f_lanes_3[0:4]");
+    has("if !(x_cells + 4 <= size_0 - 1):");
+    EXPECT_EQ(text.find("lanes of g[x, "), std::string::npos) << "the last group runs cell by cell\n" << text;
 }
 
 TEST(VectorizeLanes, WhatStaysScalar) {
