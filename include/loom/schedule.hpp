@@ -52,12 +52,14 @@ struct Schedule {
     /// Lanes: each thread computes this many consecutive cells along the fields' fastest memory
     /// axis and loads and stores each field it reads or writes at the cell as one vector
     /// (float4, float2, double2, int4, int2: at most 16 bytes; where an address is not aligned
-    /// to the vector, as in a view that starts at an odd element, element by element). 1 is
-    /// scalar loads and stores, 2 or 4 lanes; 0 chooses: 16 bytes of the widest element for a
-    /// pointwise kernel (every field read at the cell itself) or a 1D stencil, 1 otherwise
-    /// (KernelFunction::autotune tries lanes on any kernel). Reads at
-    /// neighbouring cells along the lanes' axis, fields the cell both reads and writes, and
-    /// types with no vector (int64, bool, ...) stay scalar; where nothing is left for lanes the
+    /// to the vector, as in a view that starts at an odd element, element by element). Reads at
+    /// neighbouring cells along the lanes' axis (up to 8 away) come from the same row of lanes,
+    /// which loads its neighbours apart; with stream_cells each row of a thread's group of cells
+    /// loads once. 1 is scalar loads and stores, 2 or 4 lanes; 0 chooses: 16 bytes of the
+    /// widest element, for stencils only where a cell reads at most 5 rows of lanes of a field
+    /// or a group of cells at most 10 (compiler/passes/choose_schedule.hpp), else 1
+    /// (KernelFunction::autotune tries lanes on any kernel). Fields the cell both reads and
+    /// writes, and types with no vector (int64, bool, ...) stay scalar; where nothing is left for lanes the
     /// kernel runs scalar and Kernel::schedule() says 1. Needs a unit step along that axis,
     /// and not shared_tiles, reduce_in_block, a manual grid, several fused stages, or
     /// cells_per_thread along the lanes' axis. CUDA only: the CPU target ignores it.
