@@ -72,15 +72,17 @@ inline GoldenKernel jacobi_tiled_2d_f32() {
     return g;
 }
 
-/// The Jacobi sweep with lanes (Schedule::vector_width 4), int32 indices: the rows above and
-/// below and the centre row's own cells come as float4 where aligned; the neighbours along the
-/// row stay scalar reads.
+/// The Jacobi sweep with lanes (Schedule::vector_width 4) but cells that do not stream, int32
+/// indices: each cell loads its rows above and below and its own row as float4 where aligned,
+/// its own row with the neighbours before the first lane and after the last (the default,
+/// jacobi_2d_f32, streams the cells: each row once for a thread's 4 cells).
 inline GoldenKernel jacobi_lanes_2d_f32() {
     GoldenKernel g = jacobi_2d_f32();
     g.file = "jacobi_lanes_2d_f32";
     g.config.name = "jacobi_lanes";
     g.config.index_type = ScalarType::Int32;
     g.schedule.vector_width = 4;
+    g.schedule.stream_cells = false;
     return g;
 }
 

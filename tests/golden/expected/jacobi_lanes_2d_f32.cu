@@ -14,91 +14,34 @@ extern "C" __global__ void jacobi_lanes(
     const int dst_stride_0, const int src_stride_0)
 {
     const int y_lanes = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 4;
-    const int x_cells = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + 1;
-    if (y_lanes < size_1 - 1 && x_cells < size_0 - 1) {
-        if (x_cells + 4 <= size_0 - 1) {
-            if (y_lanes >= 1 && y_lanes + 4 <= size_1 - 1) {
-                float src_lanes[6];
-                loom::load_lanes<4>(src_lanes + 1, &src[src_stride_0 * (x_cells + 1) + y_lanes]);
-                const float* __restrict__ src_c = src + src_stride_0 * x_cells + y_lanes;
-                src_lanes[0] = src_c[src_stride_0 - 1];
-                src_lanes[5] = src_c[src_stride_0 + 4];
-                float src_lanes_1[6];
-                loom::load_lanes<4>(src_lanes_1 + 1, &src[src_stride_0 * (x_cells + 2) + y_lanes]);
-                const float* __restrict__ src_c_1 = src + src_stride_0 * x_cells + y_lanes;
-                src_lanes_1[0] = src_c_1[src_stride_0 * 2 - 1];
-                src_lanes_1[5] = src_c_1[src_stride_0 * 2 + 4];
-                float src_lanes_2[4];
-                loom::load_lanes(src_lanes_2, &src[src_stride_0 * (x_cells - 1) + y_lanes]);
-                float src_lanes_3[6];
-                loom::load_lanes<4>(src_lanes_3 + 1, &src[src_stride_0 * x_cells + y_lanes]);
-                const float* __restrict__ src_c_2 = src + src_stride_0 * x_cells + y_lanes;
-                src_lanes_3[0] = src_c_2[-1];
-                src_lanes_3[5] = src_c_2[4];
-                float src_lanes_4[6];
-                loom::load_lanes<4>(src_lanes_4 + 1, &src[src_stride_0 * (x_cells + 3) + y_lanes]);
-                const float* __restrict__ src_c_3 = src + src_stride_0 * x_cells + y_lanes;
-                src_lanes_4[0] = src_c_3[src_stride_0 * 3 - 1];
-                src_lanes_4[5] = src_c_3[src_stride_0 * 3 + 4];
-                float src_lanes_5[4];
-                loom::load_lanes(src_lanes_5, &src[src_stride_0 * (x_cells + 4) + y_lanes]);
-                float dst_lanes[4];
-                float dst_lanes_1[4];
-                float dst_lanes_2[4];
-                float dst_lanes_3[4];
-                #pragma unroll
-                for (int lane = 0; lane < 4; ++lane) {
-                    const float src_r = src_lanes[lane + 1];
-                    const float src_r_1 = src_lanes_1[lane + 1];
-                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                    dst_lanes[lane] = 0.25f *
-                            (src_r + src_lanes_2[lane] + src_lanes_3[lane + 2] + src_lanes_3[lane]);
-                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                    dst_lanes_1[lane] = 0.25f * (src_r_1 + src_lanes_3[lane + 1] +
-                            src_lanes[lane + 2] + src_lanes[lane]);
-                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                    dst_lanes_2[lane] = 0.25f * (src_lanes_4[lane + 1] + src_r +
-                            src_lanes_1[lane + 2] + src_lanes_1[lane]);
-                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                    dst_lanes_3[lane] = 0.25f * (src_lanes_5[lane] + src_r_1 +
-                            src_lanes_4[lane + 2] + src_lanes_4[lane]);
-                }
-                loom::store_lanes(&dst[dst_stride_0 * x_cells + y_lanes], dst_lanes);
-                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 1) + y_lanes], dst_lanes_1);
-                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 2) + y_lanes], dst_lanes_2);
-                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 3) + y_lanes], dst_lanes_3);
-            } else {
-                #pragma unroll
-                for (int lane = 0; lane < 4; ++lane) {
-                    const int y = y_lanes + lane;
-                    if (y >= 1 && y < size_1 - 1) {
-                        const float* __restrict__ src_c = src + src_stride_0 * x_cells + y;
-                        const float src_r = src_c[src_stride_0];
-                        const float src_r_2 = src_c[src_stride_0 * 2];
-                        float* const dst_c = dst + dst_stride_0 * x_cells + y;
-                        // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                        dst_c[0] = 0.25f * (src_r + src_c[-src_stride_0] + src_c[1] + src_c[-1]);
-                        // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                        dst_c[dst_stride_0] = 0.25f * (src_r_2 + src_c[0] +
-                                src_c[src_stride_0 + 1] + src_c[src_stride_0 - 1]);
-                        // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                        dst_c[dst_stride_0 * 2] = 0.25f * (src_c[src_stride_0 * 3] + src_r +
-                                src_c[src_stride_0 * 2 + 1] + src_c[src_stride_0 * 2 - 1]);
-                        // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                        dst_c[dst_stride_0 * 3] = 0.25f * (src_c[src_stride_0 * 4] + src_r_2 +
-                                src_c[src_stride_0 * 3 + 1] + src_c[src_stride_0 * 3 - 1]);
-                    }
-                }
-            }
-        } else {
-            #pragma unroll
-            for (int lane = 0; lane < 4; ++lane) {
-                const int y = y_lanes + lane;
-                if (y >= 1 && y < size_1 - 1) {
+    if (y_lanes < size_1 - 1) {
+        #pragma unroll
+        for (int cell = 0; cell < 4; ++cell) {
+            const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
+            if (x < size_0 - 1) {
+                if (y_lanes >= 1 && y_lanes + 4 <= size_1 - 1) {
+                    float src_lanes[4];
+                    loom::load_lanes(src_lanes, &src[src_stride_0 * (x + 1) + y_lanes]);
+                    float src_lanes_1[4];
+                    loom::load_lanes(src_lanes_1, &src[src_stride_0 * (x - 1) + y_lanes]);
+                    float src_lanes_2[6];
+                    loom::load_lanes<4>(src_lanes_2 + 1, &src[src_stride_0 * x + y_lanes]);
+                    const float* __restrict__ src_c = src + src_stride_0 * x + y_lanes;
+                    src_lanes_2[0] = src_c[-1];
+                    src_lanes_2[5] = src_c[4];
+                    float dst_lanes[4];
                     #pragma unroll
-                    for (int cell = 0; cell < 4; ++cell) {
-                        const int x = x_cells + cell;
-                        if (x < size_0 - 1) {
+                    for (int lane = 0; lane < 4; ++lane) {
+                        // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
+                        dst_lanes[lane] = 0.25f * (src_lanes[lane] + src_lanes_1[lane] +
+                                src_lanes_2[lane + 2] + src_lanes_2[lane]);
+                    }
+                    loom::store_lanes(&dst[dst_stride_0 * x + y_lanes], dst_lanes);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        const int y = y_lanes + lane;
+                        if (y >= 1 && y < size_1 - 1) {
                             const float* __restrict__ src_c = src + src_stride_0 * x + y;
                             // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
                             dst[dst_stride_0 * x + y] = 0.25f * (src_c[src_stride_0] +
