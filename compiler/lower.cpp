@@ -50,13 +50,12 @@ bool contains_layers(const Stmt& body) {
     f.visit(body);
     return f.found;
 }
-/// Refuses an integer division or modulo whose divisor folds to the constant 0 (a literal zero
-/// is refused by the operator already): the generated code would trap (CPU) or compute garbage.
-/// Checked before simplify, which could drop the division ((x / 0) * 0) but not make it defined.
+
 /// Rows of lanes: the distinct coordinates, other than along `lane_axis`, at which the cells
 /// read each field (component), one cell (`most`: the most of any one field; a 5-point star 3,
 /// a 3D 27-point box 9) and a group of `cells` cells along `cells_axis` (`group`: all fields
-/// together; a 5-point star's group of 4 along y reads rows y - 1 to y + 4, 6). Reads at other
+/// together; a 5-point star's group of 4 along y reads rows y - 1 to y + 4, 6; a 27-point
+/// box's 18). Reads at other
 /// than `counter + constant` count as one row each.
 struct LaneRows {
     std::size_t most = 0, group = 0;
@@ -93,6 +92,9 @@ LaneRows lane_rows(const Stmt& body, int lane_axis, int cells_axis, int cells) {
     return r;
 }
 
+/// Refuses an integer division or modulo whose divisor folds to the constant 0 (a literal zero
+/// is refused by the operator already): the generated code would trap (CPU) or compute garbage.
+/// Checked before simplify, which could drop the division ((x / 0) * 0) but not make it defined.
 void check_division_by_zero(const Stmt& body, const std::string& kernel) {
     std::vector<BufferPtr> arrays; // a cell's statements lie inside the arrays of its layers
     Stmt list = inside_allocations(body, arrays);
@@ -250,13 +252,15 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
 
         // 7b*. Cells in registers: a thread's cells as one group, what several of them read
         // loaded once (register streaming along the cells' axis).
+        const Stmt unstreamed = fused.body;
+        bool for_lanes = false; // streamed only because lanes would load the group's rows at once
         if (cuda && *k.schedule.stream_cells) {
             log.start();
             // Asked for: wherever cells share a read; chosen: where that saves enough of them,
-            // or, with lanes, wherever they share one and the group's rows fit in registers
-            // (its rows then load at once).
-            const bool lane_group = k.schedule.vector_width > 1 && facts.group_lane_rows <= kMaxStreamedLaneRows;
-            const double min_saving = schedule.stream_cells.value_or(false) || lane_group ? 0.0 : kMinStreamSaving;
+            // or, with lanes, wherever they share one and the group's rows fit in registers.
+            for_lanes = !schedule.stream_cells.value_or(false) && k.schedule.vector_width > 1 &&
+                        facts.group_lane_rows <= kMaxStreamedLaneRows;
+            const double min_saving = schedule.stream_cells.value_or(false) || for_lanes ? 0.0 : kMinStreamSaving;
             Stmt streamed = stream_cells(fused.body, min_saving);
             log.record("stream_cells", fused.body, streamed);
             // No cells share a read (a pointwise kernel): nothing streams, and the schedule
@@ -268,14 +272,24 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         }
 
         // 7b''. Lanes: with vector_width > 1, each thread's consecutive cells along the fastest
-        // axis are loaded and stored as vectors (each streamed group's rows once).
+        // axis are loaded and stored as vectors (each streamed group's rows once), a row with
+        // its neighbours within the kernel's reach along that axis.
         if (cuda && k.schedule.vector_width > 1) {
             log.start();
-            Stmt lanes = vectorize_lanes(fused.body, k.schedule.vector_width);
+            const auto reach = analysis.reach[std::size_t(facts.lane_axis)];
+            Stmt lanes = vectorize_lanes(fused.body, k.schedule.vector_width, reach);
             log.record("vectorize_lanes", fused.body, lanes);
             // Nothing went into lanes (no type with a vector, nothing contiguous): the kernel
-            // runs scalar, and its schedule says so.
-            if (lanes.same_as(fused.body)) k.schedule.vector_width = 1;
+            // runs scalar, and its schedule says so; cells streamed only for the lanes stream
+            // as they would without them.
+            if (lanes.same_as(fused.body)) {
+                k.schedule.vector_width = 1;
+                if (for_lanes) {
+                    Stmt streamed = stream_cells(unstreamed, kMinStreamSaving);
+                    k.schedule.stream_cells = !streamed.same_as(unstreamed);
+                    lanes = streamed;
+                }
+            }
             fused.body = lanes;
         }
 

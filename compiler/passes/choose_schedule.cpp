@@ -33,7 +33,10 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     if (!s.shared_memory_budget) s.shared_memory_budget = kDefaultSharedMemoryBudget;
     if (s.vector_width == 0) {
         const bool cells_along_lanes = s.cells_per_thread > 1 && s.cells_axis == facts.lane_axis;
-        const bool narrow = facts.lane_rows <= kMaxLaneRows || facts.group_lane_rows <= kMaxStreamedLaneRows;
+        // Few rows per cell, or a group whose rows stream with the lanes.
+        const bool group_streams = s.cells_per_thread > 1 && s.stream_cells.value_or(true) &&
+                                   facts.group_lane_rows <= kMaxStreamedLaneRows;
+        const bool narrow = facts.lane_rows <= kMaxLaneRows || group_streams;
         const bool lanes = facts.lanes_fit && facts.cell_nodes <= kMaxLaneCellNodes && narrow && !facts.has_layers && !facts.manual_grid && !facts.stage_halos &&
                            !s.shared_tiles && !s.reduce_in_block && !cells_along_lanes;
         s.vector_width = lanes ? std::max(1, std::min(4, 16 / std::max(1, facts.widest_element))) : 1;

@@ -22,15 +22,19 @@
 //   for a kernel whose lanes fit (ScheduleFacts::lanes_fit: no gathers, a unit step along the
 //   lanes' axis; not with layers, shared tiles, a block per cell, a manual grid, or
 //   cells_per_thread along the lanes' axis), with a short cell (at most kMaxLaneCellNodes
-//   expression nodes) that reads at most kMaxLaneRows rows of lanes of any field. A row of lanes
+//   expression nodes) that reads at most kMaxLaneRows rows of lanes of any field, or whose
+//   group of cells streams within kMaxStreamedLaneRows rows (a 2D 13-point star). A row of lanes
 //   holds its neighbours along the lanes' axis too, loaded apart. H200: f = 2 g 0.79 -> 1.00 of
 //   copy, a 1D 3-point float32 stencil 0.61 -> 0.98, a 2D 5-point one 0.79 -> 0.90, a 3D 7-point
 //   one 0.63 -> 0.69, 7 coefficient fields 0.77 -> 0.98. Else 1, scalar loads and stores: wider
 //   footprints stream their cells instead (27-point box 0.48 streamed, 0.29 with lanes);
 //   KernelFunction::autotune tries both.
 // - stream_cells: true where cells_per_thread > 1; the pass stream_cells then groups a thread's
-//   cells only where that saves at least kMinStreamSaving of their reads, and the resolved
-//   schedule says false where it grouped none. Asked for explicitly, wherever cells share a read.
+//   cells only where that saves at least kMinStreamSaving of their reads, or, with lanes,
+//   wherever they share a read and the group reads at most kMaxStreamedLaneRows rows of lanes
+//   (lower.cpp decides that one, and streams as without lanes where no access went into
+//   lanes); the resolved schedule says false where it grouped none. Asked for explicitly,
+//   wherever cells share a read.
 // - shared_tiles: on for a kernel of several stages where a later stage reads an earlier one's
 //   field at neighbouring cells (fuse_stages computes the earlier stages per tile); else as
 //   requested.
@@ -94,15 +98,18 @@ inline constexpr double kMinStreamSaving = 0.5;
 /// times in each thread, which pays for short, memory-bound cells only (a constant-weight MLP
 /// of width 16, about 2,000 nodes, ran 1.35x slower with lanes of 4 and took 10x longer in NVRTC).
 inline constexpr std::size_t kMaxLaneCellNodes = 256;
-/// Stencils get lanes by default up to this many rows of lanes per field. Wider footprints
-/// (a 3D 27-point box, a 13-point star) share many rows among a thread's cells, and streaming
-/// them (stream_cells, which lanes rule out) pays more (H200: 27-point box 0.48 of copy
-/// streamed, 0.29 with lanes; 5-point star 0.79 streamed, 0.90 with lanes).
+/// Stencils get lanes by default up to this many rows of lanes per field (or where their group
+/// of cells streams within kMaxStreamedLaneRows). Wider footprints in 3D (a 27-point box: 9
+/// rows per cell, 18 per group) stream without lanes: with them, the group's rows would crowd
+/// the registers, and without streaming each cell loads its 9 rows alone (H200: 27-point box
+/// 0.48 of copy streamed, 0.29 with lanes and no streaming; 5-point star 0.79 -> 0.90 with
+/// lanes).
 inline constexpr std::size_t kMaxLaneRows = 5;
 /// With lanes, a thread's cells stream (their rows loaded once, all at the top of the group)
 /// while the group reads at most this many rows of lanes; more would crowd the registers (H200:
 /// 2D 5-point f32 0.90 -> 0.94 of copy, 13-point 0.67 -> 0.83 streamed with lanes; 3D 7-point
-/// 0.69 -> 0.62, with 14 rows). Stencils within it get lanes by default however wide.
+/// 0.69 -> 0.62, with 14 rows). Stencils within it get lanes by default however wide, unless
+/// the schedule turns streaming off or leaves one cell per thread.
 inline constexpr std::size_t kMaxStreamedLaneRows = 10;
 
 /// The request with every open field filled in by the rules above (the block before

@@ -33,13 +33,19 @@ bool reads_any(const Expr& e, const std::set<const ExprNode*>& vars) {
 /// star's x + 3); reads farther away stay scalar.
 constexpr std::int64_t kMaxReach = 8;
 
-/// An access at `x + d` along `axis` (|d| <= kMaxReach), contiguous there, at coordinates that
-/// stay put from cell to cell: d, or nothing.
+/// An access at `x + d` along `axis`, contiguous there, at coordinates that stay put from cell to
+/// cell: d, or nothing. d lies within `reach` (how far the kernel's relative reads reach below
+/// and above the cell along the axis, which its ghost layers or slice keep inside the arrays)
+/// and kMaxReach: a row's neighbours are loaded whatever the cell's conditions, so a guarded
+/// absolute read (`f.at(y + 1)` under `y + 1 < n`) farther out stays where it is.
 std::optional<std::int64_t> contiguous_at(const FieldInfo& f, const std::vector<Expr>& indices, const Expr& x,
-                                          int axis, const std::set<const ExprNode*>& cell_vars) {
+                                          int axis, const std::set<const ExprNode*>& cell_vars,
+                                          std::pair<int, int> reach) {
     if (f.unit_stride_axis() != axis || std::size_t(axis) >= indices.size()) return std::nullopt;
     const Offset at = split_offset(indices[std::size_t(axis)]);
-    if (!at.base.same_as(x) || at.k < -kMaxReach || at.k > kMaxReach) return std::nullopt;
+    if (!at.base.same_as(x) || at.k < -std::min<std::int64_t>(kMaxReach, reach.first) ||
+        at.k > std::min<std::int64_t>(kMaxReach, reach.second))
+        return std::nullopt;
     for (std::size_t i = 0; i < indices.size(); ++i)
         if (i != std::size_t(axis) && reads_any(indices[i], cell_vars)) return std::nullopt;
     return at.k;
@@ -56,7 +62,8 @@ struct Lanes {
 
 class LoweredLanes {
 public:
-    LoweredLanes(const ForNode* loop, int width) : loop_(loop), width_(width) {
+    LoweredLanes(const ForNode* loop, int width, std::pair<int, int> reach)
+        : loop_(loop), width_(width), reach_(reach) {
         x_ = loop->var;
         const ScalarType t = x_.type();
         x_lanes_ = VarNode::make(t, x_.as<VarNode>()->name + "_lanes", VarRole::Counter, nullptr, -1);
@@ -146,7 +153,7 @@ private:
             auto st = as_field_store(s);
             const FieldInfo* f = st ? st->buffer->field.get() : nullptr;
             if (f && !cell.read.count(f) && lane_type(f->type, width_) &&
-                contiguous_at(*f, st->indices, x_, loop_->axis, cell.vars) == 0) {
+                contiguous_at(*f, st->indices, x_, loop_->axis, cell.vars, reach_) == 0) {
                 Lanes& l = lanes_for(stores_, BufferLoadNode::make(st->buffer, st->indices));
                 if (!l.array) l.array = make_buffer(array_name(st->buffer->name), st->buffer->type, Scope::Local, {width_});
                 lane_stmts.push_back(BufferStoreNode::make(l.array, lane_, st->value));
@@ -166,7 +173,7 @@ private:
             Expr visit_BufferLoad(const BufferLoadNode* l, const Expr& e) override {
                 const FieldInfo* f = l->buffer->scope == Scope::Global ? l->buffer->field.get() : nullptr;
                 const auto d = f && !written.count(f) && lane_type(f->type, self.width_)
-                                   ? contiguous_at(*f, l->indices, self.x_, self.loop_->axis, vars)
+                                   ? contiguous_at(*f, l->indices, self.x_, self.loop_->axis, vars, self.reach_)
                                    : std::nullopt;
                 if (!d) return IRMutator::visit_BufferLoad(l, e);
                 Lanes& row = self.lanes_for(self.loads_, e);
@@ -254,6 +261,7 @@ private:
 
     const ForNode* loop_;
     int width_;
+    std::pair<int, int> reach_;
     Expr x_, x_lanes_, lane_;
     std::vector<Lanes> loads_, stores_;
     std::map<std::string, int> names_;
@@ -261,26 +269,27 @@ private:
 
 class Vectorize : public IRMutator {
 public:
-    explicit Vectorize(int width) : width_(width) {}
+    Vectorize(int width, std::pair<int, int> reach) : width_(width), reach_(reach) {}
 
 protected:
     Stmt visit_For(const ForNode* f, const Stmt& self) override {
         if (f->kind != ForKind::GpuGrid || f->dim != 0 || !is_const_value(f->step, 1))
             return IRMutator::visit_For(f, self);
-        Stmt lanes = LoweredLanes(f, width_).run();
+        Stmt lanes = LoweredLanes(f, width_, reach_).run();
         return lanes.defined() ? lanes : self;
     }
 
 private:
     int width_;
+    std::pair<int, int> reach_;
 };
 
 } // namespace
 
-Stmt vectorize_lanes(const Stmt& body, int width) {
+Stmt vectorize_lanes(const Stmt& body, int width, std::pair<int, int> reach) {
     if (width <= 1) return body;
     if (width != 2 && width != 4) throw InternalError("vectorize_lanes: lanes of 2 or 4 only (check_schedule)");
-    return Vectorize(width).mutate(body);
+    return Vectorize(width, reach).mutate(body);
 }
 
 } // namespace loom::ir

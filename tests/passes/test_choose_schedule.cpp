@@ -120,6 +120,13 @@ TEST(KernelSchedule, PointwiseKernelsAndNarrowStencilsUseLanes) {
     EXPECT_EQ(star.schedule().stream_cells, true);
     EXPECT_NE(star.source().find("const float g_r = g_lanes"), std::string::npos) << star.source();
     loom::test::expect_compiles_for_sm90(star);
+    // A 13-point star reads 7 rows per cell: lanes only where its group of 10 rows streams.
+    Expr wide_star = 0.0;
+    for (int a = -3; a <= 3; ++a) wide_star = wide_star + g[{a, 0}] + g[{0, a}];
+    EXPECT_EQ(create_kernel({Assignment(f.center(), wide_star)}, {.name = "s13"}).schedule().vector_width, 4);
+    EXPECT_EQ(create_kernel({Assignment(f.center(), wide_star)}, {.name = "s13_flat"}, {.stream_cells = false})
+                  .schedule().vector_width,
+              1);
     // int64 has no vector type: the pointwise kernel runs scalar, and its schedule says so.
     auto [i, j] = fields<2>("i, j: int64[2D]");
     Kernel wide = create_kernel({Assignment(i.center(), 2 * j.center())}, {.name = "twice_int64"});

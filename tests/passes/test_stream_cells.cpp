@@ -99,6 +99,12 @@ TEST(StreamCells, TheScheduleSaysWhetherCellsStreamAndTheLaunchCountsThem) {
     EXPECT_EQ(laned.schedule().stream_cells, true);
     EXPECT_NE(laned.source().find("x_cells + 4 <= size_0 - 1"), std::string::npos) << laned.source();
     test::expect_compiles_for_sm90(laned);
+    // int64 has no lanes: the cells stream as they would without lanes, that is not here.
+    auto [i, j] = fields<2>("i, j: int64[2D]");
+    Kernel wide = create_kernel({Assignment(i.center(), j[{1, 0}] + j[{-1, 0}])}, {.name = "rows_int64"});
+    EXPECT_EQ(wide.schedule().vector_width, 1);
+    EXPECT_EQ(wide.schedule().stream_cells, false);
+    EXPECT_EQ(wide.source().find("x_cells"), std::string::npos) << wide.source();
     // Asked off: cell by cell.
     Kernel off = create_kernel({Assignment(f.center(), g[{1, 0}] + g[{-1, 0}])}, {.name = "rows_off"},
                                {.stream_cells = false, .vector_width = 1});

@@ -41,7 +41,7 @@ TEST(VectorizeLanes, PointwiseAndRowReadsPassByPass) {
     // vector comes with the element after the last lane; f's 4 elements are stored at once
     // after the lanes. Partial groups (the first, which starts below 1, and the last) run cell
     // by cell.
-    EXPECT_EQ(to_string(vectorize_lanes(m.body, 4)), R"(for x in [1, size_0 - 1) step 1:  # axis 0, gpu grid.y
+    EXPECT_EQ(to_string(vectorize_lanes(m.body, 4, {1, 1})), R"(for x in [1, size_0 - 1) step 1:  # axis 0, gpu grid.y
   for y_lanes in [0, size_1 - 1) step 4:  # axis 1, gpu grid.x
     if y_lanes >= 1 && y_lanes + 4 <= size_1 - 1:
       alloc float32 g_lanes[4] (local):
@@ -73,7 +73,7 @@ TEST(VectorizeLanes, StreamedGroupsTakeLanesBranchByBranch) {
     const Schedule s{.cells_per_thread = 4, .stream_cells = true, .vector_width = 4};
     auto l = lower_nest({{f.center(), g[{1, 0}] + g[{-1, 0}] + g[{0, 1}] + g[{0, -1}], "f[0, 0] = ...", 1}},
                         {.name = "star", .index_type = ScalarType::Int32}, s);
-    const std::string text = to_string(vectorize_lanes(stream_cells(mapped(l, s).body, 0.0), 4));
+    const std::string text = to_string(vectorize_lanes(stream_cells(mapped(l, s).body, 0.0), 4, {1, 1}));
     auto has = [&](const std::string& piece) { EXPECT_NE(text.find(piece), std::string::npos) << piece << "\n" << text; };
     has("if x_cells + 4 <= size_0 - 1:");
     has("if y_lanes >= 1 && y_lanes + 4 <= size_1 - 1:");
@@ -87,6 +87,21 @@ TEST(VectorizeLanes, StreamedGroupsTakeLanesBranchByBranch) {
     EXPECT_EQ(text.find("lanes of g[x, "), std::string::npos) << "the last group runs cell by cell\n" << text;
 }
 
+TEST(VectorizeLanes, NeighboursComeOnlyFromWithinTheKernelsReach) {
+    // u.at(x, y + 1) under a guard reaches past the ghost layers (0 along y here): a row's
+    // neighbours load whatever the cell's conditions, so that read stays a scalar one under its
+    // guard, and u's row of lanes holds the lanes alone.
+    using namespace loom::counters;
+    auto [u, f] = fields<2>("u, f: float32[2D]");
+    Kernel k = create_kernel({Assignment(f.center(), u.center() + select(y + 1 < 100, u.at({x, y + 1}), 0.0f))},
+                             {.name = "guarded", .index_type = ScalarType::Int64}, {.vector_width = 4});
+    const std::string src = k.source();
+    EXPECT_EQ(k.schedule().vector_width, 4) << src;
+    EXPECT_NE(src.find("float u_lanes[4];"), std::string::npos) << src;
+    EXPECT_EQ(src.find("u_lanes + 1"), std::string::npos) << src;
+    loom::test::expect_compiles_for_sm90(k);
+}
+
 TEST(VectorizeLanes, WhatStaysScalar) {
     // t is written and then read by the cell: neither its store nor its read is put into lanes
     // (a deferred vector store would leave the read stale). A vector of 2 components laid out
@@ -97,7 +112,7 @@ TEST(VectorizeLanes, WhatStaysScalar) {
     const Schedule lanes4{.cells_per_thread = 1, .vector_width = 4};
     auto l = lower_nest({{t.center(), 2.0 * u.center(), "", 1}, {w.center(), t.center() + m(1) + cast<float>(d.center()), "", 1}},
                         {.name = "scalar", .index_type = ScalarType::Int32}, lanes4);
-    const std::string text = to_string(vectorize_lanes(mapped(l, lanes4).body, 4));
+    const std::string text = to_string(vectorize_lanes(mapped(l, lanes4).body, 4, {0, 0}));
     EXPECT_NE(text.find("u_lanes[0:4] = lanes of u[x, y_lanes]"), std::string::npos) << text;
     EXPECT_NE(text.find("lanes of w[x, y_lanes] = w_lanes[0:4]"), std::string::npos) << text;
     EXPECT_NE(text.find("t[x, y] = 2.0f * u_lanes[lane]"), std::string::npos) << text;
@@ -105,7 +120,7 @@ TEST(VectorizeLanes, WhatStaysScalar) {
     EXPECT_EQ(text.find("m_lanes"), std::string::npos) << text;
     EXPECT_EQ(text.find("d_lanes"), std::string::npos) << text;
     // Width 2: float64 fits (16 bytes).
-    const std::string two = to_string(vectorize_lanes(mapped(l, {.cells_per_thread = 1, .vector_width = 2}).body, 2));
+    const std::string two = to_string(vectorize_lanes(mapped(l, {.cells_per_thread = 1, .vector_width = 2}).body, 2, {0, 0}));
     EXPECT_NE(two.find("d_lanes[0:2] = lanes of d[x, y_lanes]"), std::string::npos) << two;
 }
 
@@ -117,7 +132,7 @@ TEST(VectorizeLanes, NothingToPutInLanesLeavesTheBody) {
     const Schedule lanes4{.cells_per_thread = 1, .vector_width = 4};
     auto l = lower_nest({{m(0), s[{0, 1}] + s[{0, -1}], "", 1}}, {.name = "none"}, lanes4);
     GpuMapped g = mapped(l, lanes4);
-    EXPECT_TRUE(vectorize_lanes(g.body, 4).same_as(g.body));
+    EXPECT_TRUE(vectorize_lanes(g.body, 4, {1, 1}).same_as(g.body));
 }
 
 TEST(VectorizeLanes, RandomStencilsWithLanesCompileForSm90) {
