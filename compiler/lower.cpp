@@ -55,8 +55,7 @@ bool contains_layers(const Stmt& body) {
 /// read each field (component), one cell (`most`: the most of any one field; a 5-point star 3,
 /// a 3D 27-point box 9) and a group of `cells` cells along `cells_axis` (`group`: all fields
 /// together; a 5-point star's group of 4 along y reads rows y - 1 to y + 4, 6; a 27-point
-/// box's 18). Reads at other
-/// than `counter + constant` count as one row each.
+/// box's 18). Reads at other than `counter + constant` count as one row each.
 struct LaneRows {
     std::size_t most = 0, group = 0;
 };
@@ -198,7 +197,8 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         facts.lane_axis = analysis.primary->spatial_axes_fastest_first().front();
         // Lanes serve pointwise kernels and stencils: a row of lanes also holds its neighbours
         // along the lanes' axis, loaded apart (H200: a 5-point float32 star 0.79 -> 0.92 of
-        // copy with lanes of 4 and 4 cells along y, probe/st.cu). Not buffers (gathers).
+        // copy with lanes of 4 and 4 cells along y, bench/probe_stencil_structures.cu). Not buffers
+        // (gathers).
         bool no_gathers = true;
         for (const FieldPtr& f : analysis.shifted_reads)
             no_gathers = no_gathers && std::find(analysis.buffers.begin(), analysis.buffers.end(), f) ==
