@@ -197,7 +197,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         facts.lane_axis = analysis.primary->spatial_axes_fastest_first().front();
         // Lanes serve pointwise kernels and stencils: a row of lanes also holds its neighbours
         // along the lanes' axis, loaded apart (H200: a 5-point float32 star 0.79 -> 0.92 of
-        // copy with lanes of 4 and 4 cells along y, bench/probe_stencil_structures.cu). Not buffers
+        // copy with lanes of 4 and 4 cells along y, bench/probe_kernels/probe_stencil_structures.cu). Not buffers
         // (gathers).
         bool no_gathers = true;
         for (const FieldPtr& f : analysis.shifted_reads)
