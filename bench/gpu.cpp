@@ -609,8 +609,9 @@ void measure_streaming(EventTimer& timer, double copy_gbs) {
 
 // ---- Reductions -----------------------------------------------------------------------------------
 
-// LayerNorm over rows of 768 floats (65536 rows), one thread per row (the default) against one
+// LayerNorm over rows of 768 floats (65536 rows), a warp per row (the default) against one
 // block per row (Schedule::reduce_in_block); checked against a double reference on sampled rows.
+// bench_rows has the other row kernels and shapes.
 void measure_layer_norm(EventTimer& timer, double copy_gbs) {
     const int width = 768;
     const std::int64_t rows = 65536;
@@ -660,9 +661,9 @@ void measure_layer_norm(EventTimer& timer, double copy_gbs) {
             }
         }
         Row row;
-        row.id = block ? "layer_norm_f32_65536x768_block" + std::to_string(block) : "layer_norm_f32_65536x768_thread";
+        row.id = block ? "layer_norm_f32_65536x768_block" + std::to_string(block) : "layer_norm_f32_65536x768_default";
         row.name = block ? "LayerNorm f32 65536x768, a block of " + std::to_string(block) + " per row"
-                         : "LayerNorm f32 65536x768, a thread per row";
+                         : "LayerNorm f32 65536x768, default (a warp per row)";
         row.unit = "GB/s";
         row.bytes = 2.0 * double(rows) * width * sizeof(float);
         row.note = "bytes: x read + y written";

@@ -10,6 +10,8 @@
 #include "compiler/passes/analyze.hpp"
 #include "compiler/passes/base_pointers.hpp"
 #include "compiler/passes/block_reductions.hpp"
+#include "compiler/passes/row_cache.hpp"
+#include "compiler/passes/warp_reductions.hpp"
 #include "compiler/passes/choose_schedule.hpp"
 #include "compiler/passes/cpu_mapping.hpp"
 #include "compiler/passes/cse.hpp"
@@ -186,7 +188,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     // block reductions keeps its blocks and threads as loops, so that the CPU oracle checks them.
     const bool cuda = config.target == Target::CUDA;
     Stmt mapped;
-    if (cuda || schedule.shared_tiles || schedule.reduce_in_block || analysis.stage_halos) {
+    if (cuda || schedule.shared_tiles || schedule.reduce_in_block || schedule.reduce_in_warp || analysis.stage_halos) {
         // 7a. The schedule: what the request leaves open is chosen here, and only here.
         log.start();
         ScheduleFacts facts;
@@ -207,6 +209,12 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
                           (!config.iteration_slice ||
                            config.iteration_slice->dims[std::size_t(facts.lane_axis)].step == 1);
         facts.cell_nodes = subexpressions(cse).size();
+        facts.spatial_dims = analysis.spatial_dims;
+        for (const Expr& e : subexpressions(cse))
+            if (auto r = e.as<ReduceNode>()) {
+                auto a = r->start.as<ConstNode>(), b = r->stop.as<ConstNode>();
+                if (a && b) facts.longest_reduction = std::max(facts.longest_reduction, b->int_value - a->int_value);
+            }
         {
             // The default group: 4 cells along the slowest mapped axis (choose_schedule).
             int slowest = -1;
@@ -306,6 +314,18 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             Stmt reduced = reduce_in_blocks(mapped, (*k.schedule.block)[0]);
             log.record("reduce_in_blocks", mapped, reduced);
             mapped = reduced;
+        }
+
+        // 7c'''. Warp reductions: with a warp per cell, its lanes share each reduction (shuffles,
+        // no barrier) and keep the rows they read in registers from the first pass to the last.
+        if (k.schedule.reduce_in_warp) {
+            log.start();
+            Stmt reduced = reduce_in_warps(mapped);
+            log.record("reduce_in_warps", mapped, reduced);
+            log.start();
+            Stmt cached = cache_rows(reduced);
+            log.record("cache_rows", reduced, cached);
+            mapped = cached;
         }
 
         // 7c*. Warps on the CPU: its lanes run one after the other, so a warp reduction

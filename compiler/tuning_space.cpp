@@ -57,7 +57,10 @@ TuningSpace tuning_space(const LoweredKernel& k, const std::vector<SourceAssignm
         if (values.size() > 1) space.dimensions.push_back({knob, std::move(values)});
     };
     // The algorithmic choices first: they change what the later fields mean.
-    if (reductions && !req.reduce_in_block && mapped <= 3) add(Knob::ReduceInBlock, {{0}, {1}});
+    if (reductions && !req.reduce_in_block && !req.reduce_in_warp && mapped <= 3) {
+        add(Knob::ReduceInBlock, {{0}, {1}});
+        add(Knob::ReduceInWarp, {{0}, {1}}); // both on is refused, and the walk skips it
+    }
     if (neighbours && !req.shared_tiles && mapped <= 3) add(Knob::SharedTiles, {{0}, {1}});
     if (req.vector_width == 0) {
         std::vector<KnobValue> widths;

@@ -192,7 +192,7 @@ std::string nothing_to_tune(const KernelSpec& k) {
     if (k.tuning.dimensions.empty())
         return "the requested Schedule sets every field autotuning varies (block, "
                "cells_per_thread, cells_axis, stream_cells, vector_width, shared_tiles, "
-               "reduce_in_block); leave some open";
+               "reduce_in_block, reduce_in_warp); leave some open";
     return "";
 }
 

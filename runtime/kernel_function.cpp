@@ -708,7 +708,7 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
     if (L.exact_block && block != L.default_block)
         arg_error(k, fmt::format("block_size {} differs from the block {} the kernel is compiled "
                                  "for: its threads work together on a tile or a cell of exactly that "
-                                 "many threads (Schedule::shared_tiles or reduce_in_block); reset "
+                                 "many threads (Schedule::shared_tiles, reduce_in_block or reduce_in_warp); reset "
                                  "block_size, or create the "
                                  "kernel with Schedule::block = {}",
                                  dims(block), dims(L.default_block), dims(block)));

@@ -10,6 +10,7 @@ namespace loom {
 const char* knob_name(Knob k) {
     switch (k) {
     case Knob::ReduceInBlock: return "reduce_in_block";
+    case Knob::ReduceInWarp: return "reduce_in_warp";
     case Knob::SharedTiles: return "shared_tiles";
     case Knob::VectorWidth: return "vector_width";
     case Knob::CellsPerThread: return "cells_per_thread";
@@ -23,6 +24,7 @@ const char* knob_name(Knob k) {
 void apply_knob(Schedule& s, Knob knob, const std::array<int, 3>& v) {
     switch (knob) {
     case Knob::ReduceInBlock: s.reduce_in_block = v[0] != 0; break;
+    case Knob::ReduceInWarp: s.reduce_in_warp = v[0] != 0; break;
     case Knob::SharedTiles: s.shared_tiles = v[0] != 0; break;
     case Knob::VectorWidth: s.vector_width = v[0]; break;
     case Knob::CellsPerThread: s.cells_per_thread = v[0]; break;
@@ -36,6 +38,7 @@ std::string describe_knob(Knob knob, const std::array<int, 3>& v) {
     switch (knob) {
     case Knob::Block: return fmt::format("block = ({}, {}, {})", v[0], v[1], v[2]);
     case Knob::ReduceInBlock:
+    case Knob::ReduceInWarp:
     case Knob::SharedTiles:
     case Knob::StreamCells: return fmt::format("{} = {}", knob_name(knob), v[0] ? "true" : "false");
     default: return fmt::format("{} = {}", knob_name(knob), v[0]);

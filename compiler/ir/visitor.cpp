@@ -330,6 +330,17 @@ std::set<const FieldInfo*> written_fields(const Stmt& root) {
     return std::move(written.fields);
 }
 
+Stmt replace_var(const Stmt& root, const Expr& from, const Expr& to) {
+    struct Replace : IRMutator {
+        const ExprNode* from;
+        Expr to;
+        Expr visit_Var(const VarNode* v, const Expr& self) override { return v == from ? to : self; }
+    } r;
+    r.from = from.get();
+    r.to = to;
+    return r.mutate(root);
+}
+
 std::set<const ExprNode*> declared_variables(const Stmt& root) {
     struct Declared : IRVisitor {
         std::set<const ExprNode*> vars;

@@ -55,6 +55,9 @@ std::set<const FieldInfo*> written_fields(const Stmt& root);
 /// The variables `root` declares: its declarations' and its loops' (at any depth).
 std::set<const ExprNode*> declared_variables(const Stmt& root);
 
+/// `root` with every use of variable `from` replaced by `to`.
+Stmt replace_var(const Stmt& root, const Expr& from, const Expr& to);
+
 /// The direct expression children of a node, in evaluation order.
 std::vector<Expr> children(const Expr& e);
 

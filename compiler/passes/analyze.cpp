@@ -63,6 +63,8 @@ public:
                            a_.bounds_depend_on_counters, cfg_.name);
         check_reduce_in_block(schedule_, a_.spatial_dims, cfg_.iteration_slice,
                               a_.bounds_depend_on_counters, cfg_.name);
+        check_reduce_in_warp(schedule_, a_.spatial_dims, cfg_.iteration_slice,
+                             a_.bounds_depend_on_counters, cfg_.name);
         check_stage_halos();
         check_lanes();
         collect_shifted_reads();
@@ -562,6 +564,9 @@ private:
         if (schedule_.reduce_in_block)
             fail(fmt::format("has Schedule::reduce_in_block = true and several stages: {}, not one "
                              "cell per block; set reduce_in_block to false, or {}", why, fix));
+        if (schedule_.reduce_in_warp)
+            fail(fmt::format("has Schedule::reduce_in_warp = true and several stages: {}, not one "
+                             "cell per warp; set reduce_in_warp to false, or {}", why, fix));
         if (a_.spatial_dims > 3)
             fail(fmt::format("has {} spatial axes and several stages: {}, and tiles cover at most "
                              "three axes; {}", a_.spatial_dims, why, fix));

@@ -16,22 +16,9 @@ constexpr int kWarp = 32;
 
 Expr i32(std::int64_t v) { return ConstNode::make_int(ScalarType::Int32, v); }
 
-/// `e` with variable `from` replaced by `to`.
-template <typename Node>
-Node replace_var(const Node& e, const Expr& from, const Expr& to) {
-    struct Replace : IRMutator {
-        const VarNode* from;
-        Expr to;
-        Expr visit_Var(const VarNode* v, const Expr& self) override { return v == from ? to : self; }
-    } r;
-    r.from = from.as<VarNode>();
-    r.to = to;
-    return r.mutate(e);
-}
+} // namespace
 
-/// The operator an accumulator loop combines with: its body is `acc = acc op term`, or a block
-/// ending so (the terms' own reductions first).
-const BinaryNode* update_of(const Stmt& body, const Expr& acc) {
+const BinaryNode* accumulator_update(const Stmt& body, const Expr& acc) {
     Stmt last = body;
     if (auto b = body.as<BlockNode>(); b && !b->stmts.empty()) last = b->stmts.back();
     auto a = last.as<AssignNode>();
@@ -39,6 +26,8 @@ const BinaryNode* update_of(const Stmt& body, const Expr& acc) {
     auto op = a->rhs.as<BinaryNode>();
     return op && op->a.same_as(acc) ? op : nullptr;
 }
+
+namespace {
 
 class Share {
 public:
@@ -57,7 +46,7 @@ public:
             const BinaryNode* op = nullptr;
             if (d && loop && d->var.as<VarNode>()->role == VarRole::Accumulator &&
                 loop->kind == ForKind::Serial && is_const_value(loop->step, 1))
-                op = update_of(loop->body, d->var);
+                op = accumulator_update(loop->body, d->var);
             if (!op) {
                 out.add(cell(st));
                 continue;

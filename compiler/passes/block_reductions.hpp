@@ -21,4 +21,8 @@ namespace loom::ir {
 /// runs the rounds on arrays). Reductions nested in another loop stay serial loops of one thread.
 Stmt reduce_in_blocks(const Stmt& body, int threads);
 
+/// The operator an accumulator loop (from lower_reductions) combines with: its body is
+/// `acc = acc op term`, or a block ending so (the terms' own reductions first); else null.
+const BinaryNode* accumulator_update(const Stmt& body, const Expr& acc);
+
 } // namespace loom::ir

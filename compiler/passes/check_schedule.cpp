@@ -53,6 +53,7 @@ void check_schedule(const Schedule& s, const std::string& kernel) {
                      "(4 in 2D and up by default), or leave stream_cells unset");
     if (s.vector_width > 1) {
         const char* form = s.shared_tiles ? "shared_tiles = true" : s.reduce_in_block ? "reduce_in_block = true"
+                         : s.reduce_in_warp ? "reduce_in_warp = true"
                          : s.manual_launch_grid ? "manual_launch_grid = true" : nullptr;
         if (form)
             fail(kernel, fmt::format("vector_width = {} with {}: lanes are for kernels whose threads "
@@ -100,6 +101,28 @@ void check_reduce_in_block(const Schedule& s, int dims, const std::optional<Slic
                                      fmt::join(b, ", ")));
     }
     check_block_form("reduce_in_block", "one block per cell", "", s, dims, slice,
+                     bounds_depend_on_counters, kernel);
+}
+
+void check_reduce_in_warp(const Schedule& s, int dims, const std::optional<Slice>& slice,
+                          bool bounds_depend_on_counters, const std::string& kernel) {
+    if (!s.reduce_in_warp) return;
+    if (s.reduce_in_block)
+        fail(kernel, "reduce_in_warp = true with reduce_in_block = true: a cell belongs to one warp "
+                     "or to a whole block, not both; set one of them to false");
+    if (s.shared_tiles)
+        fail(kernel, "reduce_in_warp = true with shared_tiles = true: a warp computes one cell, "
+                     "not a tile of cells; set one of them to false");
+    if (s.block) {
+        const auto& b = *s.block;
+        if (b[1] != 1 || b[2] != 1 || b[0] % 32 != 0)
+            fail(kernel, fmt::format("block ({}) with reduce_in_warp = true; each warp of the block "
+                                     "computes one cell, so the block is (32 w, 1, 1) for w warps "
+                                     "from 1 to 32, e.g. (256, 1, 1) for 8 cells per block; or "
+                                     "leave block unset for that one",
+                                     fmt::join(b, ", ")));
+    }
+    check_block_form("reduce_in_warp", "a block's warps are its cells", "", s, dims, slice,
                      bounds_depend_on_counters, kernel);
 }
 

@@ -13,7 +13,7 @@ namespace loom::ir {
 
 /// What needs no kernel: block dimensions within CUDA's limits (1024, 1024, 64) and at most 1024
 /// threads, cells_per_thread 0 to 64, max_registers 0 or 16 to 255, vector_width 0, 1, 2 or 4
-/// (above 1 not with shared_tiles, reduce_in_block or a manual grid). Throws UserError starting
+/// (above 1 not with shared_tiles, reduce_in_block, reduce_in_warp or a manual grid). Throws UserError starting
 /// "kernel '<kernel>' has Schedule::<field> ...".
 void check_schedule(const Schedule& schedule, const std::string& kernel);
 
@@ -29,6 +29,13 @@ void check_shared_tiles(const Schedule& schedule, int spatial_dims,
 void check_reduce_in_block(const Schedule& schedule, int spatial_dims,
                            const std::optional<Slice>& slice, bool bounds_depend_on_counters,
                            const std::string& kernel);
+
+/// reduce_in_warp against the kernel: not with reduce_in_block or shared_tiles, a block
+/// (32 w, 1, 1), at most three spatial axes, bounds that use no other counter, and a launch grid
+/// loom infers. Throws UserError.
+void check_reduce_in_warp(const Schedule& schedule, int spatial_dims,
+                          const std::optional<Slice>& slice, bool bounds_depend_on_counters,
+                          const std::string& kernel);
 
 /// cells_axis against the kernel: one of its spatial axes, and one mapped onto threads (in 4D
 /// the slowest memory axis of `primary` stays a loop). Throws UserError.

@@ -38,6 +38,10 @@
 // - shared_tiles: on for a kernel of several stages where a later stage reads an earlier one's
 //   field at neighbouring cells (fuse_stages computes the earlier stages per tile); else as
 //   requested.
+// - reduce_in_warp: on where a cell reduces over at least kMinWarpReduction terms (a LayerNorm
+//   or softmax row), unless the request asks for a block per cell, tiles, lanes, several cells
+//   per thread or a block that is not whole warps along x, or the kernel has layers, a manual
+//   grid, stages with halos or more than three axes.
 // - max_registers, manual_launch_grid and reduce_in_block: nothing to choose; 0 leaves registers
 //   to the compiler, a block per cell is off unless requested.
 #pragma once
@@ -71,6 +75,9 @@ struct ScheduleFacts {
     int lane_axis = -1;        ///< the fastest memory axis, which the lanes run along
     int widest_element = 4;    ///< bytes of the widest element type among the kernel's fields
     std::size_t cell_nodes = 0; ///< expression nodes in the cell's statements (its length)
+    int spatial_dims = 1;       ///< axes of the iteration space
+    /// The most terms of one reduction over an index axis in the cell (a LayerNorm row's 768).
+    std::int64_t longest_reduction = 0;
     /// The most rows of lanes a cell reads of one field: distinct coordinates other than along
     /// the lanes' axis (a 5-point star 3, a 3D 7-point star 5, a 27-point box 9).
     std::size_t lane_rows = 1;
@@ -111,6 +118,12 @@ inline constexpr std::size_t kMaxLaneRows = 5;
 /// 0.69 -> 0.62, with 14 rows). Stencils within it get lanes by default however wide, unless
 /// the schedule turns streaming off or leaves one cell per thread.
 inline constexpr std::size_t kMaxStreamedLaneRows = 10;
+
+/// A cell whose reductions run over at least this many terms gets a warp by default
+/// (reduce_in_warp): LayerNorm over rows of 768 floats 0.09 of copy with a thread per row,
+/// 0.93 with a warp (H200). Shorter ones (a lattice Boltzmann cell's 19 populations) stay in
+/// their thread.
+inline constexpr std::int64_t kMinWarpReduction = 32;
 
 /// The request with every open field filled in by the rules above (the block before
 /// fit_chosen_block). The request has passed check_schedule and check_cells_axis.

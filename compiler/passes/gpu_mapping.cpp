@@ -22,6 +22,7 @@ ThreadMapping plan_thread_mapping(const FieldInfo& primary, const Schedule& sche
     m.axis_of_dim = thread_axes(primary);
     m.tiles = schedule.shared_tiles;
     m.block_per_cell = schedule.reduce_in_block;
+    m.warp_per_cell = schedule.reduce_in_warp;
     if (schedule.block) m.block = *schedule.block;
     if (schedule.cells_per_thread <= 1) return m;
     const auto& a = m.axis_of_dim;
@@ -34,6 +35,7 @@ ThreadMapping plan_thread_mapping(const FieldInfo& primary, const Schedule& sche
 }
 
 namespace {
+constexpr int kWarpLanes = 32;
 Expr add(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Add, a, b); }
 Expr mul(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Mul, a, b); }
 /// ceil((f.stop - f.start) / d): the blocks a loop needs when each covers d of its values.
@@ -156,6 +158,71 @@ GpuMapped map_cells_to_blocks(const std::vector<const ForNode*>& loops, const St
     return {body, {}};
 }
 
+/// The statements of one cell, shared by the lanes of its warp (see map_to_gpu).
+Stmt share_among_lanes(const Stmt& s, const Expr& lane) {
+    if (auto b = s.as<BlockNode>()) {
+        std::vector<Stmt> out;
+        for (const Stmt& x : b->stmts) out.push_back(share_among_lanes(x, lane));
+        return BlockNode::make(std::move(out));
+    }
+    if (!stores(s)) return s;
+    auto f = s.as<ForNode>();
+    if (f && f->var.as<VarNode>()->role == VarRole::Index) {
+        const ScalarType t = f->var.type();
+        Expr own = lane.type() == t ? lane : CastNode::make(t, lane);
+        if (!is_const_value(f->step, 1)) own = mul(own, f->step);
+        Expr first = is_const_value(f->start, 0) ? own : add(f->start, own);
+        Expr stride = simplify(mul(ConstNode::make_int(t, kWarpLanes), f->step));
+        return ForNode::make(f->var, first, f->stop, stride, f->body, f->axis);
+    }
+    return IfThenNode::make(BinaryNode::make(BinaryOp::Eq, lane, ConstNode::make_int(lane.type(), 0)), s);
+}
+
+/// One warp per cell (ThreadMapping::warp_per_cell): the axis on dimension x in blocks of
+/// `warps` cells, one per warp; the others one cell per block.
+GpuMapped map_cells_to_warps(const std::vector<const ForNode*>& loops, const Stmt& inner,
+                             const std::vector<int>& dims, int warps) {
+    const ScalarType t = loops[0]->var.type();
+    const ScalarType i32 = ScalarType::Int32;
+    const char* names = "xyz";
+    Expr warp = VarNode::make(i32, "warp", VarRole::Counter, nullptr, -1);
+    Expr lane = VarNode::make(i32, "lane", VarRole::Counter, nullptr, -1);
+    std::vector<Stmt> cell;
+    std::vector<Expr> blocks;
+    Expr inside; // the warp's cell lies in the space along x
+    for (std::size_t i = 0; i < loops.size(); ++i) {
+        const ForNode* f = loops[i];
+        const std::string axis = f->axis < 3 ? std::string(1, names[f->axis]) : std::to_string(f->axis);
+        blocks.push_back(VarNode::make(t, "block_" + axis, VarRole::Counter, nullptr, -1));
+        Expr n = blocks.back();
+        if (dims[i] == 0) {
+            Expr w = warp.type() == t ? warp : CastNode::make(t, warp);
+            n = add(mul(n, ConstNode::make_int(t, warps)), w);
+            inside = BinaryNode::make(BinaryOp::Lt, n, blocks_for(f, f->step));
+        }
+        Expr at = is_const_value(f->step, 1) ? n : mul(n, f->step);
+        cell.push_back(DeclareNode::make(f->var, simplify(add(f->start, at))));
+    }
+    cell.push_back(ForNode::make(lane, ConstNode::make_int(i32, 0), ConstNode::make_int(i32, kWarpLanes),
+                                 ConstNode::make_int(i32, 1), share_among_lanes(inner, lane), -1,
+                                 ForKind::WarpLane, 0));
+    if (!inside.defined()) throw InternalError("map_to_gpu: a warp per cell needs an axis along x");
+    Stmt body = IfThenNode::make(inside, BlockNode::make(std::move(cell)));
+    body = ForNode::make(warp, ConstNode::make_int(i32, 0), ConstNode::make_int(i32, warps),
+                         ConstNode::make_int(i32, 1), body, -1, ForKind::GpuWarp, 0);
+    for (std::size_t i = loops.size(); i-- > 0;) {
+        const ForNode* f = loops[i];
+        Expr count = blocks_for(f, f->step);
+        if (dims[i] == 0) {
+            Expr per = ConstNode::make_int(t, warps);
+            count = simplify(BinaryNode::make(BinaryOp::Div, add(count, ConstNode::make_int(t, warps - 1)), per));
+        }
+        body = ForNode::make(blocks[i], ConstNode::make_int(t, 0), count, ConstNode::make_int(t, 1), body,
+                             f->axis, ForKind::GpuBlock, dims[i]);
+    }
+    return {body, {}};
+}
+
 } // namespace
 
 GpuMapped map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping) {
@@ -173,13 +240,14 @@ GpuMapped map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping) {
         auto it = std::find(a.begin(), a.end(), axis);
         return it == a.end() ? -1 : int(it - a.begin());
     };
-    if (mapping.tiles || mapping.block_per_cell) {
+    if (mapping.tiles || mapping.block_per_cell || mapping.warp_per_cell) {
         std::vector<int> dims;
         for (const ForNode* f : loops) {
             dims.push_back(dim_of_axis(f->axis));
             if (dims.back() < 0)
                 throw InternalError("map_to_gpu: blocks need every axis on the grid (check_schedule)");
         }
+        if (mapping.warp_per_cell) return map_cells_to_warps(loops, inner, dims, mapping.block[0] / kWarpLanes);
         return mapping.tiles ? map_tiles(loops, inner, mapping, dims)
                              : map_cells_to_blocks(loops, inner, dims);
     }

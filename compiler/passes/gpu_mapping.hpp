@@ -25,6 +25,9 @@ struct ThreadMapping {
     /// One block per cell (Schedule::reduce_in_block): the loops are bound to blocks, and the
     /// block's threads share the cell's statements.
     bool block_per_cell = false;
+    /// One warp per cell (Schedule::reduce_in_warp): block[0] / 32 cells per block along x, the
+    /// warp's lanes sharing the cell's statements.
+    bool warp_per_cell = false;
     std::array<int, 3> block{1, 1, 1};
 };
 
@@ -67,7 +70,12 @@ ThreadMapping plan_thread_mapping(const FieldInfo& primary, const Schedule& sche
 /// and the cell's statements shared by the block's threads: a loop over an index axis that
 /// stores (y(k) = ...) becomes a Cooperative loop, any other statement that stores runs on one
 /// thread (a GpuThread loop over [0, 1)), and the rest (declarations, reductions' loops) runs on
-/// every thread alike until reduce_in_blocks shares the reductions.
+/// every thread alike until reduce_in_blocks shares the reductions. With a warp per cell: a
+/// GpuBlock loop per mapped axis, along x a GpuWarp loop over the block's warps (cell = block *
+/// warps + warp, guarded by the extent), each counter declared from its block and warp, and
+/// the cell's statements in a WarpLane loop: a loop over an index axis that stores runs over
+/// every 32nd element from the lane's own, any other statement that stores on lane 0, and the
+/// rest on every lane alike until reduce_in_warps shares the reductions.
 GpuMapped map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping);
 
 } // namespace loom::ir

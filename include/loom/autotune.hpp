@@ -33,6 +33,7 @@ namespace loom {
 /// A field of Schedule that autotuning varies.
 enum class Knob : unsigned char {
     ReduceInBlock, ///< Schedule::reduce_in_block (kernels with reductions)
+    ReduceInWarp,  ///< Schedule::reduce_in_warp (kernels with reductions)
     SharedTiles,   ///< Schedule::shared_tiles (kernels that read at neighbouring cells)
     VectorWidth,   ///< Schedule::vector_width
     CellsPerThread,

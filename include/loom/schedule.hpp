@@ -61,7 +61,7 @@ struct Schedule {
     /// (KernelFunction::autotune tries lanes on any kernel). Fields the cell both reads and
     /// writes, and types with no vector (int64, bool, ...) stay scalar; where nothing is left for lanes the
     /// kernel runs scalar and Kernel::schedule() says 1. Needs a unit step along that axis,
-    /// and not shared_tiles, reduce_in_block, a manual grid, several fused stages, or
+    /// and not shared_tiles, reduce_in_block, reduce_in_warp, a manual grid, several fused stages, or
     /// cells_per_thread along the lanes' axis. CUDA only: the CPU target ignores it.
     int vector_width = 0;
     /// Shared-memory tiles: each block first copies what its cells read of every field read at
@@ -82,6 +82,19 @@ struct Schedule {
     /// kernel is compiled for exactly that block. Needs at most three axes, bounds that use no
     /// other counter, and not shared_tiles. The CPU target runs it too, a block at a time.
     bool reduce_in_block = false;
+    /// One warp per cell: the block's threads as warps of 32, each warp computing one cell (a
+    /// LayerNorm or softmax row), block/32 cells per block. Each reduction is combined by every
+    /// lane over every 32nd term, then by shuffles within the warp (the same order on every run
+    /// and on the CPU), with no shared memory and no barrier; an assignment that writes every
+    /// element of an index axis shares its elements among the lanes. Where the cell reads a
+    /// field along an index axis of at most kMaxRowRegisters (128) elements per lane whose
+    /// extent is a multiple of 32, each lane keeps its elements of the row in registers from the
+    /// first pass to the last, so the row is read from memory once. For rows of up to a few
+    /// thousand elements (docs/performance.md). `block` is then (32 w, 1, 1), w warps from 1 to
+    /// 32 (unset: (256, 1, 1)), and the kernel is compiled for exactly that block. Needs at most
+    /// three axes, bounds that use no other counter, and not shared_tiles or reduce_in_block.
+    /// The CPU target runs it too, its lanes one after the other between the warp reductions.
+    bool reduce_in_warp = false;
 
     /// One line, the fields as C++ names them: "block = (64, 4, 1), cells_per_thread = 4, ...";
     /// an open field reads "choose".

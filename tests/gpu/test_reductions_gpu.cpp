@@ -1,5 +1,5 @@
-// Reductions on the GPU: LayerNorm written with sum/mean over an IndexVar (one thread per row,
-// the reductions as loops), against the double-precision reference on fresh random data with the
+// Reductions on the GPU: LayerNorm written with sum/mean over an IndexVar (by default a warp per
+// row; a thread per row where the block is not whole warps along x), against the double-precision reference on fresh random data with the
 // output poisoned first.
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tests/support/layer_norm.hpp"
@@ -32,6 +32,9 @@ TEST(GpuReductions, LayerNormMatchesTheReference) {
     LOOM_REQUIRE_GPU();
     check_layer_norm_gpu(1000, 768, 41); // a partial last block
     check_layer_norm_gpu(3, 100, 42);
+    Schedule threads;
+    threads.block = std::array<int, 3>{64, 2, 1}; // a thread per row, the reductions as loops
+    check_layer_norm_gpu(1000, 768, 46, threads);
 }
 
 // Schedule::reduce_in_block: a block per row, partial sums and a tree in shared memory (run

@@ -91,20 +91,49 @@ TEST(Reductions, MaxAndMinInBlocksOverA2DGridMatchTheLoops) {
     }
 }
 
+// By default a LayerNorm row gets a warp (its reductions run over 768 >= kMinWarpReduction
+// terms): each lane loads its 24 elements once, then two reductions and the output each loop
+// over them, unrolled 24 times, not 768. With a thread per row (asked for with another block
+// shape) each is a loop over all 768.
 TEST(Reductions, LayerNormIsAShortKernelWithLoopsNotUnrolledSums) {
+    auto loops = [](const std::string& src, const std::string& head) {
+        std::size_t n = 0;
+        for (std::size_t at = src.find(head); at != std::string::npos; at = src.find(head, at + 1)) ++n;
+        return n;
+    };
     Kernel k = test::layer_norm_kernel(768, Target::CUDA, "layer_norm");
+    EXPECT_TRUE(k.schedule().reduce_in_warp) << k.schedule().describe();
     const std::string src = k.source();
-    const auto lines = std::count(src.begin(), src.end(), '\n');
-    EXPECT_LE(lines, 150) << src;
-    // Two reductions and the elementwise loop, each one loop over k, none unrolled by pragma.
-    std::size_t loops = 0;
-    for (std::size_t at = src.find("for (int k = 0; k < 768; ++k)"); at != std::string::npos;
-         at = src.find("for (int k = 0; k < 768; ++k)", at + 1))
-        ++loops;
-    EXPECT_EQ(loops, 3u) << src;
-    EXPECT_EQ(src.find("#pragma unroll"), std::string::npos) << src;
-    EXPECT_NE(src.find("float sum_k = 0.0f;"), std::string::npos) << src;
+    EXPECT_LE(std::count(src.begin(), src.end(), '\n'), 150) << src;
+    EXPECT_EQ(loops(src, "for (int c = 0; c < 24; ++c)"), 4u) << src; // load, 2 reductions, output
+    EXPECT_LE(loops(src, "x_row["), 6u) << src;
     test::expect_compiles_for_sm90(k);
+
+    Schedule threads;
+    threads.block = std::array<int, 3>{64, 2, 1}; // not whole warps in a row: a thread per row
+    Kernel t = test::layer_norm_kernel(768, Target::CUDA, "layer_norm_threads", threads);
+    EXPECT_FALSE(t.schedule().reduce_in_warp);
+    const std::string tsrc = t.source();
+    EXPECT_EQ(loops(tsrc, "for (int k = 0; k < 768; ++k)"), 3u) << tsrc;
+    EXPECT_EQ(tsrc.find("#pragma unroll"), std::string::npos) << tsrc;
+    EXPECT_NE(tsrc.find("float sum_k = 0.0f;"), std::string::npos) << tsrc;
+    test::expect_compiles_for_sm90(t);
+}
+
+// A reduction over fewer than kMinWarpReduction terms (a lattice Boltzmann cell's density over
+// 19 populations) stays in the cell's thread.
+TEST(Reductions, ShortReductionsStayInTheirThreadByDefault) {
+    Field f = make_field("f", ScalarType::Float32, 2, {{19}});
+    Field rho = make_field("rho", ScalarType::Float32, 2);
+    IndexVar q("q", 19), p("p", 32);
+    Kernel k = create_kernel(Assignment(rho.center(), sum(q, f(q))), {.name = "density"});
+    EXPECT_FALSE(k.schedule().reduce_in_warp) << k.schedule().describe();
+    EXPECT_EQ(k.schedule().cells_per_thread, 4);
+    Field g = make_field("g", ScalarType::Float32, 2, {{32}});
+    Kernel wide = create_kernel(Assignment(rho.center(), sum(p, g(p))), {.name = "sum32"});
+    EXPECT_TRUE(wide.schedule().reduce_in_warp) << wide.schedule().describe();
+    EXPECT_EQ(wide.schedule().cells_per_thread, 1);
+    test::expect_compiles_for_sm90(wide);
 }
 
 TEST(Reductions, MaxMinAndSumOfIntegersAndNestedReductions) {

@@ -1,0 +1,193 @@
+// Row kernels of issue 14 against copy: LayerNorm, RMSNorm and softmax (the maximum subtracted),
+// float32, at 65536 x 768, 8192 x 4096 and 262144 x 128 (each 192 MiB, several times the L2),
+// and LayerNorm at 128 x 768 and 140 x 4096, where the launch dominates; with a block per row
+// (Schedule::reduce_in_block) and a warp per row (Schedule::reduce_in_warp). Each kernel is
+// checked against a double-precision loop on sampled rows before it is timed (median of 50
+// event-timed runs after a warm-up); ratios are to a 2 GiB device-to-device copy of the same run.
+// torch's figures come from bench/rows_torch.py, run beside it by tools/gpu-check. Plain main;
+// without a GPU it compiles every kernel for sm_90 and exits 0:
+//   ./build-gpu/bench/bench_rows [--json PATH]
+#include "bench/event_timer.hpp"
+#include "bench/harness.hpp"
+#include "runtime/driver.hpp"
+
+#include <loom/loom.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace loom;
+
+enum class Op { LayerNorm, RmsNorm, Softmax };
+const char* op_name(Op op) { return op == Op::LayerNorm ? "LayerNorm" : op == Op::RmsNorm ? "RMSNorm" : "softmax"; }
+
+Kernel row_kernel(Op op, int width, const Schedule& s, const std::string& name) {
+    Field x = make_field("x", ScalarType::Float32, 1, {{width}});
+    Field y = make_field("y", ScalarType::Float32, 1, {{width}});
+    Field w = make_field("w", ScalarType::Float32, std::vector<std::int64_t>{width});
+    Field b = make_field("b", ScalarType::Float32, std::vector<std::int64_t>{width});
+    IndexVar k("k", width);
+    AssignmentCollection c;
+    if (op == Op::LayerNorm) {
+        Expr m = c.subexpression("mean", mean(k, x(k)));
+        Expr var = c.subexpression("variance", mean(k, (x(k) - m) * (x(k) - m)));
+        Expr rstd = c.subexpression("rstd", rsqrt(var + param<float>("eps")));
+        c.add({y(k), (x(k) - m) * rstd * w.at({k}) + b.at({k})});
+    } else if (op == Op::RmsNorm) {
+        Expr rs = c.subexpression("rms", rsqrt(mean(k, x(k) * x(k)) + param<float>("eps")));
+        c.add({y(k), x(k) * rs * w.at({k})});
+    } else {
+        Expr m = c.subexpression("row_max", max(k, x(k)));
+        Expr total = c.subexpression("total", sum(k, exp(x(k) - m)));
+        c.add({y(k), exp(x(k) - m) / total});
+    }
+    KernelConfig cfg;
+    cfg.name = name;
+    cfg.index_type = ScalarType::Int32;
+    return create_kernel(c, cfg, s);
+}
+
+/// The reference of one row, in double precision.
+std::vector<double> reference(Op op, const float* x, const std::vector<float>& w, const std::vector<float>& b,
+                              int width) {
+    std::vector<double> y(std::size_t(width), 0.0);
+    double s = 0, q = 0, m = -INFINITY;
+    for (int k = 0; k < width; ++k) s += x[k], q += double(x[k]) * x[k], m = std::max(m, double(x[k]));
+    if (op == Op::LayerNorm) {
+        const double mu = s / width;
+        double v = 0;
+        for (int k = 0; k < width; ++k) v += (x[k] - mu) * (x[k] - mu);
+        const double rs = 1 / std::sqrt(v / width + 1e-5);
+        for (int k = 0; k < width; ++k) y[std::size_t(k)] = (x[k] - mu) * rs * w[std::size_t(k)] + b[std::size_t(k)];
+    } else if (op == Op::RmsNorm) {
+        const double rs = 1 / std::sqrt(q / width + 1e-5);
+        for (int k = 0; k < width; ++k) y[std::size_t(k)] = x[k] * rs * w[std::size_t(k)];
+    } else {
+        double e = 0;
+        for (int k = 0; k < width; ++k) e += std::exp(x[k] - m);
+        for (int k = 0; k < width; ++k) y[std::size_t(k)] = std::exp(x[k] - m) / e;
+    }
+    return y;
+}
+
+struct Result {
+    std::string name, schedule;
+    double ms = NAN, ratio = NAN;
+    bool ok = true;
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::string json;
+    for (int i = 1; i < argc; ++i)
+        if (std::string(argv[i]) == "--json" && i + 1 < argc) json = argv[++i];
+    struct Shape {
+        std::int64_t rows;
+        int width;
+    };
+    const std::vector<Shape> big = {{65536, 768}, {8192, 4096}, {262144, 128}};
+    const std::vector<Shape> small = {{128, 768}, {140, 4096}};
+    auto schedules = [](int width) {
+        std::vector<std::pair<std::string, Schedule>> s;
+        Schedule block;
+        block.reduce_in_block = true;
+        block.block = std::array<int, 3>{width >= 2048 ? 512 : 256, 1, 1};
+        s.push_back({"a block of " + std::to_string((*block.block)[0]) + " per row", block});
+        for (int threads : {128, 256}) {
+            Schedule warp;
+            warp.reduce_in_warp = true;
+            warp.block = std::array<int, 3>{threads, 1, 1};
+            s.push_back({"a warp per row, blocks of " + std::to_string(threads), warp});
+        }
+        return s;
+    };
+    if (!cuda_available()) {
+        for (Op op : {Op::LayerNorm, Op::RmsNorm, Op::Softmax})
+            for (const Shape& sh : big)
+                for (auto& [label, s] : schedules(sh.width)) row_kernel(op, sh.width, s, "rows").cubin(90);
+        std::printf("bench_rows: no GPU here (%s); every kernel compiled for sm_90, nothing timed.\n",
+                    cuda_unavailable_reason().c_str());
+        return 0;
+    }
+    bench::TempCacheDir cache;
+    Context::current(); // the device's context in this thread, before the timer's events
+    bench::EventTimer timer(nullptr, 50);
+    // The copy ceiling: 2 GiB device to device.
+    const std::size_t bytes = std::size_t(2) << 30;
+    auto csrc = DeviceArray<float>::uninitialized({std::int64_t(bytes / 4)});
+    auto cdst = DeviceArray<float>::uninitialized({std::int64_t(bytes / 4)});
+    csrc.fill(1.5f);
+    const double copy_ms = timer.median_ms([&] {
+        check(driver().cuMemcpyDtoD(cdst.data(), csrc.data(), bytes), "cuMemcpyDtoD");
+    });
+    const double copy_gbs = 2.0 * double(bytes) / (copy_ms * 1e6);
+    std::printf("bench_rows on %s, %s; copy 2 GiB: %.0f GB/s\n", device_info().name.c_str(), bench::utc_now().c_str(),
+                copy_gbs);
+    std::vector<Result> results;
+    bool wrong = false;
+    std::mt19937_64 rng(5);
+    auto run = [&](Op op, const Shape& sh) {
+        const std::size_t n = std::size_t(sh.rows) * std::size_t(sh.width);
+        std::vector<float> xv(n), wv(std::size_t(sh.width)), bv(std::size_t(sh.width));
+        std::uniform_real_distribution<float> d(-2, 2);
+        for (float& v : xv) v = d(rng);
+        for (float& v : wv) v = d(rng);
+        for (float& v : bv) v = d(rng);
+        auto x = DeviceArray<float>::from_host(xv, {sh.rows, sh.width});
+        auto y = DeviceArray<float>::uninitialized({sh.rows, sh.width});
+        auto w = DeviceArray<float>::from_host(wv, {sh.width});
+        auto b = DeviceArray<float>::from_host(bv, {sh.width});
+        for (auto& [label, s] : schedules(sh.width)) {
+            Result r;
+            r.name = std::string(op_name(op)) + " f32 " + std::to_string(sh.rows) + "x" + std::to_string(sh.width);
+            r.schedule = label;
+            KernelFunction f = row_kernel(op, sh.width, s, "rows").compile();
+            Args a = op == Op::Softmax ? args("x", x, "y", y) : op == Op::RmsNorm ? args("x", x, "y", y, "w", w, "eps", 1e-5f)
+                                                                                 : args("x", x, "y", y, "w", w, "b", b, "eps", 1e-5f);
+            y.fill(std::nanf(""));
+            f(a);
+            f.synchronize();
+            std::vector<float> got = y.to_host();
+            for (std::int64_t row = 0; row < sh.rows && r.ok; row += 997) {
+                std::vector<double> want = reference(op, &xv[std::size_t(row) * std::size_t(sh.width)], wv, bv, sh.width);
+                for (int k = 0; k < sh.width && r.ok; ++k) {
+                    const double g = got[std::size_t(row) * std::size_t(sh.width) + std::size_t(k)];
+                    r.ok = std::abs(g - want[std::size_t(k)]) <= 1e-4 * (1 + std::abs(want[std::size_t(k)]));
+                }
+            }
+            if (r.ok) {
+                r.ms = timer.median_ms([&] { f(a); });
+                r.ratio = 2.0 * double(n) * 4 / (r.ms * 1e6) / copy_gbs;
+            }
+            wrong = wrong || !r.ok;
+            std::printf("  %-28s %-34s %9.4f ms  %s\n", r.name.c_str(), r.schedule.c_str(), r.ms,
+                        r.ok ? (bench::fixed(r.ratio, 3) + " of copy").c_str() : "WRONG RESULT, not timed");
+            std::fflush(stdout);
+            results.push_back(r);
+        }
+    };
+    for (Op op : {Op::LayerNorm, Op::RmsNorm, Op::Softmax})
+        for (const Shape& sh : big) run(op, sh);
+    for (const Shape& sh : small) run(Op::LayerNorm, sh);
+    if (!json.empty()) {
+        FILE* out = std::fopen(json.c_str(), "w");
+        if (!out) return 1;
+        std::fprintf(out, "{\"device\": %s, \"copy_gbs\": %s, \"rows\": [\n", bench::json_string(device_info().name).c_str(),
+                     bench::json_number(copy_gbs).c_str());
+        for (std::size_t i = 0; i < results.size(); ++i)
+            std::fprintf(out, "  {\"name\": %s, \"schedule\": %s, \"ms\": %s, \"ratio\": %s, \"ok\": %s}%s\n",
+                         bench::json_string(results[i].name).c_str(), bench::json_string(results[i].schedule).c_str(),
+                         bench::json_number(results[i].ms).c_str(), bench::json_number(results[i].ratio).c_str(),
+                         results[i].ok ? "true" : "false", i + 1 < results.size() ? "," : "");
+        std::fprintf(out, "]}\n");
+        std::fclose(out);
+    }
+    return wrong ? 1 : 0;
+}

@@ -1,0 +1,29 @@
+// Rows in registers (reduce_in_warp): a LayerNorm's row read from memory once, not once per pass.
+#pragma once
+
+#include "compiler/ir/ir.hpp"
+
+#include <cstdint>
+
+namespace loom::ir {
+
+/// The most elements of rows one lane keeps in registers (all its rows together): a row of
+/// 4096 floats is 128 per lane. An H100 reached 0.85 of copy with that for LayerNorm at
+/// 8192 x 4096, against 0.45 reading the row again for each pass (docs/performance.md).
+inline constexpr std::int64_t kMaxRowRegisters = 128;
+
+/// In each warp's lane loop (ForKind::WarpLane) of a body mapped one warp per cell: the loops at
+/// its top level (in blocks of statements, not in other loops or conditions) over every 32nd element of an index axis from the lane's own (`for k in [lane,
+/// K) step 32`, K a constant multiple of 32: reduce_in_warps' shares and map_to_gpu's stores)
+/// read rows of fields the kernel does not write (`x[cell, k]`, every other coordinate fixed
+/// in the lane's loop). Each such row that two or more of the loops read (a LayerNorm's x in
+/// its mean, variance and output passes, not its weights), in the order of first reads while
+/// the lane's rows hold
+/// at most kMaxRowRegisters elements in all, becomes a local array of K / 32 (`<field>_row`)
+/// allocated around the lane loop and filled at its top (element c from `x[cell, lane + 32 c]`),
+/// and every loop that reads it runs unrolled over c with k = lane + 32 c, reading element c of
+/// the array. On the GPU the arrays are the lane's registers; warp_lockstep gives each lane its
+/// own on the CPU. A body without such loops is returned as it is.
+Stmt cache_rows(const Stmt& body);
+
+} // namespace loom::ir

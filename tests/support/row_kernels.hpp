@@ -1,0 +1,127 @@
+// Row kernels written with loom's reductions (softmax with the maximum subtracted, RMSNorm,
+// log-sum-exp, residual add + LayerNorm) and their double-precision references: shared by the
+// CPU tests (tests/unit/test_row_kernels.cpp) and the GPU tests (tests/gpu/test_row_kernels_gpu.cpp).
+// LayerNorm itself lives in tests/support/layer_norm.hpp.
+#pragma once
+
+#include <loom/loom.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace loom::test {
+
+inline KernelConfig row_config(Target target, const std::string& name) {
+    KernelConfig cfg;
+    cfg.target = target;
+    cfg.name = name;
+    return cfg;
+}
+
+/// y(k) = exp(x(k) - max) / sum(exp(x(k) - max)) per row of `width`.
+inline Kernel softmax_kernel(int width, Target target, const std::string& name, const Schedule& s = {}) {
+    Field x = make_field("x", ScalarType::Float32, 1, {{width}});
+    Field y = make_field("y", ScalarType::Float32, 1, {{width}});
+    IndexVar k("k", width);
+    AssignmentCollection c;
+    Expr m = c.subexpression("row_max", max(k, x(k)));
+    Expr total = c.subexpression("total", sum(k, exp(x(k) - m)));
+    c.add({y(k), exp(x(k) - m) / total});
+    return create_kernel(c, row_config(target, name), s);
+}
+
+/// y(k) = x(k) * rsqrt(mean(x^2) + eps) * w(k).
+inline Kernel rms_norm_kernel(int width, Target target, const std::string& name, const Schedule& s = {}) {
+    Field x = make_field("x", ScalarType::Float32, 1, {{width}});
+    Field y = make_field("y", ScalarType::Float32, 1, {{width}});
+    Field w = make_field("w", ScalarType::Float32, std::vector<std::int64_t>{width});
+    IndexVar k("k", width);
+    AssignmentCollection c;
+    Expr rs = c.subexpression("rms", rsqrt(mean(k, x(k) * x(k)) + param<float>("eps")));
+    c.add({y(k), x(k) * rs * w.at({k})});
+    return create_kernel(c, row_config(target, name), s);
+}
+
+/// lse = max + log(sum(exp(x(k) - max))): one value per row.
+inline Kernel log_sum_exp_kernel(int width, Target target, const std::string& name, const Schedule& s = {}) {
+    Field x = make_field("x", ScalarType::Float32, 1, {{width}});
+    Field lse = make_field("lse", ScalarType::Float32, 1);
+    IndexVar k("k", width);
+    AssignmentCollection c;
+    Expr m = c.subexpression("row_max", max(k, x(k)));
+    c.add({lse.center(), m + log(sum(k, exp(x(k) - m)))});
+    return create_kernel(c, row_config(target, name), s);
+}
+
+/// h(k) = x(k) + r(k), then y = LayerNorm(h) with weight w and bias b: the sum is written too.
+inline Kernel add_layer_norm_kernel(int width, Target target, const std::string& name, const Schedule& s = {}) {
+    Field x = make_field("x", ScalarType::Float32, 1, {{width}});
+    Field r = make_field("r", ScalarType::Float32, 1, {{width}});
+    Field h = make_field("h", ScalarType::Float32, 1, {{width}});
+    Field y = make_field("y", ScalarType::Float32, 1, {{width}});
+    Field w = make_field("w", ScalarType::Float32, std::vector<std::int64_t>{width});
+    Field b = make_field("b", ScalarType::Float32, std::vector<std::int64_t>{width});
+    IndexVar k("k", width);
+    AssignmentCollection c;
+    Expr m = c.subexpression("mean", mean(k, x(k) + r(k)));
+    Expr var = c.subexpression("variance", mean(k, (x(k) + r(k) - m) * (x(k) + r(k) - m)));
+    Expr rstd = c.subexpression("rstd", rsqrt(var + param<float>("eps")));
+    c.add({h(k), x(k) + r(k)});
+    c.add({y(k), (x(k) + r(k) - m) * rstd * w.at({k}) + b.at({k})});
+    return create_kernel(c, row_config(target, name), s);
+}
+
+inline std::vector<double> softmax_reference(const std::vector<float>& x, int rows, int width) {
+    std::vector<double> y(x.size());
+    for (int r = 0; r < rows; ++r) {
+        const float* row = &x[std::size_t(r) * width];
+        double m = -INFINITY, s = 0;
+        for (int k = 0; k < width; ++k) m = std::max(m, double(row[k]));
+        for (int k = 0; k < width; ++k) s += std::exp(row[k] - m);
+        for (int k = 0; k < width; ++k) y[std::size_t(r) * width + k] = std::exp(row[k] - m) / s;
+    }
+    return y;
+}
+
+inline std::vector<double> rms_norm_reference(const std::vector<float>& x, const std::vector<float>& w, int rows,
+                                              int width, double eps) {
+    std::vector<double> y(x.size());
+    for (int r = 0; r < rows; ++r) {
+        const float* row = &x[std::size_t(r) * width];
+        double q = 0;
+        for (int k = 0; k < width; ++k) q += double(row[k]) * row[k];
+        const double rs = 1 / std::sqrt(q / width + eps);
+        for (int k = 0; k < width; ++k) y[std::size_t(r) * width + k] = row[k] * rs * w[k];
+    }
+    return y;
+}
+
+inline std::vector<double> log_sum_exp_reference(const std::vector<float>& x, int rows, int width) {
+    std::vector<double> out(static_cast<std::size_t>(rows), 0.0);
+    for (int r = 0; r < rows; ++r) {
+        const float* row = &x[std::size_t(r) * width];
+        double m = -INFINITY, s = 0;
+        for (int k = 0; k < width; ++k) m = std::max(m, double(row[k]));
+        for (int k = 0; k < width; ++k) s += std::exp(row[k] - m);
+        out[std::size_t(r)] = m + std::log(s);
+    }
+    return out;
+}
+
+/// |got - want| <= tol (1 + |want|) everywhere, or the first element that is not.
+inline ::testing::AssertionResult rows_close(const std::vector<float>& got, const std::vector<double>& want,
+                                             int width, double tol = 2e-5) {
+    if (got.size() != want.size()) return ::testing::AssertionFailure() << "sizes differ";
+    for (std::size_t i = 0; i < want.size(); ++i)
+        if (!(std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i]))))
+            return ::testing::AssertionFailure() << "row " << i / std::size_t(width) << ", element "
+                                                 << i % std::size_t(width) << " of " << width << ": got " << got[i]
+                                                 << ", expected " << want[i];
+    return ::testing::AssertionSuccess();
+}
+
+} // namespace loom::test

@@ -1,0 +1,185 @@
+// Row kernels with a warp per row (Schedule::reduce_in_warp) on the CPU target, which runs the
+// same loops as the GPU (its lanes one after the other between the warp reductions, each lane's
+// registers an array of its own), against hand-written double-precision loops on fresh random
+// data with the outputs poisoned; the CUDA source of each is compiled by NVRTC.
+#include "tests/support/cpu_config.hpp"
+#include "tests/support/expect_error.hpp"
+#include "tests/support/layer_norm.hpp"
+#include "tests/support/nvrtc_check.hpp"
+#include "tests/support/row_kernels.hpp"
+
+#include <loom/loom.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace loom {
+namespace {
+
+using test::cpu;
+
+Schedule warps(int block = 256) {
+    Schedule s;
+    s.reduce_in_warp = true;
+    s.block = std::array<int, 3>{block, 1, 1};
+    return s;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+void check_layer_norm(int rows, int width, std::uint64_t seed, const Schedule& s) {
+    const std::string name = "warp_layer_norm_" + std::to_string(width);
+    Kernel gpu = test::layer_norm_kernel(width, Target::CUDA, name, s);
+    test::expect_compiles_for_sm90(gpu);
+    KernelFunction f = test::layer_norm_kernel(width, Target::CPU, name, s).compile();
+    const std::size_t n = std::size_t(rows) * width;
+    std::vector<float> xv = test::uniform_floats(n, seed), wv = test::uniform_floats(width, seed + 1),
+                       bv = test::uniform_floats(width, seed + 2);
+    const float eps = 1e-5f;
+    auto y = HostArray<float>::from_host(std::vector<float>(n, std::nanf("")), {rows, width});
+    f(args("x", HostArray<float>::from_host(xv, {rows, width}), "y", y, "w", HostArray<float>::from_host(wv, {width}),
+           "b", HostArray<float>::from_host(bv, {width}), "eps", eps));
+    EXPECT_TRUE(test::layer_norm_close(y.to_host(), test::layer_norm_reference(xv, wv, bv, rows, width, eps), width))
+        << "width " << width;
+}
+
+// 37 rows: the last block of 8 warps has 5 rows. Widths: 768 and 4096 rows kept in registers
+// (24 and 128 per lane), 100 (not a multiple of the warp) and 8192 (256 per lane, past the
+// limit) read from memory in each pass, 1 (31 lanes without a term).
+TEST(RowKernels, LayerNormWithAWarpPerRowMatchesAReferenceOnTheCpu) {
+    check_layer_norm(37, 768, 61, warps());
+    check_layer_norm(37, 100, 62, warps());
+    check_layer_norm(5, 1, 63, warps(32));
+    check_layer_norm(9, 4096, 64, warps(128));
+    check_layer_norm(3, 8192, 65, warps(64));
+}
+
+// The kernel a user reads: rows in registers, loaded once; each reduction a lane's share and
+// one warp_reduce; no shared memory for the reductions and no barrier after the weights'.
+TEST(RowKernels, LayerNormKeepsItsRowInRegistersAndReducesByShuffles) {
+    const std::string src = test::layer_norm_kernel(768, Target::CUDA, "ln_warp", warps()).source();
+    EXPECT_NE(src.find("float x_row[24];"), std::string::npos) << src;
+    EXPECT_EQ(count(src, "x_row[c] = x["), 1u) << src;             // x read from memory once
+    EXPECT_EQ(count(src, "x[x_stride_0"), 1u) << src;
+    EXPECT_EQ(count(src, "loom::warp_reduce("), 2u) << src;        // mean and variance
+    EXPECT_EQ(count(src, "__syncthreads()"), 1u) << src;           // the staged weights' only
+    EXPECT_EQ(src.find("_partial"), std::string::npos) << src;     // no shared partial sums
+    EXPECT_EQ(src.find("w_row"), std::string::npos) << src;        // weights read once: not kept
+    EXPECT_NE(src.find("if (block_x * 8 + warp < size_0)"), std::string::npos) << src;
+    // 8192 per row is 256 per lane, past kMaxRowRegisters: each pass reads x again.
+    const std::string wide = test::layer_norm_kernel(8192, Target::CUDA, "ln_wide", warps()).source();
+    EXPECT_EQ(wide.find("x_row"), std::string::npos) << wide;
+    EXPECT_EQ(count(wide, "x[x_stride_0"), 4u) << wide; // the variance reads it twice
+}
+
+TEST(RowKernels, SoftmaxWithTheMaximumSubtractedMatchesAReferenceOnTheCpu) {
+    for (int width : {768, 128, 50}) {
+        const int rows = 21;
+        const std::string name = "softmax_" + std::to_string(width);
+        test::expect_compiles_for_sm90(test::softmax_kernel(width, Target::CUDA, name, warps()));
+        KernelFunction f = test::softmax_kernel(width, Target::CPU, name, warps()).compile();
+        std::vector<float> xv = test::uniform_floats(std::size_t(rows) * width, 70 + width);
+        for (float& v : xv) v *= 20; // exp would overflow without the maximum subtracted
+        auto y = HostArray<float>::from_host(std::vector<float>(xv.size(), std::nanf("")), {rows, width});
+        f(args("x", HostArray<float>::from_host(xv, {rows, width}), "y", y));
+        EXPECT_TRUE(test::rows_close(y.to_host(), test::softmax_reference(xv, rows, width), width, 1e-5));
+    }
+}
+
+TEST(RowKernels, RmsNormLogSumExpAndResidualLayerNormMatchReferencesOnTheCpu) {
+    const int rows = 19, width = 256;
+    const std::size_t n = std::size_t(rows) * width;
+    std::vector<float> xv = test::uniform_floats(n, 81), rv = test::uniform_floats(n, 82),
+                       wv = test::uniform_floats(width, 83), bv = test::uniform_floats(width, 84);
+    const float eps = 1e-6f;
+    auto x = HostArray<float>::from_host(xv, {rows, width});
+    {
+        test::expect_compiles_for_sm90(test::rms_norm_kernel(width, Target::CUDA, "rms", warps(128)));
+        auto y = HostArray<float>::from_host(std::vector<float>(n, std::nanf("")), {rows, width});
+        test::rms_norm_kernel(width, Target::CPU, "rms", warps(128))
+            .compile()(args("x", x, "y", y, "w", HostArray<float>::from_host(wv, {width}), "eps", eps));
+        EXPECT_TRUE(test::rows_close(y.to_host(), test::rms_norm_reference(xv, wv, rows, width, eps), width));
+    }
+    {
+        test::expect_compiles_for_sm90(test::log_sum_exp_kernel(width, Target::CUDA, "lse", warps(64)));
+        auto lse = HostArray<float>::from_host(std::vector<float>(rows, std::nanf("")), {rows});
+        test::log_sum_exp_kernel(width, Target::CPU, "lse", warps(64)).compile()(args("x", x, "lse", lse));
+        EXPECT_TRUE(test::rows_close(lse.to_host(), test::log_sum_exp_reference(xv, rows, width), 1));
+    }
+    {
+        test::expect_compiles_for_sm90(test::add_layer_norm_kernel(width, Target::CUDA, "add_ln", warps()));
+        auto h = HostArray<float>::from_host(std::vector<float>(n, std::nanf("")), {rows, width});
+        auto y = HostArray<float>::from_host(std::vector<float>(n, std::nanf("")), {rows, width});
+        test::add_layer_norm_kernel(width, Target::CPU, "add_ln", warps())
+            .compile()(args("x", x, "r", HostArray<float>::from_host(rv, {rows, width}), "h", h, "y", y, "w",
+                            HostArray<float>::from_host(wv, {width}), "b", HostArray<float>::from_host(bv, {width}),
+                            "eps", eps));
+        std::vector<float> sum(n);
+        for (std::size_t i = 0; i < n; ++i) sum[i] = xv[i] + rv[i];
+        std::vector<double> want_h(sum.begin(), sum.end());
+        EXPECT_TRUE(test::rows_close(h.to_host(), want_h, width, 0));
+        EXPECT_TRUE(test::rows_close(y.to_host(), test::layer_norm_reference(sum, wv, bv, rows, width, eps), width));
+    }
+}
+
+// A 2D grid of cells (a warp per cell along x, a block row per y), max and min, and a reduction
+// nested in another's body, which stays a loop of its lane.
+TEST(RowKernels, MaxMinAndNestedReductionsInWarpsOverA2DGrid) {
+    const int width = 64;
+    Field u = make_field("u", ScalarType::Float64, 2, {{width}});
+    Field out = make_field("out", ScalarType::Float64, 2);
+    IndexVar k("k", width), j("j", 8);
+    Expr spread = max(j, abs(u(j) - min(k, u(k))));
+    Kernel gpu = create_kernel(Assignment(out.center(), max(k, u(k)) - 2.0 * min(k, u(k)) + spread),
+                               test::row_config(Target::CUDA, "warp_max_min"), warps(64));
+    test::expect_compiles_for_sm90(gpu);
+    KernelFunction f = create_kernel(Assignment(out.center(), max(k, u(k)) - 2.0 * min(k, u(k)) + spread),
+                                     cpu("warp_max_min"), warps(64))
+                           .compile();
+    const std::int64_t rows = 5, cols = 7;
+    std::mt19937_64 rng(91);
+    std::uniform_real_distribution<double> d(-3, 3);
+    std::vector<double> uv(std::size_t(rows * cols * width));
+    for (double& v : uv) v = d(rng);
+    auto o = HostArray<double>::from_host(std::vector<double>(std::size_t(rows * cols), std::nan("")), {rows, cols});
+    f(args("u", HostArray<double>::from_host(uv, {rows, cols, width}), "out", o));
+    std::vector<double> got = o.to_host();
+    for (std::int64_t i = 0; i < rows * cols; ++i) {
+        const double* cell = &uv[std::size_t(i * width)];
+        double hi = -INFINITY, lo = INFINITY, sp = -INFINITY;
+        for (int a = 0; a < width; ++a) hi = std::max(hi, cell[a]), lo = std::min(lo, cell[a]);
+        for (int a = 0; a < 8; ++a) sp = std::max(sp, std::abs(cell[a] - lo));
+        EXPECT_NEAR(got[std::size_t(i)], hi - 2 * lo + sp, 1e-12) << "cell " << i;
+    }
+}
+
+TEST(RowKernels, AWarpPerRowNeedsABlockOfWholeWarpsAndNoOtherCooperation) {
+    auto ln = [](const Schedule& s) { test::layer_norm_kernel(64, Target::CPU, "bad_rows", s); };
+    Schedule both = warps();
+    both.reduce_in_block = true;
+    LOOM_EXPECT_ERROR(ln(both), UserError, {"kernel 'bad_rows' has Schedule::reduce_in_warp = true with reduce_in_block = true",
+                             "a cell belongs to one warp or to a whole block, not both",
+                             "set one of them to false"});
+    Schedule tiles = warps();
+    tiles.shared_tiles = true;
+    LOOM_EXPECT_ERROR(ln(tiles), UserError, {"reduce_in_warp = true with shared_tiles = true"});
+    LOOM_EXPECT_ERROR(ln(warps(48)), UserError, {"kernel 'bad_rows' has Schedule::block (48, 1, 1) with reduce_in_warp = true",
+                             "the block is (32 w, 1, 1) for w warps from 1 to 32", "e.g. (256, 1, 1)"});
+    Schedule flat = warps();
+    flat.block = std::array<int, 3>{64, 4, 1};
+    LOOM_EXPECT_ERROR(ln(flat), UserError, {"Schedule::block (64, 4, 1) with reduce_in_warp = true"});
+    Schedule lanes = warps();
+    lanes.vector_width = 4;
+    LOOM_EXPECT_ERROR(ln(lanes), UserError, {"vector_width = 4 with reduce_in_warp = true"});
+}
+
+} // namespace
+} // namespace loom
