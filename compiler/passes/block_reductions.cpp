@@ -18,6 +18,10 @@ Expr i32(std::int64_t v) { return ConstNode::make_int(ScalarType::Int32, v); }
 
 } // namespace
 
+namespace {
+
+/// The operator an accumulator loop combines with: its body is `acc = acc op term`, or a block
+/// ending so (the terms' own reductions first); else null.
 const BinaryNode* accumulator_update(const Stmt& body, const Expr& acc) {
     Stmt last = body;
     if (auto b = body.as<BlockNode>(); b && !b->stmts.empty()) last = b->stmts.back();
@@ -25,6 +29,30 @@ const BinaryNode* accumulator_update(const Stmt& body, const Expr& acc) {
     if (!a || !a->lhs.same_as(acc)) return nullptr;
     auto op = a->rhs.as<BinaryNode>();
     return op && op->a.same_as(acc) ? op : nullptr;
+}
+
+} // namespace
+
+Stmt share_reductions(const Stmt& s, const ShareReduction& share) {
+    if (auto a = s.as<AllocateNode>()) return AllocateNode::make(a->buffer, share_reductions(a->body, share));
+    auto b = s.as<BlockNode>();
+    if (!b) return s;
+    StmtList out;
+    for (std::size_t i = 0; i < b->stmts.size(); ++i) {
+        const Stmt& st = b->stmts[i];
+        auto d = st.as<DeclareNode>();
+        auto loop = i + 1 < b->stmts.size() ? b->stmts[i + 1].as<ForNode>() : nullptr;
+        const BinaryNode* op = nullptr;
+        if (d && loop && d->var.as<VarNode>()->role == VarRole::Accumulator && loop->kind == ForKind::Serial)
+            op = accumulator_update(loop->body, d->var);
+        if (!op) {
+            out.add(share_reductions(st, share));
+            continue;
+        }
+        share(st, b->stmts[i + 1], op->op, out);
+        ++i; // the loop is done
+    }
+    return out.build();
 }
 
 namespace {
@@ -35,26 +63,12 @@ public:
 
     /// The statements of a cell at block level, with their accumulator loops shared.
     Stmt cell(const Stmt& s) {
-        if (auto a = s.as<AllocateNode>()) return AllocateNode::make(a->buffer, cell(a->body));
-        auto b = s.as<BlockNode>();
-        if (!b) return s;
-        StmtList out;
-        for (std::size_t i = 0; i < b->stmts.size(); ++i) {
-            const Stmt& st = b->stmts[i];
-            auto d = st.as<DeclareNode>();
-            auto loop = i + 1 < b->stmts.size() ? b->stmts[i + 1].as<ForNode>() : nullptr;
-            const BinaryNode* op = nullptr;
-            if (d && loop && d->var.as<VarNode>()->role == VarRole::Accumulator &&
-                loop->kind == ForKind::Serial && is_const_value(loop->step, 1))
-                op = accumulator_update(loop->body, d->var);
-            if (!op) {
-                out.add(cell(st));
-                continue;
-            }
-            reduce(d, loop, op->op, out);
-            ++i; // the loop is done
-        }
-        return out.build();
+        return share_reductions(s, [this](const Stmt& d, const Stmt& loop, BinaryOp op, StmtList& out) {
+            if (is_const_value(loop.as<ForNode>()->step, 1))
+                return reduce(d.as<DeclareNode>(), loop.as<ForNode>(), op, out);
+            out.add(d); // a stepped loop stays the thread's own
+            out.add(loop);
+        });
     }
 
 private:

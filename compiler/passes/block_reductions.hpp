@@ -3,6 +3,8 @@
 
 #include "compiler/ir/ir.hpp"
 
+#include <functional>
+
 namespace loom::ir {
 
 /// In a body mapped one block per cell (map_to_gpu with ThreadMapping::block_per_cell), turns
@@ -21,8 +23,12 @@ namespace loom::ir {
 /// runs the rounds on arrays). Reductions nested in another loop stay serial loops of one thread.
 Stmt reduce_in_blocks(const Stmt& body, int threads);
 
-/// The operator an accumulator loop (from lower_reductions) combines with: its body is
-/// `acc = acc op term`, or a block ending so (the terms' own reductions first); else null.
-const BinaryNode* accumulator_update(const Stmt& body, const Expr& acc);
+/// A cell's statements with each of its reductions (from lower_reductions: an accumulator's
+/// declaration followed by its serial loop, whose body is `acc = acc op term` or a block ending
+/// so), found through blocks and allocations of statements but not inside other loops or
+/// conditions, replaced by what `share(declaration, loop, op, out)` adds to `out`. The block
+/// and warp reductions share their cells' reductions through it.
+using ShareReduction = std::function<void(const Stmt& declaration, const Stmt& loop, BinaryOp, StmtList&)>;
+Stmt share_reductions(const Stmt& cell, const ShareReduction& share);
 
 } // namespace loom::ir

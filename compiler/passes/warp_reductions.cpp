@@ -19,21 +19,9 @@ protected:
 private:
     /// The lane's statements with their accumulator loops shared among the warp's lanes.
     static Stmt cell(const Stmt& s, const Expr& lane) {
-        auto b = s.as<BlockNode>();
-        if (!b) return s;
-        StmtList out;
-        for (std::size_t i = 0; i < b->stmts.size(); ++i) {
-            const Stmt& st = b->stmts[i];
-            auto d = st.as<DeclareNode>();
-            auto loop = i + 1 < b->stmts.size() ? b->stmts[i + 1].as<ForNode>() : nullptr;
-            const BinaryNode* op = nullptr;
-            if (d && loop && d->var.as<VarNode>()->role == VarRole::Accumulator &&
-                loop->kind == ForKind::Serial)
-                op = accumulator_update(loop->body, d->var);
-            if (!op) {
-                out.add(st.is<BlockNode>() ? cell(st, lane) : st);
-                continue;
-            }
+        return share_reductions(s, [&lane](const Stmt& decl, const Stmt& for_loop, BinaryOp op, StmtList& out) {
+            auto d = decl.as<DeclareNode>();
+            auto loop = for_loop.as<ForNode>();
             // Lane l's share: terms l, l + 32, ... of the loop, into its own accumulator.
             const Expr& acc = d->var;
             Expr mine = VarNode::make(acc.type(), acc.as<VarNode>()->name + "_lane", VarRole::Accumulator);
@@ -47,10 +35,8 @@ private:
             out.add(DeclareNode::make(mine, d->value));
             out.add(ForNode::make(loop->var, first, loop->stop, stride, replace_var(loop->body, acc, mine), loop->axis,
                                   loop->kind));
-            out.add(DeclareNode::make(acc, WarpReduceNode::make(op->op, mine)));
-            ++i; // the loop is done
-        }
-        return out.build();
+            out.add(DeclareNode::make(acc, WarpReduceNode::make(op, mine)));
+        });
     }
 };
 
