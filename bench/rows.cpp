@@ -1,7 +1,8 @@
 // Row kernels of issue 14 against copy: LayerNorm, RMSNorm and softmax (the maximum subtracted),
 // float32, at 65536 x 768, 8192 x 4096 and 262144 x 128 (each 192 MiB, several times the L2),
 // and LayerNorm at 128 x 768 and 140 x 4096, where the launch dominates; with a block per row
-// (Schedule::reduce_in_block) and a warp per row (Schedule::reduce_in_warp). Each kernel is
+// (Schedule::reduce_in_block) and a warp per row (Schedule::reduce_in_warp). Then GELU (tanh
+// approximation) and bias + GELU over 8192^2, default schedules. Each kernel is
 // checked against a double-precision loop on sampled rows before it is timed (median of 50
 // event-timed runs after a warm-up); ratios are to a 2 GiB device-to-device copy of the same run.
 // torch's figures come from bench/rows_torch.py, run beside it by tools/gpu-check. Plain main;
@@ -176,6 +177,47 @@ int main(int argc, char** argv) {
     for (Op op : {Op::LayerNorm, Op::RmsNorm, Op::Softmax})
         for (const Shape& sh : big) run(op, sh);
     for (const Shape& sh : small) run(Op::LayerNorm, sh);
+    // GELU and bias + GELU, 8192^2, pointwise.
+    for (bool bias : {false, true}) {
+        const std::int64_t n = 8192;
+        std::vector<float> xv(static_cast<std::size_t>(n * n)), bv(static_cast<std::size_t>(n));
+        std::uniform_real_distribution<float> d(-3, 3);
+        for (float& v : xv) v = d(rng);
+        for (float& v : bv) v = d(rng);
+        auto x = DeviceArray<float>::from_host(xv, {n, n});
+        auto y = DeviceArray<float>::uninitialized({n, n});
+        auto b = DeviceArray<float>::from_host(bv, {n});
+        Field xf = make_field("x", ScalarType::Float32, 2), yf = make_field("y", ScalarType::Float32, 2);
+        Expr v = xf.center();
+        if (bias) v = v + make_field("b", ScalarType::Float32, std::vector<std::int64_t>{n}).at({ctr(1)});
+        KernelConfig cfg;
+        cfg.name = bias ? "bias_gelu" : "gelu";
+        cfg.index_type = ScalarType::Int32;
+        KernelFunction f =
+            create_kernel(Assignment(yf.center(), 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v)))), cfg)
+                .compile();
+        Args a = bias ? args("x", x, "y", y, "b", b) : args("x", x, "y", y);
+        y.fill(std::nanf(""));
+        f(a);
+        f.synchronize();
+        std::vector<float> got = y.to_host();
+        Result r;
+        r.name = std::string(bias ? "bias + GELU" : "GELU") + " f32 8192x8192";
+        r.schedule = "default";
+        for (std::size_t i = 0; i < got.size() && r.ok; i += 4099) {
+            const double u = double(xv[i]) + (bias ? double(bv[i % std::size_t(n)]) : 0.0);
+            const double want = 0.5 * u * (1 + std::tanh(0.7978845608028654 * (u + 0.044715 * u * u * u)));
+            r.ok = std::abs(got[i] - want) <= 1e-5 * (1 + std::abs(want));
+        }
+        if (r.ok) {
+            r.ms = timer.median_ms([&] { f(a); });
+            r.ratio = 2.0 * double(n * n) * 4 / (r.ms * 1e6) / copy_gbs;
+        }
+        wrong = wrong || !r.ok;
+        std::printf("  %-28s %-34s %9.4f ms  %s\n", r.name.c_str(), r.schedule.c_str(), r.ms,
+                    r.ok ? (bench::fixed(r.ratio, 3) + " of copy").c_str() : "WRONG RESULT, not timed");
+        results.push_back(r);
+    }
     if (!json.empty()) {
         FILE* out = std::fopen(json.c_str(), "w");
         if (!out) return 1;

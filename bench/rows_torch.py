@@ -30,6 +30,13 @@ def main():
     copy_gbs = 2 * (2 << 30) / (copy_ms * 1e6)
     print(f"rows_torch on {torch.cuda.get_device_name()}, torch {torch.__version__}; copy 2 GiB: {copy_gbs:.0f} GB/s")
     del a, b
+    x = torch.rand(8192, 8192, device=dev) * 6 - 3
+    bias = torch.rand(8192, device=dev) * 6 - 3
+    for name, fn in (("GELU", lambda: F.gelu(x, approximate="tanh")),
+                     ("bias + GELU", lambda: F.gelu(x + bias, approximate="tanh"))):
+        ms = median_ms(fn)
+        print(f"  torch {name} f32 8192x8192: {ms:.4f} ms  {2 * 8192 * 8192 * 4 / (ms * 1e6) / copy_gbs:.3f} of copy")
+    del x, bias
     shapes = [(65536, 768), (8192, 4096), (262144, 128), (128, 768), (140, 4096)]
     gen = torch.Generator(device=dev).manual_seed(5)
     for rows, width in shapes:

@@ -75,6 +75,24 @@ inline Kernel add_layer_norm_kernel(int width, Target target, const std::string&
     return create_kernel(c, row_config(target, name), s);
 }
 
+/// GELU, the tanh approximation: 0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3))).
+inline Expr gelu(const Expr& v) {
+    return 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+}
+inline double gelu_reference(double v) {
+    return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+}
+
+/// y = GELU(x + b(column)) over a 2D field, b a fixed-shape buffer read at the column's counter
+/// (a linear layer's bias); with no bias, y = GELU(x).
+inline Kernel gelu_kernel(int columns, bool bias, Target target, const std::string& name, const Schedule& s = {}) {
+    Field x = make_field("x", ScalarType::Float32, 2);
+    Field y = make_field("y", ScalarType::Float32, 2);
+    Expr v = x.center();
+    if (bias) v = v + make_field("b", ScalarType::Float32, std::vector<std::int64_t>{columns}).at({ctr(1)});
+    return create_kernel(Assignment(y.center(), gelu(v)), row_config(target, name), s);
+}
+
 inline std::vector<double> softmax_reference(const std::vector<float>& x, int rows, int width) {
     std::vector<double> y(x.size());
     for (int r = 0; r < rows; ++r) {

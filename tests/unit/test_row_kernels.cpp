@@ -183,3 +183,35 @@ TEST(RowKernels, AWarpPerRowNeedsABlockOfWholeWarpsAndNoOtherCooperation) {
 
 } // namespace
 } // namespace loom
+
+namespace loom {
+namespace {
+
+// GELU (tanh approximation) and bias + GELU, pointwise over a 2D field, the bias read at the
+// column: against double-precision loops, the CUDA source compiled by NVRTC.
+TEST(RowKernels, GeluAndBiasGeluMatchAReferenceOnTheCpu) {
+    const int rows = 37, cols = 96;
+    std::vector<float> xv = test::uniform_floats(std::size_t(rows) * cols, 101), bv = test::uniform_floats(cols, 102);
+    for (float& v : xv) v *= 3;
+    for (bool bias : {false, true}) {
+        const std::string name = bias ? "bias_gelu" : "gelu";
+        Kernel gpu = test::gelu_kernel(cols, bias, Target::CUDA, name);
+        // Lanes of 4 for GELU; the bias is read at an absolute position (a gather): scalar.
+        EXPECT_EQ(gpu.schedule().vector_width, bias ? 1 : 4) << gpu.schedule().describe();
+        test::expect_compiles_for_sm90(gpu);
+        KernelFunction f = test::gelu_kernel(cols, bias, Target::CPU, name).compile();
+        auto y = HostArray<float>::from_host(std::vector<float>(xv.size(), std::nanf("")), {rows, cols});
+        auto x = HostArray<float>::from_host(xv, {rows, cols});
+        if (bias)
+            f(args("x", x, "y", y, "b", HostArray<float>::from_host(bv, {cols})));
+        else
+            f(args("x", x, "y", y));
+        std::vector<double> want(xv.size());
+        for (std::size_t i = 0; i < xv.size(); ++i)
+            want[i] = test::gelu_reference(double(xv[i]) + (bias ? double(bv[i % cols]) : 0.0));
+        EXPECT_TRUE(test::rows_close(y.to_host(), want, cols, 1e-5)) << name;
+    }
+}
+
+} // namespace
+} // namespace loom
