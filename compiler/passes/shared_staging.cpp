@@ -50,6 +50,20 @@ std::size_t shared_bytes_of(const Stmt& body) {
     return sum.bytes;
 }
 
+/// Whether `body` reads `buffer` at an element that depends on the cell (an index that reads a
+/// spatial counter: a bias at the cell's column, a coarse grid at x / 2): each thread then reads
+/// elements of its own, and copying the whole buffer into every block costs more than it saves.
+bool read_at_cells(const Stmt& body, const BufferPtr& buffer) {
+    for (const Expr& e : subexpressions(body)) {
+        auto l = e.as<BufferLoadNode>();
+        if (!l || l->buffer != buffer) continue;
+        for (const Expr& i : l->indices)
+            for (const Expr& s : subexpressions(i))
+                if (auto v = s.as<VarNode>(); v && v->role == VarRole::Counter && v->axis >= 0) return true;
+    }
+    return false;
+}
+
 } // namespace
 
 SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<BufferPtr>& buffers,
@@ -62,7 +76,7 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<Buffer
     std::vector<std::pair<BufferPtr, std::shared_ptr<BufferInfo>>> staged;
     for (const BufferPtr& global : buffers) {
         const FieldPtr& f = global->field;
-        if (!f->is_fixed()) continue;
+        if (!f->is_fixed() || read_at_cells(body, global)) continue;
         const std::int64_t n = element_count(*f);
         const std::size_t bytes = std::size_t(n) * std::size_t(bit_width(f->type) / 8);
         const std::size_t offset = (used + 15) / 16 * 16; // 16-byte aligned

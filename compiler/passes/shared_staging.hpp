@@ -21,7 +21,9 @@ struct SharedStaging {
 /// bytes) into a shared array: every thread of the block copies a strided share, one barrier
 /// waits for the copy, and the buffer's loads become loads from the shared array. The copy goes
 /// in front of the whole body, outside the bounds guard, so every thread reaches the barrier.
-/// Variable-shape buffers and those that no longer fit stay in global memory. Up to 48 KB in all
+/// Variable-shape buffers, those read at elements that depend on the cell (an index that reads a
+/// spatial counter: a bias at the cell's column), and those that no longer fit stay in global
+/// memory. Up to 48 KB in all
 /// the arrays are static `__shared__` arrays; above that, windows into dynamic shared memory.
 SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<BufferPtr>& buffers,
                                       std::size_t budget);
