@@ -73,6 +73,7 @@ TEST(RowKernels, LayerNormKeepsItsRowInRegistersAndReducesByShuffles) {
     EXPECT_EQ(count(src, "__syncthreads()"), 1u) << src;           // the staged weights' only
     EXPECT_EQ(src.find("_partial"), std::string::npos) << src;     // no shared partial sums
     EXPECT_EQ(src.find("w_row"), std::string::npos) << src;        // weights read once: not kept
+    EXPECT_NE(src.find("w_shared[k]"), std::string::npos) << src;  // every row reads all of w
     EXPECT_NE(src.find("if (block_x * 8 + warp < size_0)"), std::string::npos) << src;
     // 8192 per row is 256 per lane, past kMaxRowRegisters: each pass reads x again.
     const std::string wide = test::layer_norm_kernel(8192, Target::CUDA, "ln_wide", warps()).source();
@@ -198,6 +199,8 @@ TEST(RowKernels, GeluAndBiasGeluMatchAReferenceOnTheCpu) {
         Kernel gpu = test::gelu_kernel(cols, bias, Target::CUDA, name);
         // Lanes of 4 for GELU; the bias is read at an absolute position (a gather): scalar.
         EXPECT_EQ(gpu.schedule().vector_width, bias ? 1 : 4) << gpu.schedule().describe();
+        // Each thread reads the bias at its own column: not copied whole into shared memory.
+        EXPECT_EQ(gpu.source().find("b_shared"), std::string::npos) << gpu.source();
         test::expect_compiles_for_sm90(gpu);
         KernelFunction f = test::gelu_kernel(cols, bias, Target::CPU, name).compile();
         auto y = HostArray<float>::from_host(std::vector<float>(xv.size(), std::nanf("")), {rows, cols});
