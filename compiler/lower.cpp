@@ -210,6 +210,8 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
                            config.iteration_slice->dims[std::size_t(facts.lane_axis)].step == 1);
         facts.cell_nodes = subexpressions(cse).size();
         facts.spatial_dims = analysis.spatial_dims;
+        for (const FieldPtr& f : analysis.fields)
+            if (f->index_dims() > 0 && f->unit_stride_axis() < f->spatial_dims) facts.rows_contiguous = false;
         for (const Expr& e : subexpressions(cse))
             if (auto r = e.as<ReduceNode>()) {
                 auto a = r->start.as<ConstNode>(), b = r->stop.as<ConstNode>();

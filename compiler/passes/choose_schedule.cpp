@@ -18,7 +18,7 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     for (int a : facts.axis_of_dim) mapped += a >= 0;
     // Long reductions: a warp per cell, where the request leaves room for it.
     const bool warp_fits = !s.block || ((*s.block)[0] % 32 == 0 && (*s.block)[1] == 1 && (*s.block)[2] == 1);
-    if (facts.longest_reduction >= kMinWarpReduction && !s.reduce_in_block && !s.shared_tiles &&
+    if (facts.longest_reduction >= kMinWarpReduction && facts.rows_contiguous && !s.reduce_in_block && !s.shared_tiles &&
         !facts.has_layers && !facts.manual_grid && !facts.stage_halos && facts.spatial_dims <= 3 &&
         s.vector_width <= 1 && s.cells_per_thread <= 1 && warp_fits)
         s.reduce_in_warp = true;

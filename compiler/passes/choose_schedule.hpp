@@ -39,7 +39,8 @@
 //   field at neighbouring cells (fuse_stages computes the earlier stages per tile); else as
 //   requested.
 // - reduce_in_warp: on where a cell reduces over at least kMinWarpReduction terms (a LayerNorm
-//   or softmax row), unless the request asks for a block per cell, tiles, lanes, several cells
+//   or softmax row) and every field with index axes keeps a cell's elements together in memory
+//   (layouts C and AoS; with SoA a thread per cell reads coalesced, a warp per cell would not), unless the request asks for a block per cell, tiles, lanes, several cells
 //   per thread or a block that is not whole warps along x, or the kernel has layers, a manual
 //   grid, stages with halos or more than three axes.
 // - max_registers, manual_launch_grid and reduce_in_block: nothing to choose; 0 leaves registers
@@ -78,6 +79,10 @@ struct ScheduleFacts {
     int spatial_dims = 1;       ///< axes of the iteration space
     /// The most terms of one reduction over an index axis in the cell (a LayerNorm row's 768).
     std::int64_t longest_reduction = 0;
+    /// Every field with index axes keeps a cell's elements together (an index axis fastest in
+    /// memory: layouts C and AoS), so a warp's lanes read a row's consecutive elements. With
+    /// the components slowest (SoA, Fortran) neighbouring cells' threads read together instead.
+    bool rows_contiguous = true;
     /// The most rows of lanes a cell reads of one field: distinct coordinates other than along
     /// the lanes' axis (a 5-point star 3, a 3D 7-point star 5, a 27-point box 9).
     std::size_t lane_rows = 1;

@@ -134,6 +134,14 @@ TEST(Reductions, ShortReductionsStayInTheirThreadByDefault) {
     EXPECT_TRUE(wide.schedule().reduce_in_warp) << wide.schedule().describe();
     EXPECT_EQ(wide.schedule().cells_per_thread, 1);
     test::expect_compiles_for_sm90(wide);
+    // Components slowest (SoA): neighbouring cells lie together, so a thread per cell reads
+    // coalesced and a warp per cell would not: no warp by default.
+    FieldOptions soa;
+    soa.index_shape = {32};
+    soa.layout = Layout::SoA;
+    Field s = make_field("s", ScalarType::Float32, 2, soa);
+    Kernel columns = create_kernel(Assignment(rho.center(), sum(p, s(p))), {.name = "sum_soa"});
+    EXPECT_FALSE(columns.schedule().reduce_in_warp) << columns.schedule().describe();
 }
 
 TEST(Reductions, MaxMinAndSumOfIntegersAndNestedReductions) {
