@@ -43,6 +43,28 @@
 namespace loom::ir {
 
 namespace {
+
+/// The most terms of a reduction over an index axis in a cell, outside assignments to an index
+/// axis (`y(j) = sum(k, ...)` is a small matrix product per cell, whose j a warp would share
+/// among few lanes): what makes a warp per cell worth it (choose_schedule).
+std::int64_t longest_row_reduction(const Stmt& cell) {
+    struct Find : IRVisitor {
+        std::int64_t most = 0;
+        void visit_Assign(const AssignNode* a) override {
+            auto lhs = a->lhs.as<FieldAccessNode>();
+            if (lhs && !lhs->component_indices.empty()) return; // an index axis's assignment
+            IRVisitor::visit_Assign(a);
+        }
+        void visit_Reduce(const ReduceNode* r) override {
+            auto a = r->start.as<ConstNode>(), b = r->stop.as<ConstNode>();
+            if (a && b) most = std::max(most, b->int_value - a->int_value);
+            IRVisitor::visit_Reduce(r);
+        }
+    } find;
+    find.visit(cell);
+    return find.most;
+}
+
 /// True if the body computes local arrays (layers) in loops.
 bool contains_layers(const Stmt& body) {
     struct Find : IRVisitor {
@@ -188,7 +210,8 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     // block reductions keeps its blocks and threads as loops, so that the CPU oracle checks them.
     const bool cuda = config.target == Target::CUDA;
     Stmt mapped;
-    if (cuda || schedule.shared_tiles || schedule.reduce_in_block || schedule.reduce_in_warp || analysis.stage_halos) {
+    if (cuda || schedule.shared_tiles || schedule.reduce_in_block || schedule.reduce_in_warp.value_or(false) ||
+        analysis.stage_halos) {
         // 7a. The schedule: what the request leaves open is chosen here, and only here.
         log.start();
         ScheduleFacts facts;
@@ -212,11 +235,13 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         facts.spatial_dims = analysis.spatial_dims;
         for (const FieldPtr& f : analysis.fields)
             if (f->index_dims() > 0 && f->unit_stride_axis() < f->spatial_dims) facts.rows_contiguous = false;
-        for (const Expr& e : subexpressions(cse))
-            if (auto r = e.as<ReduceNode>()) {
-                auto a = r->start.as<ConstNode>(), b = r->stop.as<ConstNode>();
-                if (a && b) facts.longest_reduction = std::max(facts.longest_reduction, b->int_value - a->int_value);
-            }
+        facts.longest_reduction = longest_row_reduction(cse);
+        {
+            const std::set<const FieldInfo*> written = written_fields(spatial);
+            for (const Expr& e : subexpressions(spatial))
+                if (auto l = e.as<BufferLoadNode>(); l && written.count(l->buffer->field_of()))
+                    facts.reads_own_writes = true;
+        }
         {
             // The default group: 4 cells along the slowest mapped axis (choose_schedule).
             int slowest = -1;
@@ -237,6 +262,13 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         for (;; ++facts.shrink) {
             k.schedule = choose_schedule(schedule, facts);
             k.max_registers = k.schedule.max_registers;
+            if (*k.schedule.reduce_in_warp && facts.reads_own_writes)
+                throw UserError(fmt::format(
+                    "kernel '{}' has Schedule::reduce_in_warp = true, but its cell reads a field it "
+                    "writes: a warp's lanes would read what another lane stored (a row's mean stored "
+                    "and read back), which a warp per cell does not order yet; keep the value in a "
+                    "subexpression instead of a field, or set reduce_in_warp to false",
+                    config.name));
             log.note("choose_schedule", k.schedule.describe(schedule));
 
             // 7b. GPU mapping: each mapped loop is bound to the grid, the fastest memory axis
@@ -320,7 +352,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
 
         // 7c'''. Warp reductions: with a warp per cell, its lanes share each reduction (shuffles,
         // no barrier) and keep the rows they read in registers from the first pass to the last.
-        if (k.schedule.reduce_in_warp) {
+        if (k.schedule.reduce_in_warp.value_or(false)) {
             log.start();
             Stmt reduced = reduce_in_warps(mapped);
             log.record("reduce_in_warps", mapped, reduced);

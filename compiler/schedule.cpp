@@ -37,7 +37,8 @@ std::string describe_fields(const Schedule& s, const Schedule* requested) {
         s.vector_width != r.vector_width);
     add("shared_tiles", s.shared_tiles ? "true" : "false", s.shared_tiles != r.shared_tiles);
     add("reduce_in_block", s.reduce_in_block ? "true" : "false", s.reduce_in_block != r.reduce_in_block);
-    add("reduce_in_warp", s.reduce_in_warp ? "true" : "false", s.reduce_in_warp != r.reduce_in_warp);
+    add("reduce_in_warp", s.reduce_in_warp ? (*s.reduce_in_warp ? "true" : "false") : "choose",
+        s.reduce_in_warp != r.reduce_in_warp);
     return fmt::format("{}", fmt::join(parts, ", "));
 }
 } // namespace

@@ -564,7 +564,7 @@ private:
         if (schedule_.reduce_in_block)
             fail(fmt::format("has Schedule::reduce_in_block = true and several stages: {}, not one "
                              "cell per block; set reduce_in_block to false, or {}", why, fix));
-        if (schedule_.reduce_in_warp)
+        if (schedule_.reduce_in_warp.value_or(false))
             fail(fmt::format("has Schedule::reduce_in_warp = true and several stages: {}, not one "
                              "cell per warp; set reduce_in_warp to false, or {}", why, fix));
         if (a_.spatial_dims > 3)

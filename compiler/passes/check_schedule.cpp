@@ -53,7 +53,7 @@ void check_schedule(const Schedule& s, const std::string& kernel) {
                      "(4 in 2D and up by default), or leave stream_cells unset");
     if (s.vector_width > 1) {
         const char* form = s.shared_tiles ? "shared_tiles = true" : s.reduce_in_block ? "reduce_in_block = true"
-                         : s.reduce_in_warp ? "reduce_in_warp = true"
+                         : s.reduce_in_warp.value_or(false) ? "reduce_in_warp = true"
                          : s.manual_launch_grid ? "manual_launch_grid = true" : nullptr;
         if (form)
             fail(kernel, fmt::format("vector_width = {} with {}: lanes are for kernels whose threads "
@@ -106,7 +106,7 @@ void check_reduce_in_block(const Schedule& s, int dims, const std::optional<Slic
 
 void check_reduce_in_warp(const Schedule& s, int dims, const std::optional<Slice>& slice,
                           bool bounds_depend_on_counters, const std::string& kernel) {
-    if (!s.reduce_in_warp) return;
+    if (!s.reduce_in_warp.value_or(false)) return;
     if (s.reduce_in_block)
         fail(kernel, "reduce_in_warp = true with reduce_in_block = true: a cell belongs to one warp "
                      "or to a whole block, not both; set one of them to false");

@@ -18,14 +18,16 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     for (int a : facts.axis_of_dim) mapped += a >= 0;
     // Long reductions: a warp per cell, where the request leaves room for it.
     const bool warp_fits = !s.block || ((*s.block)[0] % 32 == 0 && (*s.block)[1] == 1 && (*s.block)[2] == 1);
-    if (facts.longest_reduction >= kMinWarpReduction && facts.rows_contiguous && !s.reduce_in_block && !s.shared_tiles &&
-        !facts.has_layers && !facts.manual_grid && !facts.stage_halos && facts.spatial_dims <= 3 &&
-        s.vector_width <= 1 && s.cells_per_thread <= 1 && warp_fits)
-        s.reduce_in_warp = true;
+    if (!s.reduce_in_warp)
+        s.reduce_in_warp = facts.longest_reduction >= kMinWarpReduction && facts.rows_contiguous &&
+                           !facts.reads_own_writes && facts.spatial_dims == 1 && !s.reduce_in_block &&
+                           !s.shared_tiles && !facts.has_layers && !facts.manual_grid && !facts.stage_halos &&
+                           s.vector_width <= 1 && s.cells_per_thread <= 1 && warp_fits;
+    const bool warps = *s.reduce_in_warp;
     if (!s.block)
-        s.block = mapped == 1 || s.reduce_in_block || s.reduce_in_warp ? std::array<int, 3>{256, 1, 1}
+        s.block = mapped == 1 || s.reduce_in_block || warps ? std::array<int, 3>{256, 1, 1}
                                                    : std::array<int, 3>{64, 4, 1};
-    if (mapped < 2 || facts.manual_grid || s.reduce_in_block || s.reduce_in_warp)
+    if (mapped < 2 || facts.manual_grid || s.reduce_in_block || warps)
         s.cells_per_thread = 1;
     else if (s.cells_per_thread == 0)
         s.cells_per_thread = facts.has_layers ? 1 : 4;
@@ -44,7 +46,7 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
                                    facts.group_lane_rows <= kMaxStreamedLaneRows;
         const bool narrow = facts.lane_rows <= kMaxLaneRows || group_streams;
         const bool lanes = facts.lanes_fit && facts.cell_nodes <= kMaxLaneCellNodes && narrow && !facts.has_layers && !facts.manual_grid && !facts.stage_halos &&
-                           !s.shared_tiles && !s.reduce_in_block && !s.reduce_in_warp && !cells_along_lanes;
+                           !s.shared_tiles && !s.reduce_in_block && !warps && !cells_along_lanes;
         s.vector_width = lanes ? std::max(1, std::min(4, 16 / std::max(1, facts.widest_element))) : 1;
     }
     return s;

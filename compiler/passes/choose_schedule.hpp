@@ -38,8 +38,10 @@
 // - shared_tiles: on for a kernel of several stages where a later stage reads an earlier one's
 //   field at neighbouring cells (fuse_stages computes the earlier stages per tile); else as
 //   requested.
-// - reduce_in_warp: on where a cell reduces over at least kMinWarpReduction terms (a LayerNorm
-//   or softmax row) and every field with index axes keeps a cell's elements together in memory
+// - reduce_in_warp: on where the cell of a 1D kernel (rows: on y and z a block per cell would
+//   bound the grid at 65535 cells) reduces over at least kMinWarpReduction terms, outside an
+//   assignment to an index axis (a LayerNorm or softmax row), does not read back a field it
+//   writes, and every field with index axes keeps a cell's elements together in memory
 //   (layouts C and AoS; with SoA a thread per cell reads coalesced, a warp per cell would not), unless the request asks for a block per cell, tiles, lanes, several cells
 //   per thread or a block that is not whole warps along x, or the kernel has layers, a manual
 //   grid, stages with halos or more than three axes.
@@ -83,6 +85,9 @@ struct ScheduleFacts {
     /// memory: layouts C and AoS), so a warp's lanes read a row's consecutive elements. With
     /// the components slowest (SoA, Fortran) neighbouring cells' threads read together instead.
     bool rows_contiguous = true;
+    /// The cell reads a field it writes (a row's mean stored, then read back): its lanes would
+    /// read what another lane stored, which a warp per cell does not order yet.
+    bool reads_own_writes = false;
     /// The most rows of lanes a cell reads of one field: distinct coordinates other than along
     /// the lanes' axis (a 5-point star 3, a 3D 7-point star 5, a 27-point box 9).
     std::size_t lane_rows = 1;

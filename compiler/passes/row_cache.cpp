@@ -125,8 +125,11 @@ private:
                 place = i;
                 continue;
             }
+            // Not a gather (`E.at({tok})(k)` under `tok >= 0`): the row is loaded before any
+            // condition of the loop, so its coordinates must be valid whatever the cell computes.
             for (const Expr& s : subexpressions(l->indices[i]))
-                if (s.same_as(k) || s.same_as(lane_) || cell_vars_.count(s.get())) return nullptr;
+                if (s.same_as(k) || s.same_as(lane_) || cell_vars_.count(s.get()) || s.is<BufferLoadNode>())
+                    return nullptr;
         }
         if (place == l->indices.size()) return nullptr;
         std::vector<Expr> key = l->indices;

@@ -16,7 +16,7 @@ inline constexpr std::int64_t kMaxRowRegisters = 128;
 /// its top level (in blocks of statements, not in other loops or conditions) over every 32nd element of an index axis from the lane's own (`for k in [lane,
 /// K) step 32`, K a constant multiple of 32: reduce_in_warps' shares and map_to_gpu's stores)
 /// read rows of fields the kernel does not write (`x[cell, k]`, every other coordinate fixed
-/// in the lane's loop). Each such row that two or more of the loops read (a LayerNorm's x in
+/// in the lane's loop and read from no field: not a gather, which a condition may guard). Each such row that two or more of the loops read (a LayerNorm's x in
 /// its mean, variance and output passes, not its weights), in the order of first reads while
 /// the lane's rows hold
 /// at most kMaxRowRegisters elements in all, becomes a local array of K / 32 (`<field>_row`)

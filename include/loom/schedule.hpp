@@ -92,9 +92,11 @@ struct Schedule {
     /// first pass to the last, so the row is read from memory once. For rows of up to a few
     /// thousand elements (docs/performance.md). `block` is then (32 w, 1, 1), w warps from 1 to
     /// 32 (unset: (256, 1, 1)), and the kernel is compiled for exactly that block. Needs at most
-    /// three axes, bounds that use no other counter, and not shared_tiles or reduce_in_block.
-    /// The CPU target runs it too, its lanes one after the other between the warp reductions.
-    bool reduce_in_warp = false;
+    /// three axes, bounds that use no other counter, a cell that does not read back a field it
+    /// writes, and not shared_tiles or reduce_in_block. Unset: true for a 1D kernel whose cell
+    /// reduces over 32 terms or more (compiler/passes/choose_schedule.hpp), else false. The CPU
+    /// target runs it too, its lanes one after the other between the warp reductions.
+    std::optional<bool> reduce_in_warp;
 
     /// One line, the fields as C++ names them: "block = (64, 4, 1), cells_per_thread = 4, ...";
     /// an open field reads "choose".

@@ -102,7 +102,7 @@ TEST(Reductions, LayerNormIsAShortKernelWithLoopsNotUnrolledSums) {
         return n;
     };
     Kernel k = test::layer_norm_kernel(768, Target::CUDA, "layer_norm");
-    EXPECT_TRUE(k.schedule().reduce_in_warp) << k.schedule().describe();
+    EXPECT_EQ(k.schedule().reduce_in_warp, std::optional<bool>(true)) << k.schedule().describe();
     const std::string src = k.source();
     EXPECT_LE(std::count(src.begin(), src.end(), '\n'), 150) << src;
     EXPECT_EQ(loops(src, "for (int c = 0; c < 24; ++c)"), 4u) << src; // load, 2 reductions, output
@@ -112,7 +112,7 @@ TEST(Reductions, LayerNormIsAShortKernelWithLoopsNotUnrolledSums) {
     Schedule threads;
     threads.block = std::array<int, 3>{64, 2, 1}; // not whole warps in a row: a thread per row
     Kernel t = test::layer_norm_kernel(768, Target::CUDA, "layer_norm_threads", threads);
-    EXPECT_FALSE(t.schedule().reduce_in_warp);
+    EXPECT_EQ(t.schedule().reduce_in_warp, std::optional<bool>(false));
     const std::string tsrc = t.source();
     EXPECT_EQ(loops(tsrc, "for (int k = 0; k < 768; ++k)"), 3u) << tsrc;
     EXPECT_EQ(tsrc.find("#pragma unroll"), std::string::npos) << tsrc;
@@ -127,13 +127,19 @@ TEST(Reductions, ShortReductionsStayInTheirThreadByDefault) {
     Field rho = make_field("rho", ScalarType::Float32, 2);
     IndexVar q("q", 19), p("p", 32);
     Kernel k = create_kernel(Assignment(rho.center(), sum(q, f(q))), {.name = "density"});
-    EXPECT_FALSE(k.schedule().reduce_in_warp) << k.schedule().describe();
+    EXPECT_EQ(k.schedule().reduce_in_warp, std::optional<bool>(false)) << k.schedule().describe();
     EXPECT_EQ(k.schedule().cells_per_thread, 4);
-    Field g = make_field("g", ScalarType::Float32, 2, {{32}});
-    Kernel wide = create_kernel(Assignment(rho.center(), sum(p, g(p))), {.name = "sum32"});
-    EXPECT_TRUE(wide.schedule().reduce_in_warp) << wide.schedule().describe();
+    // 32 terms in a 1D kernel (rows): a warp per row. In 2D a thread per cell stays (a block
+    // per cell along y would bound the grid at 65535 cells there).
+    Field g = make_field("g", ScalarType::Float32, 1, {{32}});
+    Field r1 = make_field("r1", ScalarType::Float32, 1);
+    Kernel wide = create_kernel(Assignment(r1.center(), sum(p, g(p))), {.name = "sum32"});
+    EXPECT_EQ(wide.schedule().reduce_in_warp, std::optional<bool>(true)) << wide.schedule().describe();
     EXPECT_EQ(wide.schedule().cells_per_thread, 1);
     test::expect_compiles_for_sm90(wide);
+    Field g2 = make_field("g2", ScalarType::Float32, 2, {{32}});
+    Kernel grid = create_kernel(Assignment(rho.center(), sum(p, g2(p))), {.name = "sum32_2d"});
+    EXPECT_EQ(grid.schedule().reduce_in_warp, std::optional<bool>(false)) << grid.schedule().describe();
     // Components slowest (SoA): neighbouring cells lie together, so a thread per cell reads
     // coalesced and a warp per cell would not: no warp by default.
     FieldOptions soa;
@@ -141,7 +147,34 @@ TEST(Reductions, ShortReductionsStayInTheirThreadByDefault) {
     soa.layout = Layout::SoA;
     Field s = make_field("s", ScalarType::Float32, 2, soa);
     Kernel columns = create_kernel(Assignment(rho.center(), sum(p, s(p))), {.name = "sum_soa"});
-    EXPECT_FALSE(columns.schedule().reduce_in_warp) << columns.schedule().describe();
+    EXPECT_EQ(columns.schedule().reduce_in_warp, std::optional<bool>(false)) << columns.schedule().describe();
+}
+
+// reduce_in_warp = false is a thread per row, as asked; a cell that stores a row's mean and
+// reads it back gets no warp by default, and asking for one is an error that says why.
+TEST(Reductions, AWarpPerRowCanBeTurnedOffAndIsNotChosenWhereLanesWouldReadEachOthersStores) {
+    Schedule off;
+    off.reduce_in_warp = false;
+    Kernel t = test::layer_norm_kernel(768, Target::CUDA, "ln_off", off);
+    EXPECT_EQ(t.schedule().reduce_in_warp, std::optional<bool>(false));
+    EXPECT_EQ(t.source().find("warp_reduce"), std::string::npos) << t.source();
+
+    auto saved_mean = [](const Schedule& s) {
+        Field x = make_field("x", ScalarType::Float32, 1, {{256}});
+        Field y = make_field("y", ScalarType::Float32, 1, {{256}});
+        Field mu = make_field("mu", ScalarType::Float32, 1);
+        IndexVar k("k", 256);
+        AssignmentCollection c;
+        c.add({mu.center(), mean(k, x(k))});
+        c.add({y(k), x(k) - mu.center()});
+        return create_kernel(c, {.name = "saved_mean"}, s);
+    };
+    EXPECT_EQ(saved_mean({}).schedule().reduce_in_warp, std::optional<bool>(false));
+    Schedule on;
+    on.reduce_in_warp = true;
+    LOOM_EXPECT_ERROR(saved_mean(on), UserError,
+                      {"kernel 'saved_mean' has Schedule::reduce_in_warp = true, but its cell reads a field it writes",
+                       "keep the value in a subexpression instead of a field, or set reduce_in_warp to false"});
 }
 
 TEST(Reductions, MaxMinAndSumOfIntegersAndNestedReductions) {
