@@ -1138,7 +1138,7 @@ std::string short_schedule(const Schedule& s) {
     out += fmt::format(" c{}@{}", s.cells_per_thread, s.cells_axis.value_or(-1));
     if (s.stream_cells.value_or(false)) out += " stream";
     if (s.shared_tiles) out += " tiles";
-    if (s.reduce_in_block) out += " block/cell";
+    if (s.reduce_in_block.value_or(false)) out += " block/cell";
     if (s.vector_width > 1) out += fmt::format(" v{}", s.vector_width);
     return out;
 }

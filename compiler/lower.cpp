@@ -210,7 +210,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     // block reductions keeps its blocks and threads as loops, so that the CPU oracle checks them.
     const bool cuda = config.target == Target::CUDA;
     Stmt mapped;
-    if (cuda || schedule.shared_tiles || schedule.reduce_in_block || schedule.reduce_in_warp.value_or(false) ||
+    if (cuda || schedule.shared_tiles || schedule.reduce_in_block.value_or(false) || schedule.reduce_in_warp.value_or(false) ||
         analysis.stage_halos) {
         // 7a. The schedule: what the request leaves open is chosen here, and only here.
         log.start();
@@ -342,12 +342,16 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         mapped = tiles.body;
         log.record("stage_tiles_in_shared", fused.body, mapped);
 
-        // 7c'. Block reductions: with a block per cell, its threads share each reduction.
-        if (k.schedule.reduce_in_block) {
+        // 7c'. Block reductions: with a block per cell, its threads share each reduction and
+        // keep the rows they read in shared memory from the first pass to the last.
+        if (k.schedule.reduce_in_block.value_or(false)) {
             log.start();
             Stmt reduced = reduce_in_blocks(mapped, (*k.schedule.block)[0]);
             log.record("reduce_in_blocks", mapped, reduced);
-            mapped = reduced;
+            log.start();
+            Stmt cached = cache_rows_in_shared(reduced);
+            log.record("cache_rows_in_shared", reduced, cached);
+            mapped = cached;
         }
 
         // 7c'''. Warp reductions: with a warp per cell, its lanes share each reduction (shuffles,
@@ -396,9 +400,12 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     // the arrays live on the caller's stack: at most what a GPU block can have (a larger budget
     // fails at launch on any GPU anyway).
     log.start();
+    // A block that computes one cell (reduce_in_block) reads each element of a buffer once:
+    // a copy would only add a pass.
     const std::size_t budget =
-        cuda ? *k.schedule.shared_memory_budget
-             : std::min(schedule.shared_memory_budget.value_or(kDefaultSharedMemoryBudget), kMaxSharedMemoryPerBlock);
+        k.schedule.reduce_in_block.value_or(false) ? 0
+        : cuda ? *k.schedule.shared_memory_budget
+               : std::min(schedule.shared_memory_budget.value_or(kDefaultSharedMemoryBudget), kMaxSharedMemoryPerBlock);
     std::vector<BufferPtr> buffers;
     for (const FieldPtr& f : analysis.buffers) buffers.push_back(space.globals.at(f.get()));
     mapped = stage_buffers_in_shared(flat, buffers, budget).body;

@@ -36,7 +36,8 @@ std::string describe_fields(const Schedule& s, const Schedule* requested) {
     add("vector_width", s.vector_width ? std::to_string(s.vector_width) : "choose",
         s.vector_width != r.vector_width);
     add("shared_tiles", s.shared_tiles ? "true" : "false", s.shared_tiles != r.shared_tiles);
-    add("reduce_in_block", s.reduce_in_block ? "true" : "false", s.reduce_in_block != r.reduce_in_block);
+    add("reduce_in_block", s.reduce_in_block ? (*s.reduce_in_block ? "true" : "false") : "choose",
+        s.reduce_in_block != r.reduce_in_block);
     add("reduce_in_warp", s.reduce_in_warp ? (*s.reduce_in_warp ? "true" : "false") : "choose",
         s.reduce_in_warp != r.reduce_in_warp);
     return fmt::format("{}", fmt::join(parts, ", "));

@@ -41,7 +41,7 @@ std::string to_text(const TuningRecord& r) {
     out += fmt::format("manual_launch_grid={}\n", int(s.manual_launch_grid));
     out += fmt::format("vector_width={}\n", s.vector_width);
     out += fmt::format("shared_tiles={}\n", int(s.shared_tiles));
-    out += fmt::format("reduce_in_block={}\n", int(s.reduce_in_block));
+    out += fmt::format("reduce_in_block={}\n", s.reduce_in_block ? (*s.reduce_in_block ? "1" : "0") : "");
     out += fmt::format("reduce_in_warp={}\n", s.reduce_in_warp ? (*s.reduce_in_warp ? "1" : "0") : "");
     out += fmt::format("ms={:.17g}\ndefault_ms={:.17g}\n", r.ms, r.default_ms); // exact doubles
     return out;
@@ -96,7 +96,7 @@ std::optional<TuningRecord> tuning_record_from_text(const std::string& text) {
     s.manual_launch_grid = num("manual_launch_grid") != 0;
     s.vector_width = int(num("vector_width"));
     s.shared_tiles = num("shared_tiles") != 0;
-    s.reduce_in_block = num("reduce_in_block") != 0;
+    if (auto b = maybe("reduce_in_block")) s.reduce_in_block = *b != 0;
     if (auto w = maybe("reduce_in_warp")) s.reduce_in_warp = *w != 0;
     try {
         r.ms = std::stod(v["ms"]);

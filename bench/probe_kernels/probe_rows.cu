@@ -113,6 +113,54 @@ __global__ void ln_regs(const float* __restrict__ x, float* __restrict__ y, cons
     }
 }
 
+// A block of T per row, the row in shared memory as loom's reduce_in_block keeps it: filled by
+// cp.async of V elements (4 or 16 bytes), then each pass reads every T-th element; reductions
+// as loom's (warp shuffles, the warps' partials, a second round in the first warp, two barriers).
+template <int K, int T, int V>
+__global__ void __launch_bounds__(T) ln_shared(const float* __restrict__ x, float* __restrict__ y,
+                                               const float* __restrict__ w, const float* __restrict__ b, float eps) {
+    __shared__ __align__(16) float row[K];
+    __shared__ float part[2][T / 32 + 1];
+    const int t = threadIdx.x;
+    const float* xr = x + (size_t)blockIdx.x * K;
+    if (V == 4) {
+        for (int i = t; i < K / 4; i += T) {
+            const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row + 4 * i));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(xr + 4 * i) : "memory");
+        }
+    } else {
+        for (int k = t; k < K; k += T) {
+            const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row + k));
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(a), "l"(xr + k) : "memory");
+        }
+    }
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    __syncthreads();
+    auto reduce = [&](float s, int slot) {
+        s = warp_sum(s);
+        if (t % 32 == 0) part[slot][t / 32] = s;
+        __syncthreads();
+        if (t < 32) {
+            float p = t < T / 32 ? part[slot][t] : 0.f;
+            p = warp_sum(p);
+            if (t == 0) part[slot][T / 32] = p;
+        }
+        __syncthreads();
+        return part[slot][T / 32];
+    };
+    float s = 0;
+#pragma unroll
+    for (int k = t; k < K; k += T) s += row[k];
+    const float mean = reduce(s, 0) / K;
+    float q = 0;
+#pragma unroll
+    for (int k = t; k < K; k += T) q += (row[k] - mean) * (row[k] - mean);
+    const float rstd = rsqrtf(reduce(q, 1) / K + eps);
+    float* yr = y + (size_t)blockIdx.x * K;
+#pragma unroll
+    for (int k = t; k < K; k += T) yr[k] = (row[k] - mean) * rstd * w[k] + b[k];
+}
+
 int main() {
     float copy_gbs;
     {
@@ -160,5 +208,9 @@ int main() {
     RR(128, 262144, 256) RG(128, 262144, 32, 4, 128) RG(128, 262144, 32, 4, 256) RG(128, 262144, 32, 4, 512) RG(128, 262144, 32, 1, 256)
     RR(4096, 8192, 256) RG(4096, 8192, 32, 4, 256) RG(4096, 8192, 256, 4, 256) RG(4096, 8192, 512, 4, 512) RG(4096, 8192, 1024, 4, 1024)
     RG(4096, 8192, 128, 4, 256) RG(4096, 8192, 128, 4, 128)
+#define SH(K, ROWS, T, V) snprintf(nm, sizeof nm, "%dx%d shared T%d V%d", ROWS, K, T, V); \
+    run(nm, ROWS, K, [&] { ln_shared<K, T, V><<<ROWS, T>>>(x, y, w, b, 1e-5f); });
+    SH(4096, 8192, 256, 1) SH(4096, 8192, 256, 4) SH(4096, 8192, 128, 4) SH(4096, 8192, 512, 4)
+    SH(2048, 16384, 256, 1) SH(2048, 16384, 256, 4) SH(2048, 16384, 128, 4)
     return 0;
 }

@@ -229,6 +229,7 @@ protected:
     std::string bound_loop(const ForNode* f, int indent) override {
         const std::string pad(std::size_t(indent) * 4, ' ');
         if (f->kind == ForKind::Cooperative) {
+            if (std::string row = staged_row(f, pad); !row.empty()) return row;
             ScalarType t = f->var.type();
             Expr rank = rank_.type() == t ? rank_ : CastNode::make(t, rank_);
             Expr count = count_.type() == t ? count_ : CastNode::make(t, count_);
@@ -284,6 +285,34 @@ protected:
         }
         return out + fmt::format("{}if ({}) {{\n{}{}}}\n", pad, guard,
                                  print_stmt(body, indent + 1), pad);
+    }
+    // A cooperative copy of a contiguous row into shared memory (`S[k] = G[base + k]` for k in
+    // [0, n)): loom::stage_row, which copies 16 bytes at a time where the addresses allow
+    // (a quarter of the instructions of one element at a time: 0.80 -> 0.85 of copy for a
+    // LayerNorm of 4096 kept in shared memory, bench/probe_kernels/probe_rows.cu).
+    std::string staged_row(const ForNode* f, const std::string& pad) {
+        auto st = f->body.as<BufferStoreNode>();
+        auto load = st ? as_field_load(st->value) : nullptr;
+        auto n = f->stop.as<ConstNode>();
+        if (!load || st->buffer->scope != Scope::Shared || !is_const_value(f->start, 0) || !is_const_value(f->step, 1) ||
+            !n || n->int_value > INT32_MAX || !st->index().same_as(f->var) || bit_width(st->buffer->type) < 32)
+            return "";
+        Expr base;
+        if (load->index().same_as(f->var)) {
+            base = ConstNode::make_int(f->var.type(), 0);
+        } else {
+            auto sum = load->index().as<BinaryNode>();
+            if (!sum || sum->op != BinaryOp::Add) return "";
+            base = sum->b.same_as(f->var) ? sum->a : sum->a.same_as(f->var) ? sum->b : Expr();
+            if (!base.defined()) return "";
+            for (const Expr& e : subexpressions(base))
+                if (e.same_as(f->var)) return "";
+        }
+        staged_ = waiting_ = true;
+        const std::string array = buffer_name(*st->buffer), field = buffer_name(*load->buffer);
+        const std::string at = is_const_value(base, 0) ? field : fmt::format("&{}[{}]", field, print(base));
+        return fmt::format("{}loom::stage_row({}, {}, {}, {}, {});\n", pad, array, at, n->int_value, print(rank_),
+                           print(count_));
     }
     static std::vector<Expr> add_terms(const Expr& e) {
         auto b = e.as<BinaryNode>();

@@ -561,7 +561,7 @@ private:
             fail(fmt::format("has Schedule::vector_width = {} and several stages: {}, and lanes are "
                              "for kernels whose threads compute their own cells on the grid; set "
                              "vector_width to 1, or {}", schedule_.vector_width, why, fix));
-        if (schedule_.reduce_in_block)
+        if (schedule_.reduce_in_block.value_or(false))
             fail(fmt::format("has Schedule::reduce_in_block = true and several stages: {}, not one "
                              "cell per block; set reduce_in_block to false, or {}", why, fix));
         if (schedule_.reduce_in_warp.value_or(false))

@@ -52,7 +52,7 @@ void check_schedule(const Schedule& s, const std::string& kernel) {
                      "a thread's cells, and each thread has one; set cells_per_thread to 2 or more "
                      "(4 in 2D and up by default), or leave stream_cells unset");
     if (s.vector_width > 1) {
-        const char* form = s.shared_tiles ? "shared_tiles = true" : s.reduce_in_block ? "reduce_in_block = true"
+        const char* form = s.shared_tiles ? "shared_tiles = true" : s.reduce_in_block.value_or(false) ? "reduce_in_block = true"
                          : s.reduce_in_warp.value_or(false) ? "reduce_in_warp = true"
                          : s.manual_launch_grid ? "manual_launch_grid = true" : nullptr;
         if (form)
@@ -87,7 +87,7 @@ void check_block_form(const char* option, const char* why_grid, const char* why_
 
 void check_reduce_in_block(const Schedule& s, int dims, const std::optional<Slice>& slice,
                            bool bounds_depend_on_counters, const std::string& kernel) {
-    if (!s.reduce_in_block) return;
+    if (!s.reduce_in_block.value_or(false)) return;
     if (s.shared_tiles)
         fail(kernel, "reduce_in_block = true with shared_tiles = true: a block computes one cell "
                      "or a tile of cells, not both; set one of them to false");
@@ -107,7 +107,7 @@ void check_reduce_in_block(const Schedule& s, int dims, const std::optional<Slic
 void check_reduce_in_warp(const Schedule& s, int dims, const std::optional<Slice>& slice,
                           bool bounds_depend_on_counters, const std::string& kernel) {
     if (!s.reduce_in_warp.value_or(false)) return;
-    if (s.reduce_in_block)
+    if (s.reduce_in_block.value_or(false))
         fail(kernel, "reduce_in_warp = true with reduce_in_block = true: a cell belongs to one warp "
                      "or to a whole block, not both; set one of them to false");
     if (s.shared_tiles)

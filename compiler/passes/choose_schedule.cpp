@@ -16,18 +16,23 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     if (facts.stage_halos) s.shared_tiles = true;
     int mapped = 0;
     for (int a : facts.axis_of_dim) mapped += a >= 0;
-    // Long reductions: a warp per cell, where the request leaves room for it.
+    // Long reductions: a warp per cell, or a block per cell for rows past a warp's registers,
+    // where the request leaves room for them.
+    const bool rows = facts.longest_reduction >= kMinWarpReduction && facts.rows_contiguous &&
+                      !facts.reads_own_writes && facts.spatial_dims == 1 && !s.shared_tiles && !facts.has_layers &&
+                      !facts.manual_grid && !facts.stage_halos && s.vector_width <= 1 && s.cells_per_thread <= 1;
+    const bool long_rows = facts.longest_reduction > kMaxWarpRow;
     const bool warp_fits = !s.block || ((*s.block)[0] % 32 == 0 && (*s.block)[1] == 1 && (*s.block)[2] == 1);
-    if (!s.reduce_in_warp)
-        s.reduce_in_warp = facts.longest_reduction >= kMinWarpReduction && facts.rows_contiguous &&
-                           !facts.reads_own_writes && facts.spatial_dims == 1 && !s.reduce_in_block &&
-                           !s.shared_tiles && !facts.has_layers && !facts.manual_grid && !facts.stage_halos &&
-                           s.vector_width <= 1 && s.cells_per_thread <= 1 && warp_fits;
+    const bool block_fits = !s.block || ((*s.block)[0] >= 32 && ((*s.block)[0] & ((*s.block)[0] - 1)) == 0 &&
+                                         (*s.block)[1] == 1 && (*s.block)[2] == 1);
+    if (!s.reduce_in_block)
+        s.reduce_in_block = rows && long_rows && !s.reduce_in_warp.value_or(false) && block_fits;
+    const bool blocks = *s.reduce_in_block;
+    if (!s.reduce_in_warp) s.reduce_in_warp = rows && !long_rows && !blocks && warp_fits;
     const bool warps = *s.reduce_in_warp;
     if (!s.block)
-        s.block = mapped == 1 || s.reduce_in_block || warps ? std::array<int, 3>{256, 1, 1}
-                                                   : std::array<int, 3>{64, 4, 1};
-    if (mapped < 2 || facts.manual_grid || s.reduce_in_block || warps)
+        s.block = mapped == 1 || blocks || warps ? std::array<int, 3>{256, 1, 1} : std::array<int, 3>{64, 4, 1};
+    if (mapped < 2 || facts.manual_grid || blocks || warps)
         s.cells_per_thread = 1;
     else if (s.cells_per_thread == 0)
         s.cells_per_thread = facts.has_layers ? 1 : 4;
@@ -46,7 +51,7 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
                                    facts.group_lane_rows <= kMaxStreamedLaneRows;
         const bool narrow = facts.lane_rows <= kMaxLaneRows || group_streams;
         const bool lanes = facts.lanes_fit && facts.cell_nodes <= kMaxLaneCellNodes && narrow && !facts.has_layers && !facts.manual_grid && !facts.stage_halos &&
-                           !s.shared_tiles && !s.reduce_in_block && !warps && !cells_along_lanes;
+                           !s.shared_tiles && !blocks && !warps && !cells_along_lanes;
         s.vector_width = lanes ? std::max(1, std::min(4, 16 / std::max(1, facts.widest_element))) : 1;
     }
     return s;

@@ -39,14 +39,17 @@
 //   field at neighbouring cells (fuse_stages computes the earlier stages per tile); else as
 //   requested.
 // - reduce_in_warp: on where the cell of a 1D kernel (rows: on y and z a block per cell would
-//   bound the grid at 65535 cells) reduces over at least kMinWarpReduction terms, outside an
+//   bound the grid at 65535 cells) reduces over kMinWarpReduction to kMaxWarpRow terms, outside an
 //   assignment to an index axis (a LayerNorm or softmax row), does not read back a field it
 //   writes, and every field with index axes keeps a cell's elements together in memory
 //   (layouts C and AoS; with SoA a thread per cell reads coalesced, a warp per cell would not), unless the request asks for a block per cell, tiles, lanes, several cells
 //   per thread or a block that is not whole warps along x, or the kernel has layers, a manual
 //   grid, stages with halos or more than three axes.
-// - max_registers, manual_launch_grid and reduce_in_block: nothing to choose; 0 leaves registers
-//   to the compiler, a block per cell is off unless requested.
+// - reduce_in_block: on where a warp per cell would be but the reduction is longer than
+//   kMaxWarpRow: a row of 4096 floats is 128 registers per lane, which leaves few warps per SM
+//   and takes NVRTC 0.4 s, where a block of 256 keeps it in 16 KiB of shared memory (0.85 of
+//   copy for LayerNorm at 8192 x 4096 on an H200, and 0.75 against 0.4 at 8192).
+// - max_registers and manual_launch_grid: nothing to choose; 0 leaves registers to the compiler.
 #pragma once
 
 #include <loom/launch.hpp>
@@ -134,6 +137,9 @@ inline constexpr std::size_t kMaxStreamedLaneRows = 10;
 /// 0.93 with a warp (H200). Shorter ones (a lattice Boltzmann cell's 19 populations) stay in
 /// their thread.
 inline constexpr std::int64_t kMinWarpReduction = 32;
+/// The longest reduction a warp per cell takes by default: 64 elements per lane. Past it a block
+/// per cell keeps the row in shared memory (reduce_in_block; docs/performance.md).
+inline constexpr std::int64_t kMaxWarpRow = 2048;
 
 /// The request with every open field filled in by the rules above (the block before
 /// fit_chosen_block). The request has passed check_schedule and check_cells_axis.

@@ -21,7 +21,7 @@ ThreadMapping plan_thread_mapping(const FieldInfo& primary, const Schedule& sche
     ThreadMapping m;
     m.axis_of_dim = thread_axes(primary);
     m.tiles = schedule.shared_tiles;
-    m.block_per_cell = schedule.reduce_in_block;
+    m.block_per_cell = schedule.reduce_in_block.value_or(false);
     m.warp_per_cell = schedule.reduce_in_warp.value_or(false);
     if (schedule.block) m.block = *schedule.block;
     if (schedule.cells_per_thread <= 1) return m;

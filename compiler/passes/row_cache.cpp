@@ -3,6 +3,8 @@
 #include "compiler/ir/equality.hpp"
 #include "compiler/ir/visitor.hpp"
 
+#include <fmt/format.h>
+
 #include <deque>
 #include <functional>
 #include <map>
@@ -195,8 +197,182 @@ private:
     std::set<const FieldInfo*> written_;
 };
 
+/// A row in shared memory: a field read at fixed coordinates but one, an IndexVar's loop
+/// index over [0, extent).
+struct SharedRow {
+    BufferPtr buffer;
+    std::vector<Expr> indices; ///< with the index axis at `place` (read there as a placeholder)
+    std::size_t place = 0;
+    std::int64_t extent = 0;
+    std::set<const ForNode*> loops; ///< the loops that read it
+    BufferPtr array;                ///< set once the row is kept
+};
+
+/// One cell of a block-per-cell body (its block's statements): the rows two or more of its
+/// loops read, kept in shared memory.
+class RowsOfBlock {
+public:
+    RowsOfBlock(const Stmt& cell, const std::set<const FieldInfo*>& written, std::size_t budget)
+        : written_(written), budget_(budget) {
+        // The cell's coordinates (declared at its top) are the same for all its threads;
+        // every other variable it declares may differ between them or between passes.
+        for (const ExprNode* v : declared_variables(cell)) {
+            auto var = static_cast<const VarNode*>(v);
+            if (!(var->role == VarRole::Counter && var->axis >= 0)) varying_.insert(v);
+        }
+    }
+
+    Stmt run(const Stmt& cell) {
+        struct Collect : IRVisitor {
+            RowsOfBlock* self;
+            std::vector<const ForNode*> loops;
+            void visit_For(const ForNode* f) override {
+                loops.push_back(f);
+                IRVisitor::visit_For(f);
+                loops.pop_back();
+            }
+            void visit_BufferLoad(const BufferLoadNode* l) override {
+                IRVisitor::visit_BufferLoad(l);
+                if (auto [row, loop] = self->row_of(l, loops); row) row->loops.insert(loop);
+            }
+        } collect;
+        collect.self = this;
+        collect.visit(cell);
+        std::size_t used = 0;
+        for (SharedRow& row : rows_) {
+            const std::size_t bytes = std::size_t(row.extent) * std::size_t(bit_width(row.buffer->type) / 8);
+            if (row.loops.size() < 2 || used + bytes > budget_) continue;
+            used += (bytes + 15) / 16 * 16;
+            auto array = make_buffer(row.buffer->name + "_row", row.buffer->type, Scope::Shared, {row.extent});
+            array->static_shared = true;
+            row.array = array;
+        }
+        // The cell's coordinates first: the rows are read at them.
+        StmtList out;
+        std::vector<Stmt> rest{cell};
+        if (auto b = cell.as<BlockNode>()) {
+            rest = b->stmts;
+            while (!rest.empty() && is_coordinate(rest.front())) {
+                out.add(rest.front());
+                rest.erase(rest.begin());
+            }
+        }
+        bool any = false;
+        for (const SharedRow& r : rows_) {
+            if (!r.array) continue;
+            any = true;
+            const ScalarType t = r.indices[r.place].type();
+            Expr c = VarNode::make(t, "k", VarRole::LoopIndex);
+            std::vector<Expr> at = r.indices;
+            at[r.place] = c;
+            out.add(CommentNode::make(fmt::format("the row of {} that {} passes read, once ({} bytes)",
+                                                  r.buffer->name, r.loops.size(),
+                                                  r.extent * bit_width(r.buffer->type) / 8)));
+            out.allocate(r.array);
+            out.add(ForNode::make(c, ConstNode::make_int(t, 0), ConstNode::make_int(t, r.extent),
+                                  ConstNode::make_int(t, 1), BufferStoreNode::make(r.array, {c}, BufferLoadNode::make(r.buffer, at)),
+                                  -1, ForKind::Cooperative));
+        }
+        if (!any) return Stmt();
+        out.add(BarrierNode::make());
+        struct Read : IRMutator {
+            RowsOfBlock* self;
+            std::vector<const ForNode*> loops;
+            Stmt visit_For(const ForNode* f, const Stmt& s) override {
+                loops.push_back(f);
+                Stmt r = IRMutator::visit_For(f, s);
+                loops.pop_back();
+                return r;
+            }
+            Expr visit_BufferLoad(const BufferLoadNode* l, const Expr& e) override {
+                auto [row, loop] = self->row_of(l, loops);
+                if (!row || !row->array) return IRMutator::visit_BufferLoad(l, e);
+                return BufferLoadNode::make(row->array, {loop->var});
+            }
+        } read;
+        read.self = this;
+        for (const Stmt& s : rest) out.add(read.mutate(s));
+        return out.build();
+    }
+
+    static bool is_coordinate(const Stmt& s) {
+        auto d = s.as<DeclareNode>();
+        auto v = d ? d->var.as<VarNode>() : nullptr;
+        return v && v->role == VarRole::Counter && v->axis >= 0;
+    }
+
+private:
+    /// The row `l` reads and the loop whose index it reads it at, or nulls.
+    std::pair<SharedRow*, const ForNode*> row_of(const BufferLoadNode* l, const std::vector<const ForNode*>& loops) {
+        const FieldInfo* f = l->buffer->scope == Scope::Global ? l->buffer->field.get() : nullptr;
+        if (!f || written_.count(f)) return {};
+        const ForNode* loop = nullptr;
+        std::size_t place = l->indices.size();
+        for (std::size_t i = 0; i < l->indices.size(); ++i) {
+            const ForNode* of_index = nullptr;
+            for (const ForNode* enclosing : loops) {
+                auto v = enclosing->var.as<VarNode>();
+                if (l->indices[i].same_as(enclosing->var) && v->role == VarRole::Index && enclosing->stop.is<ConstNode>())
+                    of_index = enclosing;
+            }
+            if (of_index) {
+                if (loop) return {}; // two index axes
+                loop = of_index;
+                place = i;
+                continue;
+            }
+            // Every other coordinate the same for the whole cell: not a gather that a condition
+            // may guard, so the row may be loaded before anything the cell computes.
+            for (const Expr& s : subexpressions(l->indices[i]))
+                if (varying_.count(s.get()) || s.is<BufferLoadNode>()) return {};
+        }
+        if (!loop) return {};
+        const std::int64_t extent = loop->stop.as<ConstNode>()->int_value;
+        std::vector<Expr> key = l->indices;
+        Expr& p = placeholders_[key[place].type()];
+        if (!p.defined()) p = VarNode::make(key[place].type(), "row_k", VarRole::Placeholder);
+        key[place] = p;
+        for (SharedRow& r : rows_)
+            if (r.buffer == l->buffer && r.place == place && r.extent == extent &&
+                structurally_equal(BufferLoadNode::make(r.buffer, r.indices), BufferLoadNode::make(l->buffer, key)))
+                return {&r, loop};
+        rows_.push_back({l->buffer, key, place, extent, {}, nullptr});
+        return {&rows_.back(), loop};
+    }
+
+    const std::set<const FieldInfo*>& written_;
+    std::size_t budget_;
+    std::set<const ExprNode*> varying_;
+    std::map<ScalarType, Expr> placeholders_;
+    std::deque<SharedRow> rows_; ///< a deque: a row's address stays as more come
+};
+
+class CacheRowsInShared : public IRMutator {
+public:
+    CacheRowsInShared(std::set<const FieldInfo*> written, std::size_t budget)
+        : written_(std::move(written)), budget_(budget) {}
+
+protected:
+    Stmt visit_For(const ForNode* f, const Stmt& self) override {
+        if (f->kind != ForKind::GpuBlock) return IRMutator::visit_For(f, self);
+        if (auto inner = f->body.as<ForNode>(); inner && inner->kind == ForKind::GpuBlock)
+            return IRMutator::visit_For(f, self); // an outer block loop
+        Stmt cached = RowsOfBlock(f->body, written_, budget_).run(f->body);
+        if (!cached.defined()) return self;
+        return ForNode::make(f->var, f->start, f->stop, f->step, cached, f->axis, f->kind, f->dim);
+    }
+
+private:
+    std::set<const FieldInfo*> written_;
+    std::size_t budget_;
+};
+
 } // namespace
 
 Stmt cache_rows(const Stmt& body) { return CacheRows(written_fields(body)).mutate(body); }
+
+Stmt cache_rows_in_shared(const Stmt& body, std::size_t budget) {
+    return CacheRowsInShared(written_fields(body), budget).mutate(body);
+}
 
 } // namespace loom::ir

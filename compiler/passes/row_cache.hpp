@@ -3,6 +3,7 @@
 
 #include "compiler/ir/ir.hpp"
 
+#include <cstddef>
 #include <cstdint>
 
 namespace loom::ir {
@@ -25,5 +26,20 @@ inline constexpr std::int64_t kMaxRowRegisters = 128;
 /// the array. On the GPU the arrays are the lane's registers; warp_lockstep gives each lane its
 /// own on the CPU. A body without such loops is returned as it is.
 Stmt cache_rows(const Stmt& body);
+
+/// The most bytes of rows a block keeps in shared memory (all its rows together): a row of
+/// 8192 floats. Static shared arrays, so that staging and the partials still fit 48 KB.
+inline constexpr std::size_t kMaxRowSharedBytes = std::size_t(32) * 1024;
+
+/// In each cell of a body mapped one block per cell (reduce_in_block): the rows of fields the
+/// kernel does not write that two or more of its loops read, each at an IndexVar's loop index
+/// over [0, K) with every other coordinate the same for the whole cell (its coordinates,
+/// parameters; not a gather, which a condition may guard). Each such row, in the order of first
+/// reads while they hold at most `budget` bytes in all, becomes a static shared array of K
+/// elements (`<field>_row`) that the block's threads fill at the top of the cell (a cooperative
+/// loop, then a barrier); every load of the row reads the array instead. So a LayerNorm of 4096
+/// reads its row from memory once, not once per pass, with 16 elements per thread of 256 where
+/// a warp would hold 128 per lane. A body without such rows is returned as it is.
+Stmt cache_rows_in_shared(const Stmt& body, std::size_t budget = kMaxRowSharedBytes);
 
 } // namespace loom::ir

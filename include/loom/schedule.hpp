@@ -80,8 +80,13 @@ struct Schedule {
     /// index axis shares its elements among the threads. For kernels with long reductions per
     /// cell. `block` is then (n, 1, 1), n a power of two from 32 to 1024 (unset: 256), and the
     /// kernel is compiled for exactly that block. Needs at most three axes, bounds that use no
-    /// other counter, and not shared_tiles. The CPU target runs it too, a block at a time.
-    bool reduce_in_block = false;
+    /// other counter, and not shared_tiles. Each row of a field that two or more of the cell's
+    /// passes read (at most 32 KiB of them) is copied into shared memory once and read there, so
+    /// a LayerNorm reads its row from memory once. Unset: true where a 1D kernel's cell would
+    /// take a warp per cell (see reduce_in_warp) but reduces over more than kMaxWarpRow (2048)
+    /// terms, whose rows no longer fit a warp's registers (compiler/passes/choose_schedule.hpp);
+    /// else false. The CPU target runs it too, a block at a time.
+    std::optional<bool> reduce_in_block;
     /// One warp per cell: the block's threads as warps of 32, each warp computing one cell (a
     /// LayerNorm or softmax row), block/32 cells per block. Each reduction is combined by every
     /// lane over every 32nd term, then by shuffles within the warp (the same order on every run
@@ -94,7 +99,7 @@ struct Schedule {
     /// 32 (unset: (256, 1, 1)), and the kernel is compiled for exactly that block. Needs at most
     /// three axes, bounds that use no other counter, a cell that does not read back a field it
     /// writes, and not shared_tiles or reduce_in_block. Unset: true for a 1D kernel whose cell
-    /// reduces over 32 terms or more (compiler/passes/choose_schedule.hpp), else false. The CPU
+    /// reduces over 32 to 2048 terms (compiler/passes/choose_schedule.hpp), else false. The CPU
     /// target runs it too, its lanes one after the other between the warp reductions.
     std::optional<bool> reduce_in_warp;
 

@@ -19,6 +19,27 @@ __device__ __forceinline__ void stage(T* shared, const T* global) {
 #endif
 }
 
+// A contiguous row of n elements, shared by the block's threads (`thread` of `threads`): 16
+// bytes per copy where both addresses are 16-byte aligned (cp.async.cg), the tail and rows that
+// are not element by element.
+template <typename T>
+__device__ __forceinline__ void stage_row(T* shared, const T* global, int n, int thread, int threads) {
+#if __CUDA_ARCH__ >= 800
+    constexpr int per = 16 / sizeof(T);
+    const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    if (((reinterpret_cast<unsigned long long>(global) | address) & 15) == 0) {
+        const int chunks = n / per;
+        for (int i = thread; i < chunks; i += threads)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address + 16u * unsigned(i)),
+                         "l"(global + per * i)
+                         : "memory");
+        for (int k = chunks * per + thread; k < n; k += threads) stage(&shared[k], &global[k]);
+        return;
+    }
+#endif
+    for (int k = thread; k < n; k += threads) stage(&shared[k], &global[k]);
+}
+
 __device__ __forceinline__ void stage_wait() {
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_all;\n" ::: "memory");

@@ -44,6 +44,30 @@ TEST(GpuRowKernels, LayerNormWithAWarpPerRowMatchesTheReference) {
     check_layer_norm(2049, 128, 55, warps(512));  // 4 per lane
 }
 
+Schedule blocks(int threads) {
+    Schedule s;
+    s.reduce_in_block = true;
+    s.block = std::array<int, 3>{threads, 1, 1};
+    return s;
+}
+
+// A block per row with the row in shared memory (filled by cp.async, then a barrier).
+TEST(GpuRowKernels, LayerNormAndSoftmaxWithABlockPerRowMatchTheReferences) {
+    LOOM_REQUIRE_GPU();
+    check_layer_norm(301, 4096, 61, blocks(256));
+    check_layer_norm(77, 2048, 62, blocks(1024));
+    check_layer_norm(33, 1000, 63, blocks(128));   // not a multiple of the block
+    check_layer_norm(5, 16384, 64, blocks(512));   // past the shared rows: read per pass
+    const int rows = 129, width = 8192;
+    const std::size_t n = std::size_t(rows) * width;
+    std::vector<float> xv = test::uniform_floats(n, 65);
+    for (float& v : xv) v *= 20;
+    auto x = DeviceArray<float>::from_host(xv, {rows, width});
+    auto y = DeviceArray<float>::from_host(std::vector<float>(n, std::nanf("")), {rows, width});
+    test::softmax_kernel(width, Target::CUDA, "gpu_softmax_block", blocks(512)).compile()(args("x", x, "y", y));
+    EXPECT_TRUE(test::rows_close(y.to_host(), test::softmax_reference(xv, rows, width), width, 1e-5));
+}
+
 TEST(GpuRowKernels, SoftmaxRmsNormAndLogSumExpMatchTheReferences) {
     LOOM_REQUIRE_GPU();
     const int rows = 333, width = 768;

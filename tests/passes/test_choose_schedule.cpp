@@ -139,6 +139,34 @@ TEST(KernelSchedule, PointwiseKernelsAndNarrowStencilsUseLanes) {
     EXPECT_EQ(cpu.source().find("lanes"), std::string::npos);
 }
 
+// Rows of 32 to kMaxWarpRow terms get a warp per cell, longer ones a block per cell (the row in
+// shared memory, not 128 registers per lane); a request for either form keeps the other off.
+TEST(ChooseSchedule, LongRowsGetABlockPerCellAndShorterOnesAWarp) {
+    ScheduleFacts rows = facts({0, -1, -1});
+    rows.spatial_dims = 1;
+    rows.longest_reduction = kMaxWarpRow;
+    Schedule s = choose_schedule({}, rows);
+    EXPECT_TRUE(*s.reduce_in_warp);
+    EXPECT_FALSE(*s.reduce_in_block);
+    rows.longest_reduction = kMaxWarpRow + 1;
+    s = choose_schedule({}, rows);
+    EXPECT_TRUE(*s.reduce_in_block);
+    EXPECT_FALSE(*s.reduce_in_warp);
+    EXPECT_EQ(s.block, (Block{256, 1, 1}));
+    EXPECT_EQ(s.cells_per_thread, 1);
+    EXPECT_EQ(s.vector_width, 1);
+    s = choose_schedule({.reduce_in_warp = true}, rows);
+    EXPECT_FALSE(*s.reduce_in_block);
+    s = choose_schedule({.block = Block{96, 1, 1}}, rows); // not a power of two: no block per cell
+    EXPECT_FALSE(*s.reduce_in_block);
+    EXPECT_FALSE(*s.reduce_in_warp) << "rows this long stay off the warp";
+    rows.rows_contiguous = false; // SoA: a thread per cell reads coalesced
+    EXPECT_FALSE(*choose_schedule({}, rows).reduce_in_block);
+    rows.rows_contiguous = true;
+    rows.reads_own_writes = true;
+    EXPECT_FALSE(*choose_schedule({}, rows).reduce_in_block);
+}
+
 TEST(ChooseSchedule, GivenFieldsAreKept) {
     const Schedule given{.block = Block{32, 8, 1},
                          .cells_per_thread = 2,
@@ -148,6 +176,7 @@ TEST(ChooseSchedule, GivenFieldsAreKept) {
                          .max_registers = 64,
                          .manual_launch_grid = false,
                          .vector_width = 1,
+                         .reduce_in_block = false,
                          .reduce_in_warp = false};
     Schedule s = choose_schedule(given, facts({1, 0, -1}));
     EXPECT_EQ(s.describe(), given.describe());
@@ -159,14 +188,14 @@ TEST(ChooseSchedule, DescribeNamesEveryFieldAndMarksWhatWasChosen) {
     EXPECT_EQ(requested.describe(),
               "block = choose, cells_per_thread = 2, cells_axis = choose, stream_cells = choose, "
               "shared_memory_budget = choose, max_registers = 32, manual_launch_grid = false, "
-              "vector_width = choose, shared_tiles = false, reduce_in_block = false, "
+              "vector_width = choose, shared_tiles = false, reduce_in_block = choose, "
               "reduce_in_warp = choose");
     Schedule s = choose_schedule(requested, facts({1, 0, -1}));
     EXPECT_EQ(s.describe(requested),
               "block = (64, 4, 1) (chosen), cells_per_thread = 2, cells_axis = 0 (chosen), "
               "stream_cells = true (chosen), shared_memory_budget = 102400 (chosen), max_registers = "
               "32, manual_launch_grid = false, vector_width = 1 (chosen), shared_tiles = false, "
-              "reduce_in_block = false, reduce_in_warp = false (chosen)");
+              "reduce_in_block = false (chosen), reduce_in_warp = false (chosen)");
     EXPECT_NE(Schedule{}.describe().find("max_registers = 0 (the compiler's choice)"),
               std::string::npos);
 }

@@ -24,7 +24,7 @@ namespace {
 using test::cpu;
 
 void check_layer_norm(int rows, int width, std::uint64_t seed, const Schedule& schedule = {}) {
-    const std::string name = "layer_norm_" + std::to_string(width) + (schedule.reduce_in_block ? "_block" : "");
+    const std::string name = "layer_norm_" + std::to_string(width) + (schedule.reduce_in_block.value_or(false) ? "_block" : "");
     KernelFunction f = test::layer_norm_kernel(width, Target::CPU, name, schedule).compile();
     const std::size_t n = std::size_t(rows) * width;
     std::vector<float> xv = test::uniform_floats(n, seed), wv = test::uniform_floats(width, seed + 1),

@@ -131,6 +131,72 @@ TEST(RowKernels, RmsNormLogSumExpAndResidualLayerNormMatchReferencesOnTheCpu) {
     }
 }
 
+Schedule blocks(int threads) {
+    Schedule s;
+    s.reduce_in_block = true;
+    s.block = std::array<int, 3>{threads, 1, 1};
+    return s;
+}
+
+// A block per row (Schedule::reduce_in_block) keeps each row two or more passes read in shared
+// memory: filled once by the block's threads, then read by every pass. On the CPU the block's
+// threads run one after the other between its barriers, over the same shared array.
+TEST(RowKernels, ABlockPerRowKeepsItsRowsInSharedMemory) {
+    check_layer_norm(7, 4096, 91, blocks(256));
+    check_layer_norm(5, 1000, 92, blocks(128)); // not a multiple of the block
+    check_layer_norm(2, 16384, 93, blocks(1024)); // 64 KiB: past kMaxRowSharedBytes, read per pass
+    const std::string src = test::layer_norm_kernel(4096, Target::CUDA, "ln_block", blocks(256)).source();
+    EXPECT_NE(src.find("__shared__ __align__(16) float x_row[4096];"), std::string::npos) << src;
+    EXPECT_EQ(count(src, "x[x_stride_0"), 1u) << src; // the fill: x read from memory once
+    EXPECT_EQ(src.find("w_shared"), std::string::npos) << src; // one row per block: w not staged
+    EXPECT_NE(src.find("(x_row[k] - mean) * rstd * w[k] + b[k]"), std::string::npos) << src;
+    const std::string wide = test::layer_norm_kernel(16384, Target::CUDA, "ln_block_wide", blocks(256)).source();
+    EXPECT_EQ(wide.find("x_row"), std::string::npos) << wide;
+    // The default past 2048 terms: a block of 256 per row; at 2048 a warp.
+    const Kernel chosen = test::layer_norm_kernel(4096, Target::CUDA, "ln_default", {});
+    EXPECT_TRUE(chosen.schedule().reduce_in_block.value_or(false)) << chosen.schedule().describe();
+    EXPECT_FALSE(chosen.schedule().reduce_in_warp.value_or(true));
+    EXPECT_NE(chosen.schedule().describe(chosen.requested_schedule()).find("reduce_in_block = true (chosen)"),
+              std::string::npos);
+    EXPECT_NE(chosen.source().find("float x_row[4096];"), std::string::npos);
+    const Kernel warp = test::layer_norm_kernel(2048, Target::CUDA, "ln_default_2048", {});
+    EXPECT_TRUE(warp.schedule().reduce_in_warp.value_or(false)) << warp.schedule().describe();
+    EXPECT_FALSE(warp.schedule().reduce_in_block.value_or(true));
+
+    // Softmax and residual add + LayerNorm: each of x and r kept; RMSNorm with a block of 1024.
+    const int rows = 6, width = 2048;
+    const std::size_t n = std::size_t(rows) * width;
+    std::vector<float> xv = test::uniform_floats(n, 94), rv = test::uniform_floats(n, 95),
+                       wv = test::uniform_floats(width, 96), bv = test::uniform_floats(width, 97);
+    for (float& v : xv) v *= 20;
+    auto x = HostArray<float>::from_host(xv, {rows, width});
+    auto y = HostArray<float>::from_host(std::vector<float>(n, std::nanf("")), {rows, width});
+    test::expect_compiles_for_sm90(test::softmax_kernel(width, Target::CUDA, "softmax_block", blocks(512)));
+    test::softmax_kernel(width, Target::CPU, "softmax_block", blocks(512)).compile()(args("x", x, "y", y));
+    EXPECT_TRUE(test::rows_close(y.to_host(), test::softmax_reference(xv, rows, width), width, 1e-5));
+
+    y = HostArray<float>::from_host(std::vector<float>(n, std::nanf("")), {rows, width});
+    test::expect_compiles_for_sm90(test::rms_norm_kernel(width, Target::CUDA, "rms_block", blocks(1024)));
+    test::rms_norm_kernel(width, Target::CPU, "rms_block", blocks(1024))
+        .compile()(args("x", x, "y", y, "w", HostArray<float>::from_host(wv, {width}), "eps", 1e-6f));
+    EXPECT_TRUE(test::rows_close(y.to_host(), test::rms_norm_reference(xv, wv, rows, width, 1e-6f), width));
+
+    const Kernel add_ln = test::add_layer_norm_kernel(width, Target::CUDA, "add_ln_block", blocks(256));
+    test::expect_compiles_for_sm90(add_ln);
+    EXPECT_NE(add_ln.source().find("float x_row[2048];"), std::string::npos) << add_ln.source();
+    EXPECT_NE(add_ln.source().find("float r_row[2048];"), std::string::npos) << add_ln.source();
+    auto h = HostArray<float>::from_host(std::vector<float>(n, std::nanf("")), {rows, width});
+    y = HostArray<float>::from_host(std::vector<float>(n, std::nanf("")), {rows, width});
+    test::add_layer_norm_kernel(width, Target::CPU, "add_ln_block", blocks(256))
+        .compile()(args("x", x, "r", HostArray<float>::from_host(rv, {rows, width}), "h", h, "y", y, "w",
+                        HostArray<float>::from_host(wv, {width}), "b", HostArray<float>::from_host(bv, {width}),
+                        "eps", 1e-5f));
+    std::vector<float> sum(n);
+    for (std::size_t i = 0; i < n; ++i) sum[i] = xv[i] + rv[i];
+    EXPECT_TRUE(test::rows_close(h.to_host(), std::vector<double>(sum.begin(), sum.end()), width, 0));
+    EXPECT_TRUE(test::rows_close(y.to_host(), test::layer_norm_reference(sum, wv, bv, rows, width, 1e-5f), width));
+}
+
 // A 2D grid of cells (a warp per cell along x, a block row per y), max and min, and a reduction
 // nested in another's body, which stays a loop of its lane.
 TEST(RowKernels, MaxMinAndNestedReductionsInWarpsOverA2DGrid) {

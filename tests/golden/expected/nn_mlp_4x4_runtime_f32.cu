@@ -22,24 +22,16 @@ extern "C" __global__ void mlp_runtime(
     const int threads_per_block = (int) (blockDim.x * blockDim.y * blockDim.z);
     // stage hidden_b in shared memory (16 bytes)
     __shared__ __align__(16) float hidden_b_shared[4];
-    for (int k = thread_in_block; k < 4; k += threads_per_block) {
-        loom::stage(&hidden_b_shared[k], &hidden_b[k]);
-    }
+    loom::stage_row(hidden_b_shared, hidden_b, 4, thread_in_block, threads_per_block);
     // stage hidden_W in shared memory (64 bytes)
     __shared__ __align__(16) float hidden_W_shared[16];
-    for (int k = thread_in_block; k < 16; k += threads_per_block) {
-        loom::stage(&hidden_W_shared[k], &hidden_W[k]);
-    }
+    loom::stage_row(hidden_W_shared, hidden_W, 16, thread_in_block, threads_per_block);
     // stage output_b in shared memory (16 bytes)
     __shared__ __align__(16) float output_b_shared[4];
-    for (int k = thread_in_block; k < 4; k += threads_per_block) {
-        loom::stage(&output_b_shared[k], &output_b[k]);
-    }
+    loom::stage_row(output_b_shared, output_b, 4, thread_in_block, threads_per_block);
     // stage output_W in shared memory (64 bytes)
     __shared__ __align__(16) float output_W_shared[16];
-    for (int k = thread_in_block; k < 16; k += threads_per_block) {
-        loom::stage(&output_W_shared[k], &output_W[k]);
-    }
+    loom::stage_row(output_W_shared, output_W, 16, thread_in_block, threads_per_block);
     loom::stage_wait();
     __syncthreads();
     const int x_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x);

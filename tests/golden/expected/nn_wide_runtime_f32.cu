@@ -22,24 +22,16 @@ extern "C" __global__ void wide_mlp(
     const int threads_per_block = (int) (blockDim.x * blockDim.y * blockDim.z);
     // stage wide_b in shared memory (128 bytes)
     __shared__ __align__(16) float wide_b_shared[32];
-    for (int k = thread_in_block; k < 32; k += threads_per_block) {
-        loom::stage(&wide_b_shared[k], &wide_b[k]);
-    }
+    loom::stage_row(wide_b_shared, wide_b, 32, thread_in_block, threads_per_block);
     // stage wide_W in shared memory (4224 bytes)
     __shared__ __align__(16) float wide_W_shared[1056];
-    for (int k = thread_in_block; k < 1056; k += threads_per_block) {
-        loom::stage(&wide_W_shared[k], &wide_W[k]);
-    }
+    loom::stage_row(wide_W_shared, wide_W, 1056, thread_in_block, threads_per_block);
     // stage narrow_b in shared memory (8 bytes)
     __shared__ __align__(16) float narrow_b_shared[2];
-    for (int k = thread_in_block; k < 2; k += threads_per_block) {
-        loom::stage(&narrow_b_shared[k], &narrow_b[k]);
-    }
+    loom::stage_row(narrow_b_shared, narrow_b, 2, thread_in_block, threads_per_block);
     // stage narrow_W in shared memory (256 bytes)
     __shared__ __align__(16) float narrow_W_shared[64];
-    for (int k = thread_in_block; k < 64; k += threads_per_block) {
-        loom::stage(&narrow_W_shared[k], &narrow_W[k]);
-    }
+    loom::stage_row(narrow_W_shared, narrow_W, 64, thread_in_block, threads_per_block);
     loom::stage_wait();
     __syncthreads();
     const int x_1 = (int) (blockIdx.x * blockDim.x + threadIdx.x);
