@@ -190,8 +190,12 @@ int main(int argc, char** argv) {
     for (const Shape& sh : small) run(Op::LayerNorm, sh);
     for (Op op : {Op::LayerNorm, Op::Softmax})
         for (const Shape& sh : between) run(op, sh);
-    // GELU and bias + GELU, 8192^2, pointwise.
-    for (bool bias : {false, true}) {
+    // GELU and bias + GELU, 8192^2, pointwise; GELU also with 1 and 2 cells per thread (4 cells
+    // of lanes of 4 unroll 16 tanhf per thread, which NVRTC takes its time over).
+    for (int variant : {0, 1, 2, 3}) {
+        const bool bias = variant == 3;
+        Schedule s;
+        if (variant == 1 || variant == 2) s.cells_per_thread = variant;
         const std::int64_t n = 8192;
         std::vector<float> xv(static_cast<std::size_t>(n * n)), bv(static_cast<std::size_t>(n));
         std::uniform_real_distribution<float> d(-3, 3);
@@ -207,8 +211,9 @@ int main(int argc, char** argv) {
         cfg.name = bias ? "bias_gelu" : "gelu";
         cfg.index_type = ScalarType::Int32;
         const auto start = std::chrono::steady_clock::now();
+        if (variant) cfg.name += "_" + std::to_string(variant);
         KernelFunction f =
-            create_kernel(Assignment(yf.center(), 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v)))), cfg)
+            create_kernel(Assignment(yf.center(), 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v)))), cfg, s)
                 .compile();
         Args a = bias ? args("x", x, "y", y, "b", b) : args("x", x, "y", y);
         y.fill(std::nanf(""));
@@ -218,7 +223,7 @@ int main(int argc, char** argv) {
         Result r;
         r.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         r.name = std::string(bias ? "bias + GELU" : "GELU") + " f32 8192x8192";
-        r.schedule = "default";
+        r.schedule = variant == 1 || variant == 2 ? std::to_string(variant) + " cells per thread" : "default";
         for (std::size_t i = 0; i < got.size() && r.ok; i += 4099) {
             const double u = double(xv[i]) + (bias ? double(bv[i % std::size_t(n)]) : 0.0);
             const double want = 0.5 * u * (1 + std::tanh(0.7978845608028654 * (u + 0.044715 * u * u * u)));
@@ -232,6 +237,56 @@ int main(int argc, char** argv) {
         std::printf("  %-28s %-34s %9.4f ms  %s  (compiled in %.0f ms)\n", r.name.c_str(), r.schedule.c_str(), r.ms,
                     r.ok ? (bench::fixed(r.ratio, 3) + " of copy").c_str() : "WRONG RESULT, not timed", r.compile_ms);
         results.push_back(r);
+    }
+    // Column sums and maxima of a row-major 2048 x 65536 matrix (512 MiB): the columns are cells,
+    // the rows an index axis stored components slowest (SoA), a thread per column.
+    {
+        const int rows = 2048;
+        const std::int64_t cols = 65536;
+        const std::size_t n = std::size_t(rows) * std::size_t(cols);
+        std::vector<float> mv(n);
+        std::uniform_real_distribution<float> d(-1, 1);
+        for (float& v : mv) v = d(rng);
+        FieldOptions soa;
+        soa.index_shape = {rows};
+        soa.layout = Layout::SoA;
+        Field m = make_field("m", ScalarType::Float32, 1, soa);
+        auto [total, top] = fields<2>("total, top: float32[1D]", Layout::SoA);
+        IndexVar r("r", rows);
+        KernelConfig cfg;
+        cfg.name = "column_sums";
+        const auto start = std::chrono::steady_clock::now();
+        KernelFunction f = create_kernel({{total.center(), sum(r, m(r))}, {top.center(), max(r, m(r))}}, cfg).compile();
+        Result res;
+        res.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        // The matrix's memory as the Fortran-order {cols, rows} array the SoA field takes.
+        auto md = DeviceArray<float>::uninitialized({cols, rows}, MemoryOrder::Fortran);
+        check(driver().cuMemcpyHtoD(md.data(), mv.data(), n * 4), "cuMemcpyHtoD");
+        auto td = DeviceArray<float>::uninitialized({cols}), pd = DeviceArray<float>::uninitialized({cols});
+        td.fill(std::nanf(""));
+        Args a = args("m", md, "total", td, "top", pd);
+        f(a);
+        f.synchronize();
+        std::vector<float> got = td.to_host(), got_top = pd.to_host();
+        res.name = "column sums + max 2048x65536";
+        res.schedule = "default";
+        for (std::int64_t j = 0; j < cols && res.ok; j += 4093) {
+            double s = 0, t = -INFINITY;
+            for (int i = 0; i < rows; ++i) {
+                const double v = mv[std::size_t(i) * std::size_t(cols) + std::size_t(j)];
+                s += v;
+                t = std::max(t, v);
+            }
+            res.ok = std::abs(got[std::size_t(j)] - s) <= 1e-4 * (1 + std::abs(s)) && got_top[std::size_t(j)] == t;
+        }
+        if (res.ok) {
+            res.ms = timer.median_ms([&] { f(a); });
+            res.ratio = (double(n) + 2.0 * double(cols)) * 4 / (res.ms * 1e6) / copy_gbs;
+        }
+        wrong = wrong || !res.ok;
+        std::printf("  %-28s %-34s %9.4f ms  %s  (compiled in %.0f ms)\n", res.name.c_str(), res.schedule.c_str(), res.ms,
+                    res.ok ? (bench::fixed(res.ratio, 3) + " of copy").c_str() : "WRONG RESULT, not timed", res.compile_ms);
+        results.push_back(res);
     }
     if (!json.empty()) {
         FILE* out = std::fopen(json.c_str(), "w");

@@ -68,6 +68,19 @@ TEST(GpuRowKernels, LayerNormAndSoftmaxWithABlockPerRowMatchTheReferences) {
     EXPECT_TRUE(test::rows_close(y.to_host(), test::softmax_reference(xv, rows, width), width, 1e-5));
 }
 
+TEST(GpuRowKernels, ColumnSumsAndMaximaMatchTheLoops) {
+    LOOM_REQUIRE_GPU();
+    const int rows = 777, columns = 50001;
+    std::vector<float> mv = test::uniform_floats(std::size_t(rows) * columns, 66);
+    auto m = DeviceArray<float>::from_host(test::as_columns_by_rows(mv, rows, columns), {columns, rows}, MemoryOrder::Fortran);
+    auto total = DeviceArray<float>::from_host(std::vector<float>(columns, std::nanf("")), {columns});
+    auto top = DeviceArray<float>::from_host(std::vector<float>(columns, std::nanf("")), {columns});
+    test::column_sums_kernel(rows, Target::CUDA, "gpu_column_sums").compile()(args("m", m, "total", total, "top", top));
+    const auto [want_total, want_top] = test::column_sums_reference(mv, rows, columns);
+    EXPECT_TRUE(test::rows_close(total.to_host(), want_total, columns, 1e-4));
+    EXPECT_TRUE(test::rows_close(top.to_host(), want_top, columns, 0));
+}
+
 TEST(GpuRowKernels, SoftmaxRmsNormAndLogSumExpMatchTheReferences) {
     LOOM_REQUIRE_GPU();
     const int rows = 333, width = 768;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace loom::test {
@@ -73,6 +74,43 @@ inline Kernel add_layer_norm_kernel(int width, Target target, const std::string&
     c.add({h(k), x(k) + r(k)});
     c.add({y(k), (x(k) + r(k) - m) * rstd * w.at({k}) + b.at({k})});
     return create_kernel(c, row_config(target, name), s);
+}
+
+/// Column sums of a matrix of `rows` (a literal) by any number of columns, as it lies in memory
+/// row after row: the columns are the cells of a 1D field and the rows its components, stored
+/// components slowest (SoA), so that m(r) at cell j is element (r, j). A thread per column sums
+/// down it, neighbouring threads reading neighbouring elements. Also each column's maximum.
+inline Kernel column_sums_kernel(int rows, Target target, const std::string& name, const Schedule& s = {}) {
+    FieldOptions soa;
+    soa.index_shape = {rows};
+    soa.layout = Layout::SoA;
+    Field m = make_field("m", ScalarType::Float32, 1, soa);
+    auto [total, top] = fields<2>("total, top: float32[1D]", Layout::SoA);
+    IndexVar r("r", rows);
+    return create_kernel({{total.center(), sum(r, m(r))}, {top.center(), max(r, m(r))}}, row_config(target, name), s);
+}
+
+/// Column sums and maxima in double precision; `m` in C order, rows x columns.
+inline std::pair<std::vector<double>, std::vector<double>> column_sums_reference(const std::vector<float>& m, int rows,
+                                                                                 int columns) {
+    std::vector<double> total(std::size_t(columns), 0.0), top(std::size_t(columns), -INFINITY);
+    for (int r = 0; r < rows; ++r)
+        for (int j = 0; j < columns; ++j) {
+            const double v = m[std::size_t(r) * std::size_t(columns) + std::size_t(j)];
+            total[std::size_t(j)] += v;
+            top[std::size_t(j)] = std::max(top[std::size_t(j)], v);
+        }
+    return {total, top};
+}
+
+/// The C-order matrix (rows x columns) in logical (column, row) order: what from_host takes for
+/// the SoA field's Fortran-order array of shape {columns, rows}, whose memory is the matrix.
+inline std::vector<float> as_columns_by_rows(const std::vector<float>& m, int rows, int columns) {
+    std::vector<float> out(m.size());
+    for (int r = 0; r < rows; ++r)
+        for (int j = 0; j < columns; ++j)
+            out[std::size_t(j) * std::size_t(rows) + std::size_t(r)] = m[std::size_t(r) * std::size_t(columns) + std::size_t(j)];
+    return out;
 }
 
 /// GELU, the tanh approximation: 0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3))).

@@ -197,6 +197,25 @@ TEST(RowKernels, ABlockPerRowKeepsItsRowsInSharedMemory) {
     EXPECT_TRUE(test::rows_close(y.to_host(), test::layer_norm_reference(sum, wv, bv, rows, width, 1e-5f), width));
 }
 
+// Column sums of a row-major matrix with a literal number of rows: the columns are cells, the
+// rows an index axis stored components slowest (SoA), a thread per column by default.
+TEST(RowKernels, ColumnSumsAndMaximaOfAMatrixMatchTheLoops) {
+    const int rows = 300, columns = 1001;
+    const Kernel gpu = test::column_sums_kernel(rows, Target::CUDA, "column_sums");
+    test::expect_compiles_for_sm90(gpu);
+    EXPECT_FALSE(gpu.schedule().reduce_in_warp.value_or(true)) << gpu.schedule().describe();
+    EXPECT_FALSE(gpu.schedule().reduce_in_block.value_or(true)) << gpu.schedule().describe();
+    EXPECT_NE(gpu.source().find("m[x + m_stride_1 * r]"), std::string::npos) << gpu.source();
+    std::vector<float> mv = test::uniform_floats(std::size_t(rows) * columns, 99);
+    auto m = HostArray<float>::from_host(test::as_columns_by_rows(mv, rows, columns), {columns, rows}, MemoryOrder::Fortran);
+    auto total = HostArray<float>::from_host(std::vector<float>(columns, std::nanf("")), {columns});
+    auto top = HostArray<float>::from_host(std::vector<float>(columns, std::nanf("")), {columns});
+    test::column_sums_kernel(rows, Target::CPU, "column_sums").compile()(args("m", m, "total", total, "top", top));
+    const auto [want_total, want_top] = test::column_sums_reference(mv, rows, columns);
+    EXPECT_TRUE(test::rows_close(total.to_host(), want_total, columns, 1e-4));
+    EXPECT_TRUE(test::rows_close(top.to_host(), want_top, columns, 0));
+}
+
 // A 2D grid of cells (a warp per cell along x, a block row per y), max and min, and a reduction
 // nested in another's body, which stays a loop of its lane.
 TEST(RowKernels, MaxMinAndNestedReductionsInWarpsOverA2DGrid) {
