@@ -10,8 +10,7 @@
 #include "compiler/passes/analyze.hpp"
 #include "compiler/passes/base_pointers.hpp"
 #include "compiler/passes/block_reductions.hpp"
-#include "compiler/passes/row_cache.hpp"
-#include "compiler/passes/warp_reductions.hpp"
+#include "compiler/passes/check_schedule.hpp"
 #include "compiler/passes/choose_schedule.hpp"
 #include "compiler/passes/cpu_mapping.hpp"
 #include "compiler/passes/cse.hpp"
@@ -20,9 +19,10 @@
 #include "compiler/passes/gpu_mapping.hpp"
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/passes/launch_grid.hpp"
-#include "compiler/passes/lower_reductions.hpp"
 #include "compiler/passes/lower_layers.hpp"
+#include "compiler/passes/lower_reductions.hpp"
 #include "compiler/passes/name_parameters.hpp"
+#include "compiler/passes/row_cache.hpp"
 #include "compiler/passes/shared_staging.hpp"
 #include "compiler/passes/shared_tiles.hpp"
 #include "compiler/passes/simplify.hpp"
@@ -30,6 +30,7 @@
 #include "compiler/passes/vectorize_lanes.hpp"
 #include "compiler/passes/verify.hpp"
 #include "compiler/passes/warp_lockstep.hpp"
+#include "compiler/passes/warp_reductions.hpp"
 
 #include <loom/errors.hpp>
 
@@ -262,13 +263,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         for (;; ++facts.shrink) {
             k.schedule = choose_schedule(schedule, facts);
             k.max_registers = k.schedule.max_registers;
-            if (*k.schedule.reduce_in_warp && facts.reads_own_writes)
-                throw UserError(fmt::format(
-                    "kernel '{}' has Schedule::reduce_in_warp = true, but its cell reads a field it "
-                    "writes: a warp's lanes would read what another lane stored (a row's mean stored "
-                    "and read back), which a warp per cell does not order yet; keep the value in a "
-                    "subexpression instead of a field, or set reduce_in_warp to false",
-                    config.name));
+            check_cell_reads_own_writes(k.schedule, facts.reads_own_writes, config.name);
             log.note("choose_schedule", k.schedule.describe(schedule));
 
             // 7b. GPU mapping: each mapped loop is bound to the grid, the fastest memory axis

@@ -58,6 +58,9 @@ enum class ForKind : std::uint8_t {
     GpuBlock, GpuThread, GpuWarp, WarpLane
 };
 
+/// The threads of a warp: a WarpLane loop's extent, and what every warp form counts in.
+inline constexpr int kWarpSize = 32;
+
 std::string_view op_name(UnaryOp op);   // "-", "!"
 std::string_view op_name(BinaryOp op);  // "+", "<=", "min", ...
 std::string_view fn_name(MathFn fn);    // "sqrt", ...

@@ -12,8 +12,6 @@ namespace loom::ir {
 
 namespace {
 
-constexpr int kWarp = 32;
-
 Expr i32(std::int64_t v) { return ConstNode::make_int(ScalarType::Int32, v); }
 
 } // namespace
@@ -92,7 +90,7 @@ private:
     void reduce(const DeclareNode* d, const ForNode* loop, BinaryOp op, StmtList& out) {
         const Expr& acc = d->var;
         const std::string& name = acc.as<VarNode>()->name;
-        const int warps = threads_ / kWarp;
+        const int warps = threads_ / kWarpSize;
         auto partial = make_buffer(name + "_partial", acc.type(), Scope::Shared, {warps > 1 ? warps + 1 : 1});
         partial->static_shared = true;
         BufferPtr array = partial;
@@ -103,7 +101,7 @@ private:
         Expr warp = VarNode::make(ScalarType::Int32, "warp", VarRole::Counter, nullptr, -1);
         Expr lane = VarNode::make(ScalarType::Int32, "lane", VarRole::Counter, nullptr, -1);
         auto in_warps = [&](const Expr& warp, int n, std::vector<Stmt> body) {
-            Stmt lanes = ForNode::make(lane, i32(0), i32(kWarp), i32(1), BlockNode::make(std::move(body)), -1,
+            Stmt lanes = ForNode::make(lane, i32(0), i32(kWarpSize), i32(1), BlockNode::make(std::move(body)), -1,
                                        ForKind::WarpLane, 0);
             return ForNode::make(warp, i32(0), i32(n), i32(1), lanes, -1, ForKind::GpuWarp, 0);
         };
@@ -113,7 +111,7 @@ private:
         Expr t = VarNode::make(ScalarType::Int32, "thread", VarRole::Counter, nullptr, -1);
         Expr mine = VarNode::make(acc.type(), name, VarRole::Accumulator);
         Expr of_warp = VarNode::make(acc.type(), name + "_warp", VarRole::Temporary);
-        std::vector<Stmt> share{DeclareNode::make(t, BinaryNode::make(BinaryOp::Add, BinaryNode::make(BinaryOp::Mul, warp, i32(kWarp)), lane))};
+        std::vector<Stmt> share{DeclareNode::make(t, BinaryNode::make(BinaryOp::Add, BinaryNode::make(BinaryOp::Mul, warp, i32(kWarpSize)), lane))};
         for (Stmt& s : own_share(d, loop, t, mine)) share.push_back(std::move(s));
         share.push_back(DeclareNode::make(of_warp, WarpReduceNode::make(op, mine)));
         share.push_back(first_lane(warp, of_warp));
@@ -158,7 +156,7 @@ private:
 } // namespace
 
 Stmt reduce_in_blocks(const Stmt& body, int threads) {
-    if (threads < kWarp || (threads & (threads - 1)) != 0)
+    if (threads < kWarpSize || (threads & (threads - 1)) != 0)
         throw InternalError(fmt::format("reduce_in_blocks: {} threads, not a power of two of at least a warp "
                                         "(check_schedule)", threads));
     return InBlocks(threads).mutate(body);

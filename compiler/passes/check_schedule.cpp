@@ -126,6 +126,19 @@ void check_reduce_in_warp(const Schedule& s, int dims, const std::optional<Slice
                      bounds_depend_on_counters, kernel);
 }
 
+void check_cell_reads_own_writes(const Schedule& s, bool reads_own_writes, const std::string& kernel) {
+    if (!reads_own_writes) return;
+    const bool warp = s.reduce_in_warp.value_or(false);
+    if (!warp && !s.reduce_in_block.value_or(false)) return;
+    fail(kernel, fmt::format("{} = true, but its cell reads a field it writes: {} would read what "
+                             "another {} stored (a row's mean stored and read back), which a {} per "
+                             "cell does not order yet; keep the value in a subexpression instead of a "
+                             "field, or set {} to false",
+                             warp ? "reduce_in_warp" : "reduce_in_block", warp ? "a warp's lanes" : "a block's threads",
+                             warp ? "lane" : "thread", warp ? "warp" : "block",
+                             warp ? "reduce_in_warp" : "reduce_in_block"));
+}
+
 void check_shared_tiles(const Schedule& s, int dims, const std::optional<Slice>& slice,
                         bool bounds_depend_on_counters, const std::string& kernel) {
     if (!s.shared_tiles) return;

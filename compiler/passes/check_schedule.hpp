@@ -30,6 +30,11 @@ void check_reduce_in_block(const Schedule& schedule, int spatial_dims,
                            const std::optional<Slice>& slice, bool bounds_depend_on_counters,
                            const std::string& kernel);
 
+/// A warp or a block per cell (the resolved schedule) whose cell reads a field it writes: its
+/// threads would read each other's stores unordered (a row's mean stored, then read back).
+/// Only asked-for forms reach it: the heuristic takes neither for such a cell.
+void check_cell_reads_own_writes(const Schedule& resolved, bool reads_own_writes, const std::string& kernel);
+
 /// reduce_in_warp against the kernel: not with reduce_in_block or shared_tiles, a block
 /// (32 w, 1, 1), at most three spatial axes, bounds that use no other counter, and a launch grid
 /// loom infers. Throws UserError.

@@ -35,7 +35,6 @@ ThreadMapping plan_thread_mapping(const FieldInfo& primary, const Schedule& sche
 }
 
 namespace {
-constexpr int kWarpLanes = 32;
 Expr add(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Add, a, b); }
 Expr mul(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Mul, a, b); }
 /// ceil((f.stop - f.start) / d): the blocks a loop needs when each covers d of its values.
@@ -167,14 +166,7 @@ Stmt share_among_lanes(const Stmt& s, const Expr& lane) {
     }
     if (!stores(s)) return s;
     auto f = s.as<ForNode>();
-    if (f && f->var.as<VarNode>()->role == VarRole::Index) {
-        const ScalarType t = f->var.type();
-        Expr own = lane.type() == t ? lane : CastNode::make(t, lane);
-        if (!is_const_value(f->step, 1)) own = mul(own, f->step);
-        Expr first = is_const_value(f->start, 0) ? own : add(f->start, own);
-        Expr stride = simplify(mul(ConstNode::make_int(t, kWarpLanes), f->step));
-        return ForNode::make(f->var, first, f->stop, stride, f->body, f->axis);
-    }
+    if (f && f->var.as<VarNode>()->role == VarRole::Index) return lane_strided_loop(f, lane, f->body);
     return IfThenNode::make(BinaryNode::make(BinaryOp::Eq, lane, ConstNode::make_int(lane.type(), 0)), s);
 }
 
@@ -203,7 +195,7 @@ GpuMapped map_cells_to_warps(const std::vector<const ForNode*>& loops, const Stm
         Expr at = is_const_value(f->step, 1) ? n : mul(n, f->step);
         cell.push_back(DeclareNode::make(f->var, simplify(add(f->start, at))));
     }
-    cell.push_back(ForNode::make(lane, ConstNode::make_int(i32, 0), ConstNode::make_int(i32, kWarpLanes),
+    cell.push_back(ForNode::make(lane, ConstNode::make_int(i32, 0), ConstNode::make_int(i32, kWarpSize),
                                  ConstNode::make_int(i32, 1), share_among_lanes(inner, lane), -1,
                                  ForKind::WarpLane, 0));
     if (!inside.defined()) throw InternalError("map_to_gpu: a warp per cell needs an axis along x");
@@ -247,7 +239,7 @@ GpuMapped map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping) {
             if (dims.back() < 0)
                 throw InternalError("map_to_gpu: blocks need every axis on the grid (check_schedule)");
         }
-        if (mapping.warp_per_cell) return map_cells_to_warps(loops, inner, dims, mapping.block[0] / kWarpLanes);
+        if (mapping.warp_per_cell) return map_cells_to_warps(loops, inner, dims, mapping.block[0] / kWarpSize);
         return mapping.tiles ? map_tiles(loops, inner, mapping, dims)
                              : map_cells_to_blocks(loops, inner, dims);
     }
@@ -288,6 +280,15 @@ GpuMapped map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping) {
         body = ForNode::make(f->var, f->start, f->stop, f->step, body, f->axis, ForKind::GpuGrid, dim);
     }
     return {body, {}};
+}
+
+Stmt lane_strided_loop(const ForNode* f, const Expr& lane, const Stmt& body) {
+    const ScalarType t = f->var.type();
+    Expr own = lane.type() == t ? lane : CastNode::make(t, lane);
+    if (!is_const_value(f->step, 1)) own = mul(own, f->step);
+    Expr first = is_const_value(f->start, 0) ? own : add(f->start, own);
+    Expr stride = simplify(mul(ConstNode::make_int(t, kWarpSize), f->step));
+    return ForNode::make(f->var, first, f->stop, stride, body, f->axis, f->kind);
 }
 
 } // namespace loom::ir

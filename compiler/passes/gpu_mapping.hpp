@@ -78,4 +78,10 @@ ThreadMapping plan_thread_mapping(const FieldInfo& primary, const Schedule& sche
 /// rest on every lane alike until reduce_in_warps shares the reductions.
 GpuMapped map_to_gpu(const Stmt& loop_nest, const ThreadMapping& mapping);
 
+/// `loop` with `body`, shared by the lanes of a warp: lane l runs iterations l, l + 32, ...
+/// (from start + l step, in steps of 32 step). What map_to_gpu makes of a store to every element
+/// of an index axis and reduce_in_warps of a reduction's loop (its terms into the lane's own
+/// accumulator); cache_rows recognises such loops.
+Stmt lane_strided_loop(const ForNode* loop, const Expr& lane, const Stmt& body);
+
 } // namespace loom::ir

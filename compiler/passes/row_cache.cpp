@@ -15,8 +15,6 @@ namespace loom::ir {
 
 namespace {
 
-constexpr std::int64_t kLanes = 32;
-
 bool is_lane(const Expr& e, const Expr& lane) {
     if (e.same_as(lane)) return true;
     auto c = e.as<CastNode>();
@@ -26,10 +24,10 @@ bool is_lane(const Expr& e, const Expr& lane) {
 /// K / 32 for a loop `for k in [lane, K) step 32` with K a constant multiple of 32; else 0.
 std::int64_t lane_elements(const ForNode* f, const Expr& lane) {
     auto stop = f->stop.as<ConstNode>();
-    if (f->kind != ForKind::Serial || !is_lane(f->start, lane) || !is_const_value(f->step, double(kLanes)) || !stop ||
-        stop->int_value <= 0 || stop->int_value % kLanes != 0)
+    if (f->kind != ForKind::Serial || !is_lane(f->start, lane) || !is_const_value(f->step, double(kWarpSize)) || !stop ||
+        stop->int_value <= 0 || stop->int_value % kWarpSize != 0)
         return 0;
-    return stop->int_value / kLanes;
+    return stop->int_value / kWarpSize;
 }
 
 /// A row: a field's buffer read at fixed coordinates but one, the loop's index (`place`).
@@ -73,7 +71,7 @@ public:
         const ScalarType t = lane_.type();
         Expr c = VarNode::make(t, "c", VarRole::LoopIndex);
         auto lane_plus = [&](const Expr& var, const Expr& c) {
-            Expr k = BinaryNode::make(BinaryOp::Add, lane_, BinaryNode::make(BinaryOp::Mul, ConstNode::make_int(t, kLanes), c));
+            Expr k = BinaryNode::make(BinaryOp::Add, lane_, BinaryNode::make(BinaryOp::Mul, ConstNode::make_int(t, kWarpSize), c));
             return var.type() == t ? k : CastNode::make(var.type(), k);
         };
         StmtList body;

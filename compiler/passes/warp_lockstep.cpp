@@ -16,8 +16,6 @@ namespace loom::ir {
 
 namespace {
 
-constexpr int kLanes = 32;
-
 Expr i32(std::int64_t v) { return ConstNode::make_int(ScalarType::Int32, v); }
 Expr bin(BinaryOp op, Expr a, Expr b) { return BinaryNode::make(op, std::move(a), std::move(b)); }
 
@@ -30,13 +28,13 @@ std::vector<Stmt> butterfly(const BufferPtr& lanes, const BufferPtr& swap, Binar
     std::vector<Stmt> rounds;
     const BufferPtr* from = &lanes;
     const BufferPtr* to = &swap;
-    for (int distance = kLanes / 2; distance >= 1; distance /= 2) {
+    for (int distance = kWarpSize / 2; distance >= 1; distance /= 2) {
         // i xor distance, distance a power of two: i + distance where that bit of i is 0
         Expr bit = distance > 1 ? bin(BinaryOp::Div, i, i32(distance)) : i;
         Expr low = bin(BinaryOp::Eq, bin(BinaryOp::Mod, bit, i32(2)), i32(0));
         Expr other = SelectNode::make(low, bin(BinaryOp::Add, i, i32(distance)), bin(BinaryOp::Sub, i, i32(distance)));
         Expr combined = bin(op, BufferLoadNode::make(*from, i), BufferLoadNode::make(*from, other));
-        rounds.push_back(ForNode::make(i, i32(0), i32(kLanes), i32(1), BufferStoreNode::make(*to, i, combined), -1));
+        rounds.push_back(ForNode::make(i, i32(0), i32(kWarpSize), i32(1), BufferStoreNode::make(*to, i, combined), -1));
         std::swap(from, to);
     }
     result = *from;
@@ -51,7 +49,7 @@ protected:
         const BufferInfo& b = *a->buffer;
         if (b.scope != Scope::Local || !used_in_lanes(a->body, a->buffer)) return IRMutator::visit_Allocate(a, self);
         const std::int64_t size = b.size();
-        BufferPtr wide = make_buffer(b.name, b.type, Scope::Local, {kLanes * size});
+        BufferPtr wide = make_buffer(b.name, b.type, Scope::Local, {kWarpSize * size});
         wide_[a->buffer.get()] = {wide, size};
         Stmt body = mutate(a->body);
         wide_.erase(a->buffer.get());
@@ -165,14 +163,14 @@ private:
         }
         std::vector<BufferPtr> waiting;
         for (const Expr& v : kept) {
-            waiting.push_back(make_buffer(v.as<VarNode>()->name + "_of_lanes", v.type(), Scope::Local, {kLanes}));
+            waiting.push_back(make_buffer(v.as<VarNode>()->name + "_of_lanes", v.type(), Scope::Local, {kWarpSize}));
             before.push_back(BufferStoreNode::make(waiting.back(), loop->var, v));
             after.insert(after.begin(), DeclareNode::make(v, BufferLoadNode::make(waiting.back(), loop->var)));
         }
         auto w = reduce->value.as<WarpReduceNode>();
         const std::string& name = reduce->var.as<VarNode>()->name;
-        BufferPtr lanes = make_buffer(name + "_lanes", w->type, Scope::Local, {kLanes});
-        BufferPtr swap = make_buffer(name + "_swap", w->type, Scope::Local, {kLanes});
+        BufferPtr lanes = make_buffer(name + "_lanes", w->type, Scope::Local, {kWarpSize});
+        BufferPtr swap = make_buffer(name + "_swap", w->type, Scope::Local, {kWarpSize});
         before.push_back(BufferStoreNode::make(lanes, loop->var, w->value));
         BufferPtr result;
         std::vector<Stmt> rounds = butterfly(lanes, swap, w->op, result);

@@ -2,12 +2,11 @@
 
 #include "compiler/ir/visitor.hpp"
 #include "compiler/passes/block_reductions.hpp"
+#include "compiler/passes/gpu_mapping.hpp"
 
 namespace loom::ir {
 
 namespace {
-
-constexpr int kLanes = 32;
 
 class InWarps : public IRMutator {
 protected:
@@ -25,16 +24,8 @@ private:
             // Lane l's share: terms l, l + 32, ... of the loop, into its own accumulator.
             const Expr& acc = d->var;
             Expr mine = VarNode::make(acc.type(), acc.as<VarNode>()->name + "_lane", VarRole::Accumulator);
-            const ScalarType t = loop->var.type();
-            Expr own = lane.type() == t ? lane : CastNode::make(t, lane);
-            if (!is_const_value(loop->step, 1)) own = BinaryNode::make(BinaryOp::Mul, own, loop->step);
-            Expr first = is_const_value(loop->start, 0) ? own : BinaryNode::make(BinaryOp::Add, loop->start, own);
-            Expr stride = is_const_value(loop->step, 1)
-                              ? ConstNode::make_int(t, kLanes)
-                              : BinaryNode::make(BinaryOp::Mul, ConstNode::make_int(t, kLanes), loop->step);
             out.add(DeclareNode::make(mine, d->value));
-            out.add(ForNode::make(loop->var, first, loop->stop, stride, replace_var(loop->body, acc, mine), loop->axis,
-                                  loop->kind));
+            out.add(lane_strided_loop(loop, lane, replace_var(loop->body, acc, mine)));
             out.add(DeclareNode::make(acc, WarpReduceNode::make(op, mine)));
         });
     }

@@ -175,6 +175,13 @@ TEST(Reductions, AWarpPerRowCanBeTurnedOffAndIsNotChosenWhereLanesWouldReadEachO
     LOOM_EXPECT_ERROR(saved_mean(on), UserError,
                       {"kernel 'saved_mean' has Schedule::reduce_in_warp = true, but its cell reads a field it writes",
                        "keep the value in a subexpression instead of a field, or set reduce_in_warp to false"});
+    // A block per cell alike: one thread stores the mean, every thread reads it, unordered.
+    Schedule block;
+    block.reduce_in_block = true;
+    LOOM_EXPECT_ERROR(saved_mean(block), UserError,
+                      {"kernel 'saved_mean' has Schedule::reduce_in_block = true, but its cell reads a field it writes",
+                       "a block's threads would read what another thread stored", "set reduce_in_block to false"});
+    EXPECT_EQ(saved_mean({}).schedule().reduce_in_block, std::optional<bool>(false));
 }
 
 TEST(Reductions, MaxMinAndSumOfIntegersAndNestedReductions) {
