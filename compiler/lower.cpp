@@ -3,6 +3,7 @@
 
 #include "compiler/codegen/cpp_printer.hpp"
 #include "compiler/codegen/cuda_printer.hpp"
+#include "compiler/ir/equality.hpp"
 #include "compiler/ir/evaluate.hpp"
 #include "compiler/ir/printer.hpp"
 #include "compiler/ir/visitor.hpp"
@@ -64,6 +65,64 @@ std::int64_t longest_row_reduction(const Stmt& cell) {
     } find;
     find.visit(cell);
     return find.most;
+}
+
+/// True if the cell reads a field it writes at an element another thread of a warp or a block
+/// per cell may store: a field stored once per cell (a row's mean, by one thread), read outside
+/// a top-level loop over an index axis, or read at an element no store writes. A field stored
+/// element by element in a top-level loop over an index axis (`x(k) = ...`) and read at that
+/// same element in such a loop (an in-place LayerNorm) is not: the lane or thread that owns
+/// element k is the same in every such loop (map_to_gpu, reduce_in_warps, reduce_in_blocks).
+bool reads_others_writes(const Stmt& nest) {
+    struct Find : IRVisitor {
+        std::vector<const ForNode*> index_loops; ///< the enclosing loops over index axes
+        std::map<const FieldInfo*, std::vector<std::vector<Expr>>> own; ///< element-wise stores
+        std::set<const FieldInfo*> stored_per_cell, read_per_cell;
+        std::vector<const BufferLoadNode*> own_reads;
+        void visit_For(const ForNode* f) override {
+            const bool index = f->var.as<VarNode>()->role == VarRole::Index;
+            if (index) index_loops.push_back(f);
+            IRVisitor::visit_For(f);
+            if (index) index_loops.pop_back();
+        }
+        /// In one top-level index loop, at coordinates that read its index.
+        bool at_own_element(const std::vector<Expr>& indices) const {
+            if (index_loops.size() != 1) return false;
+            for (const Expr& i : indices) {
+                auto c = i.as<CastNode>();
+                if ((c ? c->value : i).same_as(index_loops.front()->var)) return true;
+            }
+            return false;
+        }
+        void visit_BufferStore(const BufferStoreNode* s) override {
+            IRVisitor::visit_BufferStore(s);
+            const FieldInfo* f = s->buffer->scope == Scope::Global ? s->buffer->field_of() : nullptr;
+            if (!f) return;
+            if (at_own_element(s->indices)) own[f].push_back(s->indices);
+            else stored_per_cell.insert(f);
+        }
+        void visit_BufferLoad(const BufferLoadNode* l) override {
+            IRVisitor::visit_BufferLoad(l);
+            const FieldInfo* f = l->buffer->scope == Scope::Global ? l->buffer->field_of() : nullptr;
+            if (!f) return;
+            if (at_own_element(l->indices)) own_reads.push_back(l);
+            else read_per_cell.insert(f);
+        }
+    } find;
+    find.visit(nest);
+    auto written = [&](const FieldInfo* f) { return find.own.count(f) || find.stored_per_cell.count(f); };
+    for (const FieldInfo* f : find.read_per_cell)
+        if (written(f)) return true;
+    for (const BufferLoadNode* l : find.own_reads) {
+        const FieldInfo* f = l->buffer->field_of();
+        if (!written(f)) continue;
+        if (find.stored_per_cell.count(f)) return true;
+        bool same = false;
+        for (const std::vector<Expr>& at : find.own[f])
+            same = same || structurally_equal(BufferLoadNode::make(l->buffer, at), BufferLoadNode::make(l->buffer, l->indices));
+        if (!same) return true;
+    }
+    return false;
 }
 
 /// True if the body computes local arrays (layers) in loops.
@@ -237,12 +296,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         for (const FieldPtr& f : analysis.fields)
             if (f->index_dims() > 0 && f->unit_stride_axis() < f->spatial_dims) facts.rows_contiguous = false;
         facts.longest_reduction = longest_row_reduction(cse);
-        {
-            const std::set<const FieldInfo*> written = written_fields(spatial);
-            for (const Expr& e : subexpressions(spatial))
-                if (auto l = e.as<BufferLoadNode>(); l && written.count(l->buffer->field_of()))
-                    facts.reads_own_writes = true;
-        }
+        facts.reads_own_writes = reads_others_writes(nest);
         {
             // The default group: 4 cells along the slowest mapped axis (choose_schedule).
             int slowest = -1;
@@ -344,7 +398,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             Stmt reduced = reduce_in_blocks(mapped, (*k.schedule.block)[0]);
             log.record("reduce_in_blocks", mapped, reduced);
             log.start();
-            Stmt cached = cache_rows_in_shared(reduced);
+            Stmt cached = cache_rows_in_shared(reduced, std::min(kMaxRowSharedBytes, *k.schedule.shared_memory_budget));
             log.record("cache_rows_in_shared", reduced, cached);
             mapped = cached;
         }

@@ -305,8 +305,13 @@ protected:
             if (!sum || sum->op != BinaryOp::Add) return "";
             base = sum->b.same_as(f->var) ? sum->a : sum->a.same_as(f->var) ? sum->b : Expr();
             if (!base.defined()) return "";
-            for (const Expr& e : subexpressions(base))
-                if (e.same_as(f->var)) return "";
+            // The same row for every thread: the cell's coordinates, sizes, strides, literals.
+            for (const Expr& e : subexpressions(base)) {
+                auto v = e.as<VarNode>();
+                if (v && !(v->role == VarRole::Size || v->role == VarRole::Stride ||
+                           (v->role == VarRole::Counter && v->axis >= 0)))
+                    return "";
+            }
         }
         staged_ = waiting_ = true;
         const std::string array = buffer_name(*st->buffer), field = buffer_name(*load->buffer);

@@ -28,7 +28,9 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     if (!s.reduce_in_block)
         s.reduce_in_block = rows && long_rows && !s.reduce_in_warp.value_or(false) && block_fits;
     const bool blocks = *s.reduce_in_block;
-    if (!s.reduce_in_warp) s.reduce_in_warp = rows && !long_rows && !blocks && warp_fits;
+    // Long rows where a block per cell is not to be had (turned off, a block that is not a
+    // power of two) still take a warp: far better than a thread per row.
+    if (!s.reduce_in_warp) s.reduce_in_warp = rows && !blocks && warp_fits;
     const bool warps = *s.reduce_in_warp;
     if (!s.block)
         s.block = mapped == 1 || blocks || warps ? std::array<int, 3>{256, 1, 1} : std::array<int, 3>{64, 4, 1};

@@ -39,7 +39,8 @@
 //   field at neighbouring cells (fuse_stages computes the earlier stages per tile); else as
 //   requested.
 // - reduce_in_warp: on where the cell of a 1D kernel (rows: on y and z a block per cell would
-//   bound the grid at 65535 cells) reduces over kMinWarpReduction to kMaxWarpRow terms, outside an
+//   bound the grid at 65535 cells) reduces over kMinWarpReduction to kMaxWarpRow terms (or more
+//   where a block per cell is not to be had: off, or a block that is not a power of two), outside an
 //   assignment to an index axis (a LayerNorm or softmax row), does not read back a field it
 //   writes, and every field with index axes keeps a cell's elements together in memory
 //   (layouts C and AoS; with SoA a thread per cell reads coalesced, a warp per cell would not), unless the request asks for a block per cell, tiles, lanes, several cells

@@ -15,6 +15,18 @@ namespace loom::ir {
 
 namespace {
 
+/// A coordinate of a row that is valid whatever the cell computes: the cell's own counters and
+/// literals (and casts of them). Not a parameter, a sum or a field's value: a condition may guard
+/// such a read (`select(p >= 0, E.at({p})(k), 0)`), and the row is loaded before any condition.
+bool at_the_cell(const Expr& e) {
+    for (const Expr& s : subexpressions(e)) {
+        if (s.is<ConstNode>() || s.is<CastNode>()) continue;
+        auto v = s.as<VarNode>();
+        if (!v || v->role != VarRole::Counter || v->axis < 0) return false;
+    }
+    return true;
+}
+
 bool is_lane(const Expr& e, const Expr& lane) {
     if (e.same_as(lane)) return true;
     auto c = e.as<CastNode>();
@@ -127,6 +139,7 @@ private:
             }
             // Not a gather (`E.at({tok})(k)` under `tok >= 0`): the row is loaded before any
             // condition of the loop, so its coordinates must be valid whatever the cell computes.
+            if (!at_the_cell(l->indices[i])) return nullptr;
             for (const Expr& s : subexpressions(l->indices[i]))
                 if (s.same_as(k) || s.same_as(lane_) || cell_vars_.count(s.get()) || s.is<BufferLoadNode>())
                     return nullptr;
@@ -308,9 +321,11 @@ private:
         std::size_t place = l->indices.size();
         for (std::size_t i = 0; i < l->indices.size(); ++i) {
             const ForNode* of_index = nullptr;
+            auto cast = l->indices[i].as<CastNode>(); // an int64 variant's coordinate
+            const Expr& bare = cast ? cast->value : l->indices[i];
             for (const ForNode* enclosing : loops) {
                 auto v = enclosing->var.as<VarNode>();
-                if (l->indices[i].same_as(enclosing->var) && v->role == VarRole::Index && enclosing->stop.is<ConstNode>())
+                if (bare.same_as(enclosing->var) && v->role == VarRole::Index && enclosing->stop.is<ConstNode>())
                     of_index = enclosing;
             }
             if (of_index) {
@@ -319,8 +334,9 @@ private:
                 place = i;
                 continue;
             }
-            // Every other coordinate the same for the whole cell: not a gather that a condition
-            // may guard, so the row may be loaded before anything the cell computes.
+            // Every other coordinate the same for the whole cell and valid whatever it computes
+            // (not a gather that a condition may guard): the row is loaded before anything else.
+            if (!at_the_cell(l->indices[i])) return {};
             for (const Expr& s : subexpressions(l->indices[i]))
                 if (varying_.count(s.get()) || s.is<BufferLoadNode>()) return {};
         }

@@ -159,7 +159,9 @@ TEST(ChooseSchedule, LongRowsGetABlockPerCellAndShorterOnesAWarp) {
     EXPECT_FALSE(*s.reduce_in_block);
     s = choose_schedule({.block = Block{96, 1, 1}}, rows); // not a power of two: no block per cell
     EXPECT_FALSE(*s.reduce_in_block);
-    EXPECT_FALSE(*s.reduce_in_warp) << "rows this long stay off the warp";
+    EXPECT_TRUE(*s.reduce_in_warp) << "a warp, not a thread per row";
+    s = choose_schedule({.reduce_in_block = false}, rows);
+    EXPECT_TRUE(*s.reduce_in_warp);
     rows.rows_contiguous = false; // SoA: a thread per cell reads coalesced
     EXPECT_FALSE(*choose_schedule({}, rows).reduce_in_block);
     rows.rows_contiguous = true;

@@ -197,6 +197,34 @@ TEST(RowKernels, ABlockPerRowKeepsItsRowsInSharedMemory) {
     EXPECT_TRUE(test::rows_close(y.to_host(), test::layer_norm_reference(sum, wv, bv, rows, width, 1e-5f), width));
 }
 
+// An in-place LayerNorm (x(k) = (x(k) - mean) * rstd): each element is read and stored by the
+// lane or thread that owns it in every pass, so a warp or a block per row may take it (the
+// default too); storing a value per row and reading it back stays an error (test_reductions).
+TEST(RowKernels, AnInPlaceNormalisationTakesAWarpOrABlockPerRow) {
+    auto in_place = [](int width, Target target, const std::string& name, const Schedule& s) {
+        Field x = make_field("x", ScalarType::Float32, 1, {{width}});
+        IndexVar k("k", width);
+        AssignmentCollection c;
+        Expr m = c.subexpression("mean", mean(k, x(k)));
+        Expr rstd = c.subexpression("rstd", rsqrt(mean(k, (x(k) - m) * (x(k) - m)) + 1e-5f));
+        c.add({x(k), (x(k) - m) * rstd});
+        return create_kernel(c, test::row_config(target, name), s);
+    };
+    EXPECT_TRUE(in_place(768, Target::CUDA, "in_place", {}).schedule().reduce_in_warp.value_or(false));
+    EXPECT_TRUE(in_place(4096, Target::CUDA, "in_place_4096", {}).schedule().reduce_in_block.value_or(false));
+    for (const auto& [width, s] : {std::pair{768, warps()}, std::pair{2048, blocks(256)}, std::pair{100, blocks(64)}}) {
+        const int rows = 9;
+        const std::string name = "in_place_" + std::to_string(width);
+        test::expect_compiles_for_sm90(in_place(width, Target::CUDA, name, s));
+        std::vector<float> xv = test::uniform_floats(std::size_t(rows) * width, 120 + width);
+        auto x = HostArray<float>::from_host(xv, {rows, width});
+        in_place(width, Target::CPU, name, s).compile()(args("x", x));
+        const std::vector<float> ones(std::size_t(width), 1.0f), zeros(std::size_t(width), 0.0f);
+        EXPECT_TRUE(test::layer_norm_close(x.to_host(), test::layer_norm_reference(xv, ones, zeros, rows, width, 1e-5f), width))
+            << "width " << width;
+    }
+}
+
 // Column sums of a row-major matrix with a literal number of rows: the columns are cells, the
 // rows an index axis stored components slowest (SoA), a thread per column by default.
 TEST(RowKernels, ColumnSumsAndMaximaOfAMatrixMatchTheLoops) {
