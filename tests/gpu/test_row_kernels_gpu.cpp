@@ -72,16 +72,10 @@ TEST(GpuRowKernels, LayerNormAndSoftmaxWithABlockPerRowMatchTheReferences) {
 TEST(GpuRowKernels, AnInPlaceLayerNormWithAWarpOrABlockPerRow) {
     LOOM_REQUIRE_GPU();
     for (const auto& [width, s] : {std::pair{768, warps()}, std::pair{4096, blocks(256)}, std::pair{1000, blocks(128)}}) {
-        Field xf = make_field("x", ScalarType::Float32, 1, {{width}});
-        IndexVar k("k", width);
-        AssignmentCollection c;
-        Expr m = c.subexpression("mean", mean(k, xf(k)));
-        Expr rstd = c.subexpression("rstd", rsqrt(mean(k, (xf(k) - m) * (xf(k) - m)) + 1e-5f));
-        c.add({xf(k), (xf(k) - m) * rstd});
         const int rows = 517;
         std::vector<float> xv = test::uniform_floats(std::size_t(rows) * width, 130 + width);
         auto x = DeviceArray<float>::from_host(xv, {rows, width});
-        create_kernel(c, test::row_config(Target::CUDA, "gpu_in_place_" + std::to_string(width)), s).compile()(args("x", x));
+        test::in_place_layer_norm_kernel(width, Target::CUDA, "gpu_in_place_" + std::to_string(width), s).compile()(args("x", x));
         const std::vector<float> ones(std::size_t(width), 1.0f), zeros(std::size_t(width), 0.0f);
         EXPECT_TRUE(test::layer_norm_close(x.to_host(), test::layer_norm_reference(xv, ones, zeros, rows, width, 1e-5f), width))
             << "width " << width;

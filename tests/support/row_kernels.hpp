@@ -76,6 +76,19 @@ inline Kernel add_layer_norm_kernel(int width, Target target, const std::string&
     return create_kernel(c, row_config(target, name), s);
 }
 
+/// x(k) = (x(k) - mean) * rstd per row, in place: each element read and stored by the lane or
+/// thread that owns it in every pass. Its reference is layer_norm_reference with weights 1 and
+/// biases 0.
+inline Kernel in_place_layer_norm_kernel(int width, Target target, const std::string& name, const Schedule& s = {}) {
+    Field x = make_field("x", ScalarType::Float32, 1, {{width}});
+    IndexVar k("k", width);
+    AssignmentCollection c;
+    Expr m = c.subexpression("mean", mean(k, x(k)));
+    Expr rstd = c.subexpression("rstd", rsqrt(mean(k, (x(k) - m) * (x(k) - m)) + 1e-5f));
+    c.add({x(k), (x(k) - m) * rstd});
+    return create_kernel(c, row_config(target, name), s);
+}
+
 /// Column sums of a matrix of `rows` (a literal) by any number of columns, as it lies in memory
 /// row after row: the columns are the cells of a 1D field and the rows its components, stored
 /// components slowest (SoA), so that m(r) at cell j is element (r, j). A thread per column sums

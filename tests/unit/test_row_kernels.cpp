@@ -201,15 +201,7 @@ TEST(RowKernels, ABlockPerRowKeepsItsRowsInSharedMemory) {
 // lane or thread that owns it in every pass, so a warp or a block per row may take it (the
 // default too); storing a value per row and reading it back stays an error (test_reductions).
 TEST(RowKernels, AnInPlaceNormalisationTakesAWarpOrABlockPerRow) {
-    auto in_place = [](int width, Target target, const std::string& name, const Schedule& s) {
-        Field x = make_field("x", ScalarType::Float32, 1, {{width}});
-        IndexVar k("k", width);
-        AssignmentCollection c;
-        Expr m = c.subexpression("mean", mean(k, x(k)));
-        Expr rstd = c.subexpression("rstd", rsqrt(mean(k, (x(k) - m) * (x(k) - m)) + 1e-5f));
-        c.add({x(k), (x(k) - m) * rstd});
-        return create_kernel(c, test::row_config(target, name), s);
-    };
+    const auto in_place = test::in_place_layer_norm_kernel;
     EXPECT_TRUE(in_place(768, Target::CUDA, "in_place", {}).schedule().reduce_in_warp.value_or(false));
     EXPECT_TRUE(in_place(4096, Target::CUDA, "in_place_4096", {}).schedule().reduce_in_block.value_or(false));
     for (const auto& [width, s] : {std::pair{768, warps()}, std::pair{2048, blocks(256)}, std::pair{100, blocks(64)}}) {
