@@ -15,12 +15,8 @@
 namespace loom {
 namespace {
 
-Schedule warps(int block = 256) {
-    Schedule s;
-    s.reduce_in_warp = true;
-    s.block = std::array<int, 3>{block, 1, 1};
-    return s;
-}
+using test::blocks;
+using test::warps;
 
 void check_layer_norm(int rows, int width, std::uint64_t seed, const Schedule& s) {
     KernelFunction f = test::layer_norm_kernel(width, Target::CUDA, "gpu_warp_ln_" + std::to_string(width), s).compile();
@@ -42,13 +38,6 @@ TEST(GpuRowKernels, LayerNormWithAWarpPerRowMatchesTheReference) {
     check_layer_norm(37, 100, 53, warps(64));     // not a multiple of the warp: read per pass
     check_layer_norm(9, 8192, 54, warps(32));     // past the registers: read per pass
     check_layer_norm(2049, 128, 55, warps(512));  // 4 per lane
-}
-
-Schedule blocks(int threads) {
-    Schedule s;
-    s.reduce_in_block = true;
-    s.block = std::array<int, 3>{threads, 1, 1};
-    return s;
 }
 
 // A block per row with the row in shared memory (filled by cp.async, then a barrier).

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -21,6 +22,22 @@ inline KernelConfig row_config(Target target, const std::string& name) {
     cfg.target = target;
     cfg.name = name;
     return cfg;
+}
+
+/// A warp per row, `block` threads per block (whole warps).
+inline Schedule warps(int block = 256) {
+    Schedule s;
+    s.reduce_in_warp = true;
+    s.block = std::array<int, 3>{block, 1, 1};
+    return s;
+}
+
+/// A block of `threads` (a power of two) per row.
+inline Schedule blocks(int threads) {
+    Schedule s;
+    s.reduce_in_block = true;
+    s.block = std::array<int, 3>{threads, 1, 1};
+    return s;
 }
 
 /// y(k) = exp(x(k) - max) / sum(exp(x(k) - max)) per row of `width`.

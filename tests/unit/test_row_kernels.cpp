@@ -20,14 +20,10 @@
 namespace loom {
 namespace {
 
-using test::cpu;
+using test::blocks;
+using test::warps;
 
-Schedule warps(int block = 256) {
-    Schedule s;
-    s.reduce_in_warp = true;
-    s.block = std::array<int, 3>{block, 1, 1};
-    return s;
-}
+using test::cpu;
 
 std::size_t count(const std::string& text, const std::string& what) {
     std::size_t n = 0;
@@ -129,13 +125,6 @@ TEST(RowKernels, RmsNormLogSumExpAndResidualLayerNormMatchReferencesOnTheCpu) {
         EXPECT_TRUE(test::rows_close(h.to_host(), want_h, width, 0));
         EXPECT_TRUE(test::rows_close(y.to_host(), test::layer_norm_reference(sum, wv, bv, rows, width, eps), width));
     }
-}
-
-Schedule blocks(int threads) {
-    Schedule s;
-    s.reduce_in_block = true;
-    s.block = std::array<int, 3>{threads, 1, 1};
-    return s;
 }
 
 // A block per row (Schedule::reduce_in_block) keeps each row two or more passes read in shared
