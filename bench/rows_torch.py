@@ -37,6 +37,20 @@ def main():
         ms = median_ms(fn)
         print(f"  torch {name} f32 8192x8192: {ms:.4f} ms  {2 * 8192 * 8192 * 4 / (ms * 1e6) / copy_gbs:.3f} of copy")
     del x, bias
+    # The sum of 2^28 floats, bytes read over the time against copy's bytes over its time (a read
+    # alone may pass 1); CuPy's sum beside torch's when it is installed.
+    x = torch.rand(1 << 28, device=dev) * 2 - 1
+    ms = median_ms(lambda: x.sum())
+    print(f"  torch sum of 2^28 floats: {ms:.4f} ms  {(1 << 28) * 4 / (ms * 1e6) / copy_gbs:.3f} of copy's bytes per second")
+    try:
+        import cupy
+        xc = cupy.asarray(x)
+        ms = median_ms(lambda: xc.sum())
+        print(f"  cupy sum of 2^28 floats: {ms:.4f} ms  {(1 << 28) * 4 / (ms * 1e6) / copy_gbs:.3f} of copy's bytes per second")
+        del xc
+    except ImportError:
+        print("  cupy: not installed")
+    del x
     shapes = [(65536, 768), (8192, 4096), (262144, 128), (128, 768), (140, 4096)]
     gen = torch.Generator(device=dev).manual_seed(5)
     for rows, width in shapes:

@@ -79,6 +79,7 @@ std::string LaunchDescription::describe() const {
     if (max_threads_per_block)
         bound = fmt::format("; compiled for at most {} threads per block", max_threads_per_block);
     if (exact_block) bound = "; compiled for exactly this block, whose threads work together";
+    if (exact_grid) bound += "; the blocks combine their results: no other grid";
     return fmt::format("block {} by default; grid = ceil(({}) / block){}{}{}", block, fmt::join(e, ", "),
                        cells, shared, bound);
 }

@@ -16,7 +16,9 @@
 #include "compiler/passes/cpu_mapping.hpp"
 #include "compiler/passes/cse.hpp"
 #include "compiler/passes/flatten_addresses.hpp"
+#include "compiler/passes/fuse_reductions.hpp"
 #include "compiler/passes/fuse_stages.hpp"
+#include "compiler/passes/grid_reductions.hpp"
 #include "compiler/passes/gpu_mapping.hpp"
 #include "compiler/passes/iteration_space.hpp"
 #include "compiler/passes/launch_grid.hpp"
@@ -65,6 +67,23 @@ std::int64_t longest_row_reduction(const Stmt& cell) {
     } find;
     find.visit(cell);
     return find.most;
+}
+
+/// The reductions across cells (sum_over_cells, ...) among the assignments, checked by
+/// analyze_kernel: each target's field, literal element and operator.
+std::vector<CellReductionTarget> cell_reduction_targets(const std::vector<SourceAssignment>& assignments) {
+    std::vector<CellReductionTarget> out;
+    for (const SourceAssignment& a : assignments) {
+        if (!a.over_cells) continue;
+        auto fa = a.lhs.as<FieldAccessNode>();
+        CellReductionTarget t;
+        t.field = fa->field.get();
+        for (const Expr& x : fa->indices) t.element.push_back(x.as<ConstNode>()->int_value);
+        for (int c : fa->components) t.element.push_back(c);
+        t.op = *a.over_cells;
+        out.push_back(std::move(t));
+    }
+    return out;
 }
 
 /// True if the cell reads a field it writes at an element another thread of a warp or a block
@@ -258,8 +277,14 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
 
     // 6. Reductions: each becomes an accumulator and a loop, before the statement that uses it.
     log.start();
-    Stmt nest = lower_reductions(spatial);
-    log.record("lower_reductions", spatial, nest);
+    Stmt reductions = lower_reductions(spatial);
+    log.record("lower_reductions", spatial, reductions);
+
+    // 6'. Independent reductions over the same range share one loop (column sums and maxima
+    // read each element once).
+    log.start();
+    Stmt nest = fuse_reductions(reductions);
+    log.record("fuse_reductions", reductions, nest);
     // A slice's bounds may be parameters, or literals past arrays whose size only the launch
     // knows: the launch checks them (KernelSpec::slice_bounds), so keep them.
     if (config.iteration_slice) k.slice_bounds = read_slice_bounds(nest);
@@ -270,7 +295,27 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     // block reductions keeps its blocks and threads as loops, so that the CPU oracle checks them.
     const bool cuda = config.target == Target::CUDA;
     Stmt mapped;
-    if (cuda || schedule.shared_tiles || schedule.reduce_in_block.value_or(false) || schedule.reduce_in_warp.value_or(false) ||
+    const std::vector<CellReductionTarget> across = cell_reduction_targets(assignments);
+    if (!across.empty()) {
+        // 7'. Reductions across cells: blocks over chunks of the cells, each block's threads
+        // sharing its chunk, the last block to finish combining the blocks' partials in block
+        // order. The CPU runs the same blocks (the oracle sees the same order of additions).
+        k.schedule = choose_reduction_schedule(schedule, config.name);
+        k.max_registers = k.schedule.max_registers;
+        const int threads = (*k.schedule.block)[0];
+        log.start();
+        Stmt blocks = reduce_across_blocks(nest, across, threads, analysis.primary->spatial_axes_fastest_first());
+        log.record("reduce_across_blocks", nest, blocks);
+        log.start();
+        mapped = reduce_in_blocks(blocks, threads);
+        log.record("reduce_in_blocks", blocks, mapped);
+        if (!cuda) {
+            log.start();
+            Stmt lockstep = warp_lockstep(mapped);
+            log.record("warp_lockstep", mapped, lockstep);
+            mapped = lockstep;
+        }
+    } else if (cuda || schedule.shared_tiles || schedule.reduce_in_block.value_or(false) || schedule.reduce_in_warp.value_or(false) ||
         analysis.stage_halos) {
         // 7a. The schedule: what the request leaves open is chosen here, and only here.
         log.start();
@@ -293,6 +338,8 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
                            config.iteration_slice->dims[std::size_t(facts.lane_axis)].step == 1);
         facts.cell_nodes = subexpressions(cse).size();
         facts.spatial_dims = analysis.spatial_dims;
+        facts.pointwise = std::all_of(analysis.reach.begin(), analysis.reach.end(),
+                                      [](const std::pair<int, int>& r) { return r.first == 0 && r.second == 0; });
         for (const FieldPtr& f : analysis.fields)
             if (f->index_dims() > 0 && f->unit_stride_axis() < f->spatial_dims) facts.rows_contiguous = false;
         facts.longest_reduction = longest_row_reduction(cse);
@@ -466,6 +513,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     if (cuda) {
         k.launch = infer_launch_grid(mapped, k.schedule, *config.index_type);
         fit_chosen_block(k.schedule, schedule, k.launch);
+        k.launch.exact_grid = !across.empty();
     } else {
         k.launch = LaunchDescription::none("CPU target: loops, no launch grid");
     }

@@ -11,8 +11,14 @@
 #include <loom/launch.hpp>
 #include <loom/schedule.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+namespace loom {
+enum class CellReduction : std::uint8_t; // loom/assignment.hpp
+} // namespace loom
 
 namespace loom::ir {
 
@@ -24,6 +30,9 @@ struct SourceAssignment {
     /// Not a computation: lhs's field is on chip (Stages::on_chip), rhs its value outside the
     /// iteration space (a constant, or another field at the cell).
     bool on_chip = false;
+    /// A reduction across cells (sum_over_cells, ...): lhs, one element of a fixed-shape field,
+    /// receives the reduction of rhs over every cell.
+    std::optional<CellReduction> over_cells;
 };
 
 /// What the pipeline produces.

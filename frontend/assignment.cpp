@@ -55,7 +55,51 @@ Assignment::Assignment(const Vec& lhs, const Vec& rhs) {
     for (int i = 0; i < lhs.size(); ++i) parts_.push_back(Assignment(lhs[i], rhs[i]).parts_[0]);
 }
 
+Assignment reduce_over_cells(CellReduction op, const Access& target, const Expr& value) {
+    check_side(value, "right");
+    Expr lhs = target.expr(); // a vector field without its component is refused here
+    auto fa = lhs.as<FieldAccessNode>();
+    if (!fa->absolute())
+        throw UserError(fmt::format(
+            "{}_over_cells: the target `{}` is a field access at the cell; a reduction across "
+            "cells writes one element, read with .at() at integer literals, e.g. {}.at({{0}}) of a "
+            "fixed-shape field", cell_reduction_name(op), loom::to_string(lhs), fa->field->name));
+    if (op == CellReduction::Mean && !is_float(value.type()))
+        throw UserError(fmt::format("mean_over_cells: the value `{}` is {}; a mean divides by the "
+                                    "number of cells and needs a floating-point value: cast it, "
+                                    "e.g. cast<double>(...)", loom::to_string(value), type_name(value.type())));
+    Assignment a;
+    a.parts_.emplace_back(lhs, value);
+    a.over_cells_ = op;
+    return a;
+}
+Assignment sum_over_cells(const Access& target, const Expr& value) {
+    return reduce_over_cells(CellReduction::Sum, target, value);
+}
+Assignment max_over_cells(const Access& target, const Expr& value) {
+    return reduce_over_cells(CellReduction::Max, target, value);
+}
+Assignment min_over_cells(const Access& target, const Expr& value) {
+    return reduce_over_cells(CellReduction::Min, target, value);
+}
+Assignment mean_over_cells(const Access& target, const Expr& value) {
+    return reduce_over_cells(CellReduction::Mean, target, value);
+}
+
+std::string_view cell_reduction_name(CellReduction op) {
+    switch (op) {
+    case CellReduction::Sum: return "sum";
+    case CellReduction::Max: return "max";
+    case CellReduction::Min: return "min";
+    case CellReduction::Mean: return "mean";
+    }
+    return "?";
+}
+
 std::string Assignment::to_string() const {
+    if (over_cells_)
+        return fmt::format("{} = {} over cells of {}", loom::to_string(parts_[0].first),
+                           cell_reduction_name(*over_cells_), loom::to_string(parts_[0].second));
     std::string s;
     for (auto& [l, r] : parts_) s += (s.empty() ? "" : "; ") + loom::to_string(l) + " = " + loom::to_string(r);
     return s;

@@ -234,6 +234,7 @@ KernelSpec spec_of(const std::shared_ptr<const LoweredKernel>& k_) {
     s.launch.cells_per_thread = {L.cells_per_thread[0], L.cells_per_thread[1], L.cells_per_thread[2]};
     s.launch.max_threads_per_block = L.max_threads_per_block;
     s.launch.exact_block = L.exact_block;
+    s.launch.exact_grid = L.exact_grid;
     s.launch.shared_bytes = L.shared_bytes;
     s.slice_bounds = slice_bounds_of(k_);
     auto k = k_; // the closures keep the IR of the extents alive
@@ -313,16 +314,23 @@ Kernel create_staged_kernel(const std::vector<AssignmentCollection>& stages, con
     check_identifier(config.name, "kernel");
     std::vector<std::pair<Expr, Expr>> parts;
     std::vector<int> stage_of_part;
+    std::vector<std::optional<CellReduction>> reduction_of_part;
     for (std::size_t s = 0; s < stages.size(); ++s)
         for (const Assignment& a : stages[s].all())
             for (auto& p : a.parts()) {
                 parts.push_back(p);
                 stage_of_part.push_back(int(s) + 1);
+                reduction_of_part.push_back(a.over_cells());
             }
     // Untyped parameters and plain numbers get their types (default_type) before lower() runs.
     std::vector<SourceAssignment> flat;
-    for (auto& [lhs, rhs] : resolve_types(parts, config))
-        flat.push_back({lhs, rhs, to_string(lhs) + " = " + to_string(rhs), stage_of_part[flat.size()]});
+    for (auto& [lhs, rhs] : resolve_types(parts, config)) {
+        const std::size_t i = flat.size();
+        std::string text = reduction_of_part[i]
+            ? fmt::format("{} = {} over cells of {}", to_string(lhs), cell_reduction_name(*reduction_of_part[i]), to_string(rhs))
+            : to_string(lhs) + " = " + to_string(rhs);
+        flat.push_back({lhs, rhs, std::move(text), stage_of_part[i], false, reduction_of_part[i]});
+    }
     // On-chip fields: what each holds outside the iteration space (analyze_kernel checks them).
     for (auto& [field, outside] : on_chip)
         flat.push_back({field.center().expr(), outside,

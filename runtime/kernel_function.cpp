@@ -686,6 +686,11 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
         if (block[d] < 1 || block[d] > dev.max_block_dims[d])
             arg_error(k, fmt::format("block_size {} is invalid: {} must be between 1 and {} on {}",
                                      dims(block), axis[d], dev.max_block_dims[d], dev.name));
+    if (L.exact_grid && num_blocks.is_set())
+        arg_error(k, fmt::format("num_blocks is set to {}, but the kernel reduces across blocks: "
+                                 "its blocks count each other, and the last one combines their "
+                                 "results, so it runs on the grid it infers from the arrays; "
+                                 "reset num_blocks (num_blocks.reset())", dims(num_blocks.dims())));
     Dim3 grid{};
     if (num_blocks.is_set()) {
         grid = num_blocks.dims();

@@ -211,6 +211,10 @@ void CFamilyPrinter::warp_reduce(const WarpReduceNode*, std::string&) {
     throw InternalError("a warp reduction reached a printer without warps; warp_lockstep must run first");
 }
 
+std::string CFamilyPrinter::last_block(const LastBlockNode*, int) {
+    throw InternalError("a reduction across blocks reached a printer without blocks");
+}
+
 std::string CFamilyPrinter::allocate(const AllocateNode* a, const std::string& pad) {
     if (a->buffer->scope != Scope::Local)
         throw InternalError(fmt::format("shared array {} reached a printer without shared memory",
@@ -370,6 +374,7 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
     }
     case StmtKind::Dense:
         throw InternalError("a Dense statement reached the code generator; lower_layers must run first");
+    case StmtKind::LastBlock: return last_block(s.as<LastBlockNode>(), indent);
     case StmtKind::Stage:
         throw InternalError("a Stage reached the code generator; fuse_stages must run first");
     case StmtKind::VectorLoad:

@@ -90,6 +90,9 @@ protected:
     virtual std::string buffer_store(const ir::BufferStoreNode* st, const std::string& pad);
     /// A block-wide barrier; only the CUDA printer has one.
     virtual std::string barrier(const std::string& pad, bool warp);
+    /// The last block's part of a reduction across blocks (LastBlockNode); the CUDA and C++
+    /// printers each spell it.
+    virtual std::string last_block(const ir::LastBlockNode* n, int indent);
     /// A base pointer at a field's cell; only the CUDA printer has them (point_at_cells).
     virtual std::string base_pointer(const ir::BasePointerNode* n, const std::string& pad);
     /// A load's or store's element index: a lone int64 literal within int32 without its suffix.

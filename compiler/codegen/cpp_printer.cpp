@@ -120,9 +120,22 @@ protected:
     }
     // A shared array is one per block: declared in the block loop, so each OpenMP thread has its
     // own; staged buffers are declared before any loop, one per call, shared by the threads.
+    // A reduction's scratch (partials, ticket) is one per call, on its stack: zero, so the
+    // ticket starts its count there.
     std::string allocate(const AllocateNode* a, const std::string& pad) override {
-        return fmt::format("{}{} {}[{}];\n", pad, type_name_of(a->buffer->type),
-                           buffer_name(*a->buffer), a->buffer->size());
+        return fmt::format("{}{} {}[{}]{};\n", pad, type_name_of(a->buffer->type),
+                           buffer_name(*a->buffer), a->buffer->size(), a->buffer->grid_scratch ? " = {0}" : "");
+    }
+    // The blocks run on OpenMP threads: each takes a ticket (acquire-release, so the last one
+    // sees every block's partials), and the thread that takes the last runs the body.
+    std::string last_block(const LastBlockNode* n, int indent) override {
+        const std::string pad(std::size_t(indent) * 4, ' ');
+        std::string cond = fmt::format("__atomic_add_fetch(&{}[0], 1, __ATOMIC_ACQ_REL) == {}",
+                                       buffer_name(*n->ticket), print(n->blocks));
+        const std::size_t scope = names_.mark();
+        std::string body = print_stmt(n->body, indent + 1);
+        names_.release(scope);
+        return fmt::format("{}if ({}) {{\n{}{}}}\n", pad, cond, body, pad);
     }
 
     // A literal slice may leave a size unread: say so rather than have the host compiler warn

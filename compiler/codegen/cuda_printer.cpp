@@ -47,8 +47,10 @@ public:
         std::string includes = staged_ ? "#include \"loom/stage.cuh\"\n" : "";
         if (lanes_) includes += "#include \"loom/lanes.cuh\"\n";
         if (warps_) includes += "#include \"loom/warp.cuh\"\n";
+        if (grid_) includes += "#include \"loom/grid.cuh\"\n";
         if (!includes.empty()) includes += "\n";
-        return header("CUDA") + includes + signature("extern \"C\" __global__") + "{\n" + body + "}\n";
+        if (!scratch_.empty()) scratch_ += "\n";
+        return header("CUDA") + includes + scratch_ + signature("extern \"C\" __global__") + "{\n" + body + "}\n";
     }
 
 protected:
@@ -112,6 +114,13 @@ protected:
 
     std::string allocate(const AllocateNode* a, const std::string& pad) override {
         if (a->buffer->scope == Scope::Local) return CFamilyPrinter::allocate(a, pad);
+        // A reduction's scratch lives in the module, from launch to launch: declared at file
+        // scope, zero when the module loads.
+        if (a->buffer->grid_scratch) {
+            scratch_ += fmt::format("__device__ {} {}[{}];\n", type_name_of(a->buffer->type),
+                                    buffer_name(*a->buffer), a->buffer->size());
+            return "";
+        }
         // Over 48 KB: one dynamic shared-memory block per kernel (its size is a launch
         // parameter), each staged buffer a typed window into it.
         std::string t = type_name_of(a->buffer->type);
@@ -144,6 +153,26 @@ protected:
         staged_ = waiting_ = true;
         return fmt::format("{}loom::stage(&{}[{}], &{}[{}]);\n", pad, buffer_name(*st->buffer),
                            print(st->index()), buffer_name(*load->buffer), print(load->index()));
+    }
+
+    // Another block's partial, read through L2: this SM's L1 may hold an older launch's.
+    void buffer_load(const BufferLoadNode* l, std::string& out) override {
+        if (!l->buffer->grid_scratch) return CFamilyPrinter::buffer_load(l, out);
+        out += "__ldcg(&";
+        CFamilyPrinter::buffer_load(l, out);
+        out += ')';
+    }
+
+    // loom::last_block (templates/loom/grid.cuh): a ticket per block, the last one's threads
+    // run the body.
+    std::string last_block(const LastBlockNode* n, int indent) override {
+        grid_ = true;
+        const std::string pad(std::size_t(indent) * 4, ' ');
+        std::string cond = fmt::format("loom::last_block({}[0], {})", buffer_name(*n->ticket), print(n->blocks));
+        const std::size_t scope = names_.mark();
+        std::string body = print_stmt(n->body, indent + 1);
+        names_.release(scope);
+        return fmt::format("{}if ({}) {{\n{}{}}}\n", pad, cond, body, pad);
     }
 
     // loom::warp_reduce (templates/loom/warp.cuh), the combination spelled as the IR's operator
@@ -345,6 +374,8 @@ protected:
     bool staged_ = false; ///< a staging copy was printed: include stage.cuh
     bool lanes_ = false;  ///< lanes were loaded or stored: include lanes.cuh
     bool warps_ = false;  ///< a warp reduction was printed: include warp.cuh
+    bool grid_ = false;   ///< a reduction across blocks was printed: include grid.cuh
+    std::string scratch_; ///< the `__device__` scratch arrays, at file scope
     bool waiting_ = false; ///< a staging copy was printed since the last barrier: wait there
 };
 

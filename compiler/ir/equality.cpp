@@ -175,6 +175,11 @@ StmtParts parts(const Stmt& s) {
         p.ints = {n->writes ? 1 : 0};
         break;
     }
+    case StmtKind::LastBlock:
+        p.exprs = {s.as<LastBlockNode>()->blocks};
+        p.objects = {s.as<LastBlockNode>()->ticket.get()};
+        p.stmts = {s.as<LastBlockNode>()->body};
+        break;
     case StmtKind::Stage:
         p.ints = {s.as<StageNode>()->index};
         p.stmts = {s.as<StageNode>()->body};

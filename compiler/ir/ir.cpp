@@ -438,8 +438,8 @@ Stmt BufferStoreNode::make(BufferPtr buffer, std::vector<Expr> indices, Expr val
 
 Stmt AllocateNode::make(BufferPtr buffer, Stmt body) {
     require(buffer != nullptr && buffer->elements() > 0, "Allocate", "no buffer, or not of a literal shape");
-    require(buffer->scope == Scope::Local || buffer->scope == Scope::Shared, "Allocate",
-            "only local and shared buffers are allocated by a kernel");
+    require(buffer->scope == Scope::Local || buffer->scope == Scope::Shared || buffer->grid_scratch, "Allocate",
+            "only local and shared buffers are allocated by a kernel, besides grid scratch");
     require(body.defined(), "Allocate", "no body");
     return Stmt(std::make_shared<AllocateNode>(std::move(buffer), std::move(body)));
 }
@@ -539,6 +539,14 @@ Stmt BasePointerNode::make(BufferPtr buffer, BufferPtr view, std::vector<Expr> a
             "neither coordinates nor a linear index");
     for (const Expr& e : at) require_defined(e, "BasePointer");
     return Stmt(std::make_shared<BasePointerNode>(std::move(buffer), std::move(view), std::move(at), writes));
+}
+
+Stmt LastBlockNode::make(Expr blocks, std::shared_ptr<const BufferInfo> ticket, Stmt body) {
+    require(blocks.defined() && blocks.type() == ScalarType::Int32, "LastBlock", "blocks must be int32");
+    require(ticket && ticket->scope == Scope::Global && ticket->grid_scratch && ticket->type == ScalarType::Int32,
+            "LastBlock", "the ticket must be an int32 grid scratch buffer");
+    require(body.defined(), "LastBlock", "no body");
+    return Stmt(std::make_shared<LastBlockNode>(std::move(blocks), std::move(ticket), std::move(body)));
 }
 
 Stmt StageNode::make(int index, Stmt body) {

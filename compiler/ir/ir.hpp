@@ -161,6 +161,10 @@ struct BufferInfo {
     /// while the whole kernel's shared memory fits in 48 KB, so NVVM can prove the alignment
     /// of its rows and load them as float4 (it does not for windows into dynamic memory).
     bool static_shared = false;
+    /// A Global buffer the kernel owns (no field): a reduction across blocks' partials and ticket,
+    /// which keep their values from block to block of a launch. CUDA declares it at file scope
+    /// (`__device__`, zero when the module loads), the CPU on the kernel's stack.
+    bool grid_scratch = false;
     /// What computes the buffer, for the arrays the frontend makes (layers); null for the
     /// buffers of the passes. analyze_kernel turns it into statements, and its body reads
     /// copies of the arrays without it (verify_lowered checks that none is left).
@@ -434,7 +438,7 @@ struct BufferStoreNode : StmtNode {
     }
 };
 
-/// Allocates `buffer` (uninitialised, Local or Shared, of a literal shape) for `body`: the
+/// Allocates `buffer` (uninitialised, Local or Shared or grid scratch, of a literal shape) for `body`: the
 /// statements that use it, so that its lifetime is visible in the IR. The printers declare it
 /// and then print the body in the same C block.
 struct AllocateNode : StmtNode {
@@ -536,6 +540,23 @@ struct StageNode : StmtNode {
     const int index;
     const Stmt body;
     static Stmt make(int index, Stmt body);
+};
+
+/// The end of a reduction across blocks: `body` runs in the block that arrives here last of the
+/// `blocks` blocks of the launch (all of its threads), after every block's stores before this
+/// point are visible to it; the other blocks skip it. `ticket` (a Global scratch buffer of one
+/// int32, zero before the launch) counts the arrivals, and the last block resets it to zero for
+/// the next launch. Made by reduce_across_blocks; the CUDA printer spells it
+/// `loom::last_block(ticket, blocks)` (templates/loom/grid.cuh), the C++ printer an atomic count
+/// over the OpenMP threads that run the blocks.
+struct LastBlockNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::LastBlock;
+    LastBlockNode(Expr n, std::shared_ptr<const BufferInfo> t, Stmt b)
+        : StmtNode(static_kind), blocks(std::move(n)), ticket(std::move(t)), body(std::move(b)) {}
+    const Expr blocks;
+    const std::shared_ptr<const BufferInfo> ticket;
+    const Stmt body;
+    static Stmt make(Expr blocks, std::shared_ptr<const BufferInfo> ticket, Stmt body);
 };
 
 /// Lanes: elements [offset, offset + width) of `lanes` (a local array) get the `width` (2 or 4)

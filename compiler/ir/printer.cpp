@@ -267,6 +267,12 @@ public:
             out += fmt::format("{}{} = &{}[{}]\n", pad, n->view->name, n->buffer->name, fmt::join(at, ", "));
             break;
         }
+        case StmtKind::LastBlock: {
+            auto n = s.as<LastBlockNode>();
+            out += fmt::format("{}last block of {} (ticket {}):\n", pad, p.print(n->blocks), n->ticket->name);
+            print(n->body, indent + 1);
+            break;
+        }
         case StmtKind::Stage:
             out += fmt::format("{}stage {}:\n", pad, s.as<StageNode>()->index);
             print(s.as<StageNode>()->body, indent + 1);

@@ -85,6 +85,10 @@ void IRVisitor::visit_IfThen(const IfThenNode* n) {
 }
 void IRVisitor::visit_Comment(const CommentNode*) {}
 void IRVisitor::visit_Stage(const StageNode* n) { visit(n->body); }
+void IRVisitor::visit_LastBlock(const LastBlockNode* n) {
+    visit(n->blocks);
+    visit(n->body);
+}
 void IRVisitor::visit_VectorLoad(const VectorLoadNode* n) { visit(n->first); }
 void IRVisitor::visit_BasePointer(const BasePointerNode* n) {
     for (auto& e : n->at) visit(e);
@@ -220,6 +224,12 @@ Stmt IRMutator::visit_BasePointer(const BasePointerNode* n, const Stmt& self) {
     }
     return changed ? BasePointerNode::make(n->buffer, n->view, std::move(at), n->writes) : self;
 }
+Stmt IRMutator::visit_LastBlock(const LastBlockNode* n, const Stmt& self) {
+    Expr blocks = mutate(n->blocks);
+    Stmt b = mutate(n->body);
+    return blocks.same_as(n->blocks) && b.same_as(n->body) ? self : LastBlockNode::make(blocks, n->ticket, b);
+}
+
 Stmt IRMutator::visit_Stage(const StageNode* n, const Stmt& self) {
     Stmt b = mutate(n->body);
     return b.same_as(n->body) ? self : StageNode::make(n->index, b);

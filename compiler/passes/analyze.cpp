@@ -242,7 +242,9 @@ private:
             const SourceAssignment& s = in_[i];
             if (auto fa = s.lhs.as<FieldAccessNode>()) note_field(fa->field);
             note_reads(s.rhs, i);
-            if (auto fa = s.lhs.as<FieldAccessNode>()) {
+            if (auto fa = s.lhs.as<FieldAccessNode>(); fa && s.over_cells) {
+                note_cell_reduction(fa, i);
+            } else if (auto fa = s.lhs.as<FieldAccessNode>()) {
                 writes_.push_back({fa->field, fa->offsets, fa->components, i, fa->indexed_components()});
                 if (std::find(a_.written.begin(), a_.written.end(), fa->field) == a_.written.end())
                     a_.written.push_back(fa->field);
@@ -263,7 +265,103 @@ private:
         if (a_.written.empty())
             fail("writes no field, so it would have no effect; assign at least one field access "
                  "such as f.center()");
-        a_.primary = a_.written.front();
+        check_cell_reductions();
+        for (const FieldPtr& f : a_.written)
+            if (!is_reduction_target(f)) {
+                a_.primary = f;
+                return;
+            }
+        // Only reductions across cells: the iteration space is that of the first field read at
+        // the cell (its layout decides the order of the cells).
+        if (!reads_.empty()) {
+            a_.primary = reads_.front().field;
+            return;
+        }
+        fail(fmt::format("reduces across cells (`{}`) but reads no field at the cell, so it has "
+                         "no iteration space; read the field to reduce at the cell, e.g. "
+                         "x.center(), not with .at()", in_[reduction_targets_.front().stmt].text));
+    }
+
+    // ---- reductions across cells (sum_over_cells, ...) ----
+    struct ReductionTarget {
+        FieldPtr field;
+        std::vector<std::int64_t> element;
+        std::size_t stmt;
+    };
+    std::vector<ReductionTarget> reduction_targets_;
+
+    bool is_reduction_target(const FieldPtr& f) const {
+        return std::any_of(reduction_targets_.begin(), reduction_targets_.end(),
+                           [&](const ReductionTarget& t) { return t.field == f; });
+    }
+
+    /// `target.at({i, ...}) = <op> over the cells of value`: the target is one element, at
+    /// literal coordinates, of a fixed-shape field that nothing else in the kernel touches.
+    void note_cell_reduction(const FieldAccessNode* fa, std::size_t i) {
+        const SourceAssignment& s = in_[i];
+        const std::string& name = fa->field->name;
+        if (!fa->absolute() || !fa->component_indices.empty())
+            fail(fmt::format("reduces across cells into `{}` in assignment {} (`{}`); the target of "
+                             "a reduction across cells is one element, read with .at() at integer "
+                             "literals: {}.at({{0}})", to_string(s.lhs), i + 1, s.text, name));
+        if (!fa->field->is_fixed())
+            fail(fmt::format("reduces across cells into field {} in assignment {} (`{}`), whose "
+                             "shape is not fixed; declare the result with a fixed shape, e.g. "
+                             "field<float>(\"{}\", std::vector<std::int64_t>{{1}}) or "
+                             "fields(\"{}: float32[1]\"), so that its element is checked here",
+                             name, i + 1, s.text, name, name));
+        std::vector<std::int64_t> element;
+        for (const Expr& x : fa->indices) {
+            auto c = x.as<ConstNode>();
+            if (!c || !is_int(c->type))
+                fail(fmt::format("reduces across cells into `{}` in assignment {} (`{}`), at the "
+                                 "computed index `{}`; the element of a reduction across cells is "
+                                 "an integer literal (a result per row or column, at a counter, "
+                                 "is not supported yet: reduce over an IndexVar with sum(k, ...) "
+                                 "per cell instead)", to_string(s.lhs), i + 1, s.text, to_string(x)));
+            element.push_back(c->int_value);
+        }
+        for (const ReductionTarget& t : reduction_targets_)
+            if (t.field == fa->field && t.element == element)
+                fail(fmt::format("reduces across cells into `{}` twice, in assignments {} (`{}`) "
+                                 "and {} (`{}`); give each reduction an element of its own",
+                                 to_string(s.lhs), t.stmt + 1, in_[t.stmt].text, i + 1, s.text));
+        reduction_targets_.push_back({fa->field, element, i});
+        if (std::find(a_.written.begin(), a_.written.end(), fa->field) == a_.written.end())
+            a_.written.push_back(fa->field);
+    }
+
+    /// A reduction's target is written once, by the last block, after every cell: a cell that
+    /// wrote it or read it would race with that. Stages and on-chip fields are not combined
+    /// with reductions across cells yet.
+    void check_cell_reductions() const {
+        if (reduction_targets_.empty()) return;
+        const ReductionTarget& first = reduction_targets_.front();
+        for (std::size_t i = 0; i < in_.size(); ++i) {
+            const SourceAssignment& s = in_[i];
+            if (s.stage > 1 || !on_chip_.empty())
+                fail(fmt::format("reduces across cells (assignment {}: `{}`) in a multi-stage "
+                                 "kernel; a reduction across cells is a kernel of its own so far: "
+                                 "create it apart from the stages", first.stmt + 1, in_[first.stmt].text));
+            if (s.over_cells) continue;
+            if (s.lhs.is<FieldAccessNode>())
+                fail(fmt::format("writes field {} per cell (assignment {}: `{}`) and reduces across "
+                                 "cells (assignment {}: `{}`) in one kernel; a kernel with a "
+                                 "reduction across cells computes only reductions (and the "
+                                 "temporaries they use) so far: write {} in a kernel of its own",
+                                 s.lhs.as<FieldAccessNode>()->field->name, i + 1, s.text,
+                                 first.stmt + 1, in_[first.stmt].text,
+                                 s.lhs.as<FieldAccessNode>()->field->name));
+        }
+        auto refuse_read = [&](const FieldPtr& f, std::size_t stmt) {
+            if (is_reduction_target(f))
+                fail(fmt::format("reads field {} in assignment {} (`{}`), the target of a reduction "
+                                 "across cells; its value is written once, after every cell, so no "
+                                 "cell can read it: read it in a later kernel",
+                                 f->name, stmt + 1, in_[stmt].text));
+        };
+        for (auto& r : reads_) refuse_read(r.field, r.stmt);
+        for (auto& g : gathers_) refuse_read(g.field, g.stmt);
     }
 
     // ---- index variables (IndexVar) ----
@@ -319,7 +417,7 @@ private:
     /// Assignment refuses scatter writes already; this catches IR assembled by other means.
     void check_no_scatter() const {
         for (std::size_t i = 0; i < in_.size(); ++i)
-            if (auto fa = in_[i].lhs.as<FieldAccessNode>(); fa && fa->absolute())
+            if (auto fa = in_[i].lhs.as<FieldAccessNode>(); fa && fa->absolute() && !in_[i].over_cells)
                 fail(fmt::format("writes field {} at an absolute position in assignment {} (`{}`): "
                                  "scatter writes are not supported; write {}.center() (or a fixed "
                                  "offset) and read inputs with .at()",

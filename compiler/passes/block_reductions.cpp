@@ -6,7 +6,10 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
 #include <map>
+#include <optional>
 
 namespace loom::ir {
 
@@ -18,37 +21,57 @@ Expr i32(std::int64_t v) { return ConstNode::make_int(ScalarType::Int32, v); }
 
 namespace {
 
-/// The operator an accumulator loop combines with: its body is `acc = acc op term`, or a block
-/// ending so (the terms' own reductions first); else null.
-const BinaryNode* accumulator_update(const Stmt& body, const Expr& acc) {
-    Stmt last = body;
-    if (auto b = body.as<BlockNode>(); b && !b->stmts.empty()) last = b->stmts.back();
-    auto a = last.as<AssignNode>();
+/// The operator of `update` if it is `acc = acc op term` for `acc`; else null.
+const BinaryNode* update_of(const Stmt& update, const Expr& acc) {
+    auto a = update.as<AssignNode>();
     if (!a || !a->lhs.same_as(acc)) return nullptr;
     auto op = a->rhs.as<BinaryNode>();
     return op && op->a.same_as(acc) ? op : nullptr;
+}
+
+/// The accumulator loop that starts at stmts[i], if one does: accumulator declarations, then a
+/// serial loop whose body ends with one update of each (the terms' own work first).
+std::optional<AccumulatorLoop> accumulator_loop(const std::vector<Stmt>& stmts, std::size_t i) {
+    AccumulatorLoop found;
+    std::size_t j = i;
+    for (; j < stmts.size(); ++j) {
+        auto d = stmts[j].as<DeclareNode>();
+        if (!d || d->var.as<VarNode>()->role != VarRole::Accumulator) break;
+        found.declarations.push_back(d);
+    }
+    found.loop = j < stmts.size() ? stmts[j].as<ForNode>() : nullptr;
+    if (found.loop) found.loop_stmt = stmts[j];
+    if (found.declarations.empty() || !found.loop || found.loop->kind != ForKind::Serial) return std::nullopt;
+    auto b = found.loop->body.as<BlockNode>();
+    const std::vector<Stmt> body = b ? b->stmts : std::vector<Stmt>{found.loop->body};
+    const std::size_t n = found.declarations.size();
+    if (body.size() < n) return std::nullopt;
+    for (std::size_t k = 0; k < n; ++k) {
+        const BinaryNode* op = nullptr;
+        for (std::size_t u = body.size() - n; u < body.size() && !op; ++u)
+            op = update_of(body[u], found.declarations[k]->var);
+        if (!op) return std::nullopt;
+        found.ops.push_back(op->op);
+    }
+    return found;
 }
 
 } // namespace
 
 Stmt share_reductions(const Stmt& s, const ShareReduction& share) {
     if (auto a = s.as<AllocateNode>()) return AllocateNode::make(a->buffer, share_reductions(a->body, share));
+    // The last block of a reduction across blocks combines the partials with all its threads.
+    if (auto l = s.as<LastBlockNode>()) return LastBlockNode::make(l->blocks, l->ticket, share_reductions(l->body, share));
     auto b = s.as<BlockNode>();
     if (!b) return s;
     StmtList out;
     for (std::size_t i = 0; i < b->stmts.size(); ++i) {
-        const Stmt& st = b->stmts[i];
-        auto d = st.as<DeclareNode>();
-        auto loop = i + 1 < b->stmts.size() ? b->stmts[i + 1].as<ForNode>() : nullptr;
-        const BinaryNode* op = nullptr;
-        if (d && loop && d->var.as<VarNode>()->role == VarRole::Accumulator && loop->kind == ForKind::Serial)
-            op = accumulator_update(loop->body, d->var);
-        if (!op) {
-            out.add(share_reductions(st, share));
+        if (auto found = accumulator_loop(b->stmts, i)) {
+            share(*found, out);
+            i += found->declarations.size(); // the declarations and the loop are done
             continue;
         }
-        share(st, b->stmts[i + 1], op->op, out);
-        ++i; // the loop is done
+        out.add(share_reductions(b->stmts[i], share));
     }
     return out.build();
 }
@@ -61,77 +84,91 @@ public:
 
     /// The statements of a cell at block level, with their accumulator loops shared.
     Stmt cell(const Stmt& s) {
-        return share_reductions(s, [this](const Stmt& d, const Stmt& loop, BinaryOp op, StmtList& out) {
-            if (is_const_value(loop.as<ForNode>()->step, 1))
-                return reduce(d.as<DeclareNode>(), loop.as<ForNode>(), op, out);
-            out.add(d); // a stepped loop stays the thread's own
-            out.add(loop);
+        return share_reductions(s, [this](const AccumulatorLoop& found, StmtList& out) {
+            if (is_const_value(found.loop->step, 1)) return reduce(found, out);
+            for (const DeclareNode* d : found.declarations) out.add(DeclareNode::make(d->var, d->value));
+            out.add(found.loop_stmt); // a stepped loop stays the thread's own
         });
     }
 
 private:
-    /// Thread t's share of the terms (t, t + threads, ...) into its own accumulator `mine`.
-    std::vector<Stmt> own_share(const DeclareNode* d, const ForNode* loop, const Expr& t, const Expr& mine) const {
-        const Expr& acc = d->var;
-        Expr k = loop->var;
-        Expr mine_first = loop->start.type() == t.type() ? t : CastNode::make(loop->start.type(), t);
-        Expr first = is_const_value(loop->start, 0) ? mine_first
-                                                    : BinaryNode::make(BinaryOp::Add, loop->start, mine_first);
-        Stmt terms = ForNode::make(k, first, loop->stop, ConstNode::make_int(k.type(), threads_),
-                                   replace_var(loop->body, acc, mine), loop->axis, loop->kind);
-        return {DeclareNode::make(mine, d->value), terms};
-    }
-
-    /// The block's threads as warps: each combines its threads' accumulators by shuffles
-    /// (WarpReduce) and its lane 0 writes the warp's result to partial[warp]; a barrier; then,
-    /// with several warps, the first warp combines those (lanes past the warps take the
-    /// identity) into partial[warps]; a barrier; every thread reads the result. The partials
-    /// live from here to the end of the cell's list (the accumulator reads them).
-    void reduce(const DeclareNode* d, const ForNode* loop, BinaryOp op, StmtList& out) {
-        const Expr& acc = d->var;
-        const std::string& name = acc.as<VarNode>()->name;
+    /// The block's threads as warps: thread t combines terms t, t + threads, ... into its own
+    /// accumulators; each warp combines its threads' by shuffles (WarpReduce) and its lane 0
+    /// writes the warp's results to partial[warp]; a barrier; then, with several warps, the
+    /// first warp combines those (lanes past the warps take the identity) into
+    /// partial[warps]; a barrier; every thread reads the results. One shared array per
+    /// accumulator, living from here to the end of the cell's list (the accumulators read them).
+    void reduce(const AccumulatorLoop& found, StmtList& out) {
         const int warps = threads_ / kWarpSize;
-        auto partial = make_buffer(name + "_partial", acc.type(), Scope::Shared, {warps > 1 ? warps + 1 : 1});
-        partial->static_shared = true;
-        BufferPtr array = partial;
+        const std::size_t n = found.declarations.size();
+        std::vector<std::string> names;
+        std::vector<BufferPtr> partials;
+        for (const DeclareNode* d : found.declarations) {
+            names.push_back(d->var.as<VarNode>()->name);
+            auto partial = make_buffer(names.back() + "_partial", d->var.type(), Scope::Shared, {warps > 1 ? warps + 1 : 1});
+            partial->static_shared = true;
+            partials.push_back(partial);
+        }
         out.add(CommentNode::make(fmt::format(
             "{}: thread t of {} combines terms t, t + {}, ...; each warp its threads' by shuffles{}",
-            name, threads_, threads_, warps > 1 ? fmt::format(", then the first warp the {} warps'", warps) : "")));
-        out.allocate(array);
+            fmt::join(names, ", "), threads_, threads_,
+            warps > 1 ? fmt::format(", then the first warp the {} warps'", warps) : "")));
+        for (const BufferPtr& p : partials) out.allocate(p);
         Expr warp = VarNode::make(ScalarType::Int32, "warp", VarRole::Counter, nullptr, -1);
         Expr lane = VarNode::make(ScalarType::Int32, "lane", VarRole::Counter, nullptr, -1);
-        auto in_warps = [&](const Expr& warp, int n, std::vector<Stmt> body) {
+        auto in_warps = [&](const Expr& warp, int count, std::vector<Stmt> body) {
             Stmt lanes = ForNode::make(lane, i32(0), i32(kWarpSize), i32(1), BlockNode::make(std::move(body)), -1,
                                        ForKind::WarpLane, 0);
-            return ForNode::make(warp, i32(0), i32(n), i32(1), lanes, -1, ForKind::GpuWarp, 0);
+            return ForNode::make(warp, i32(0), i32(count), i32(1), lanes, -1, ForKind::GpuWarp, 0);
         };
-        auto first_lane = [&](const Expr& slot, const Expr& value) {
+        auto first_lane = [&](const BufferPtr& array, const Expr& slot, const Expr& value) {
             return IfThenNode::make(BinaryNode::make(BinaryOp::Eq, lane, i32(0)), BufferStoreNode::make(array, slot, value));
         };
         Expr t = VarNode::make(ScalarType::Int32, "thread", VarRole::Counter, nullptr, -1);
-        Expr mine = VarNode::make(acc.type(), name, VarRole::Accumulator);
-        Expr of_warp = VarNode::make(acc.type(), name + "_warp", VarRole::Temporary);
         std::vector<Stmt> share{DeclareNode::make(t, BinaryNode::make(BinaryOp::Add, BinaryNode::make(BinaryOp::Mul, warp, i32(kWarpSize)), lane))};
-        for (Stmt& s : own_share(d, loop, t, mine)) share.push_back(std::move(s));
-        share.push_back(DeclareNode::make(of_warp, WarpReduceNode::make(op, mine)));
-        share.push_back(first_lane(warp, of_warp));
+        // Thread t's share of the terms into accumulators of its own.
+        std::vector<Expr> mine;
+        Stmt body = found.loop->body;
+        for (std::size_t k = 0; k < n; ++k) {
+            const Expr& acc = found.declarations[k]->var;
+            mine.push_back(VarNode::make(acc.type(), names[k], VarRole::Accumulator));
+            share.push_back(DeclareNode::make(mine[k], found.declarations[k]->value));
+            body = replace_var(body, acc, mine[k]);
+        }
+        const ForNode* loop = found.loop;
+        Expr k = loop->var;
+        Expr mine_first = loop->start.type() == t.type() ? t : CastNode::make(loop->start.type(), t);
+        Expr first = is_const_value(loop->start, 0) ? mine_first : BinaryNode::make(BinaryOp::Add, loop->start, mine_first);
+        share.push_back(ForNode::make(k, first, loop->stop, ConstNode::make_int(k.type(), threads_), body, loop->axis, loop->kind));
+        for (std::size_t j = 0; j < n; ++j) {
+            Expr of_warp = VarNode::make(mine[j].type(), names[j] + "_warp", VarRole::Temporary);
+            share.push_back(DeclareNode::make(of_warp, WarpReduceNode::make(found.ops[j], mine[j])));
+            share.push_back(first_lane(partials[j], warp, of_warp));
+        }
         out.add(in_warps(warp, warps, std::move(share)));
         out.add(BarrierNode::make());
         Expr result = i32(0);
         if (warps > 1) {
-            Expr part = VarNode::make(acc.type(), name + "_part", VarRole::Temporary);
-            Expr all = VarNode::make(acc.type(), name + "_all", VarRole::Temporary);
-            // Lanes past the warps read the last warp's slot and take the identity instead.
-            Expr read = BufferLoadNode::make(array, BinaryNode::make(BinaryOp::Min, lane, i32(warps - 1)));
-            Expr value = SelectNode::make(BinaryNode::make(BinaryOp::Lt, lane, i32(warps)), read, d->value);
             // A warp variable of its own: this loop does not read it (the printer marks it so).
             Expr first_warp = VarNode::make(ScalarType::Int32, "warp", VarRole::Counter, nullptr, -1);
-            out.add(in_warps(first_warp, 1, {DeclareNode::make(part, value), DeclareNode::make(all, WarpReduceNode::make(op, part)),
-                                 first_lane(i32(warps), all)}));
+            std::vector<Stmt> combine;
+            for (std::size_t j = 0; j < n; ++j) {
+                Expr part = VarNode::make(mine[j].type(), names[j] + "_part", VarRole::Temporary);
+                Expr all = VarNode::make(mine[j].type(), names[j] + "_all", VarRole::Temporary);
+                // Lanes past the warps read the last warp's slot and take the identity instead.
+                Expr read = BufferLoadNode::make(partials[j], BinaryNode::make(BinaryOp::Min, lane, i32(warps - 1)));
+                Expr value = SelectNode::make(BinaryNode::make(BinaryOp::Lt, lane, i32(warps)), read,
+                                              found.declarations[j]->value);
+                combine.push_back(DeclareNode::make(part, value));
+                combine.push_back(DeclareNode::make(all, WarpReduceNode::make(found.ops[j], part)));
+                combine.push_back(first_lane(partials[j], i32(warps), all));
+            }
+            out.add(in_warps(first_warp, 1, std::move(combine)));
             out.add(BarrierNode::make());
             result = i32(warps);
         }
-        out.add(DeclareNode::make(acc, BufferLoadNode::make(array, result)));
+        for (std::size_t j = 0; j < n; ++j)
+            out.add(DeclareNode::make(found.declarations[j]->var, BufferLoadNode::make(partials[j], result)));
     }
 
     int threads_;

@@ -4,6 +4,7 @@
 #include "compiler/ir/ir.hpp"
 
 #include <functional>
+#include <vector>
 
 namespace loom::ir {
 
@@ -23,12 +24,22 @@ namespace loom::ir {
 /// runs the rounds on arrays). Reductions nested in another loop stay serial loops of one thread.
 Stmt reduce_in_blocks(const Stmt& body, int threads);
 
-/// A cell's statements with each of its reductions (from lower_reductions: an accumulator's
-/// declaration followed by its serial loop, whose body is `acc = acc op term` or a block ending
-/// so), found through blocks and allocations of statements but not inside other loops or
-/// conditions, replaced by what `share(declaration, loop, op, out)` adds to `out`. The block
-/// and warp reductions share their cells' reductions through it.
-using ShareReduction = std::function<void(const Stmt& declaration, const Stmt& loop, BinaryOp, StmtList&)>;
+/// Reductions that one serial loop computes: the accumulators' declarations (consecutive, right
+/// before the loop), the loop, whose body ends with one update `acc = acc op term` per
+/// accumulator (lower_reductions makes one; reduce_across_blocks several, one per target), and
+/// each accumulator's operator.
+struct AccumulatorLoop {
+    std::vector<const DeclareNode*> declarations;
+    const ForNode* loop = nullptr;
+    Stmt loop_stmt; ///< the loop's handle
+    std::vector<BinaryOp> ops;
+};
+
+/// A cell's statements with each of its accumulator loops found through blocks and allocations
+/// of statements but not inside other loops or conditions (a LastBlock's body is the block's
+/// too), replaced by what `share(loop, out)` adds to `out`. The block and warp reductions share
+/// their cells' reductions through it.
+using ShareReduction = std::function<void(const AccumulatorLoop&, StmtList&)>;
 Stmt share_reductions(const Stmt& cell, const ShareReduction& share);
 
 } // namespace loom::ir

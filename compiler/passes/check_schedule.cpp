@@ -174,4 +174,26 @@ void check_cells_axis(const Schedule& s, const FieldInfo& primary, const std::st
                                  axis, dims, fmt::join(mapped, ", "), mapped.back()));
 }
 
+void check_reduction_schedule(const Schedule& s, const std::string& kernel) {
+    auto refuse = [&](const std::string& what) {
+        throw UserError(fmt::format("kernel '{}' reduces across cells, where {}; its blocks share the "
+                                    "cells of a chunk and the last one combines their results, so "
+                                    "its Schedule may set only block = {{n, 1, 1}} (n a power of "
+                                    "two from 32 to 1024), shared_memory_budget and max_registers",
+                                    kernel, what));
+    };
+    if (s.block) {
+        const auto& b = *s.block;
+        if (b[1] != 1 || b[2] != 1 || b[0] < 32 || b[0] > 1024 || (b[0] & (b[0] - 1)) != 0)
+            refuse(fmt::format("Schedule::block is ({}, {}, {})", b[0], b[1], b[2]));
+    }
+    if (s.shared_tiles) refuse("Schedule::shared_tiles is set");
+    if (s.reduce_in_warp.value_or(false)) refuse("Schedule::reduce_in_warp is set");
+    if (!s.reduce_in_block.value_or(true)) refuse("Schedule::reduce_in_block is false");
+    if (s.cells_per_thread > 1) refuse(fmt::format("Schedule::cells_per_thread is {}", s.cells_per_thread));
+    if (s.vector_width > 1) refuse(fmt::format("Schedule::vector_width is {}", s.vector_width));
+    if (s.stream_cells.value_or(false)) refuse("Schedule::stream_cells is set");
+    if (s.manual_launch_grid) refuse("Schedule::manual_launch_grid is set");
+}
+
 } // namespace loom::ir

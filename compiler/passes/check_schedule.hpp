@@ -33,6 +33,10 @@ void check_reduce_in_block(const Schedule& schedule, int spatial_dims,
 /// A warp or a block per cell (the resolved schedule) whose cell reads a field it writes: its
 /// threads would read each other's stores unordered (a row's mean stored, then read back).
 /// Only asked-for forms reach it: the heuristic takes neither for such a cell.
+/// A reduction across cells runs blocks of 32 to 1024 threads along x, a power of two, that
+/// share each block's cells: UserError for a schedule that asks for anything else (another
+/// block shape, tiles, a warp per cell, lanes, cells per thread, a manual grid).
+void check_reduction_schedule(const Schedule& schedule, const std::string& kernel);
 void check_cell_reads_own_writes(const Schedule& resolved, bool reads_own_writes, const std::string& kernel);
 
 /// reduce_in_warp against the kernel: not with reduce_in_block or shared_tiles, a block

@@ -1,6 +1,7 @@
 #include "compiler/passes/choose_schedule.hpp"
 
 #include "compiler/ir/ir.hpp"
+#include "compiler/passes/check_schedule.hpp"
 
 #include <algorithm>
 
@@ -37,7 +38,9 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     if (mapped < 2 || facts.manual_grid || blocks || warps)
         s.cells_per_thread = 1;
     else if (s.cells_per_thread == 0)
-        s.cells_per_thread = facts.has_layers ? 1 : 4;
+        // Pointwise: GELU over 8192^2 on an H200 ran at 0.970 of copy with one cell (lanes of 4)
+        // per thread, 0.955 with four, and compiled in 64 ms instead of 189.
+        s.cells_per_thread = facts.has_layers || facts.pointwise ? 1 : 4;
     for (int i = 0; i < facts.shrink && can_shrink(requested, s); ++i) {
         if (requested.cells_per_thread == 0 && s.cells_per_thread > 1) s.cells_per_thread /= 2;
         else if ((*s.block)[1] > 1) (*s.block)[1] /= 2;
@@ -79,6 +82,19 @@ void fit_chosen_block(Schedule& resolved, const Schedule& requested, LaunchDescr
         launch.default_block = {int(b[0]), int(b[1]), int(b[2])};
     }
     resolved.block = launch.default_block;
+}
+
+Schedule choose_reduction_schedule(const Schedule& requested, const std::string& kernel) {
+    check_reduction_schedule(requested, kernel);
+    Schedule s = requested;
+    if (!s.block) s.block = std::array<int, 3>{256, 1, 1};
+    s.cells_per_thread = 1;
+    s.vector_width = 1;
+    s.stream_cells = false;
+    s.reduce_in_block = true;
+    s.reduce_in_warp = false;
+    if (!s.shared_memory_budget) s.shared_memory_budget = kDefaultSharedMemoryBudget;
+    return s;
 }
 
 } // namespace loom::ir

@@ -83,6 +83,9 @@ struct ScheduleFacts {
     int widest_element = 4;    ///< bytes of the widest element type among the kernel's fields
     std::size_t cell_nodes = 0; ///< expression nodes in the cell's statements (its length)
     int spatial_dims = 1;       ///< axes of the iteration space
+    /// Every field is read at the cell only (no neighbour at an offset): no two cells share a
+    /// read, so several cells per thread gain nothing and cost NVRTC time.
+    bool pointwise = false;
     /// The most terms of one reduction over an index axis in the cell (a LayerNorm row's 768).
     std::int64_t longest_reduction = 0;
     /// Every field with index axes keeps a cell's elements together (an index axis fastest in
@@ -104,6 +107,11 @@ struct ScheduleFacts {
     /// Fields the request fixes stay as requested.
     int shrink = 0;
 };
+
+/// The schedule of a reduction across cells (reduce_across_blocks): the requested block, else
+/// 256 threads; one cell per thread and round, no lanes, the block reducing. Checks the request
+/// first (check_reduction_schedule).
+Schedule choose_reduction_schedule(const Schedule& requested, const std::string& kernel);
 
 /// Whether ScheduleFacts::shrink can make `chosen`'s tile smaller than it is: cells or a block
 /// that the request leaves open and that are not at their smallest.

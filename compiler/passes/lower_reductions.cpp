@@ -10,10 +10,7 @@
 
 namespace loom::ir {
 
-namespace {
-
-/// The value a reduction starts from: x op identity == x for every x.
-Expr identity(ReduceOp op, ScalarType t) {
+Expr reduction_identity(ReduceOp op, ScalarType t) {
     if (op == ReduceOp::Sum)
         return is_float(t) ? ConstNode::make(t, 0.0) : ConstNode::make_int(t, 0);
     const bool max = op == ReduceOp::Max;
@@ -24,7 +21,7 @@ Expr identity(ReduceOp op, ScalarType t) {
     return ConstNode::make_int(t, max ? lo : hi);
 }
 
-BinaryOp combine(ReduceOp op) {
+BinaryOp reduction_combine(ReduceOp op) {
     switch (op) {
     case ReduceOp::Sum: return BinaryOp::Add;
     case ReduceOp::Max: return BinaryOp::Max;
@@ -32,6 +29,8 @@ BinaryOp combine(ReduceOp op) {
     }
     return BinaryOp::Add;
 }
+
+namespace {
 
 class Lowering;
 
@@ -56,8 +55,8 @@ public:
         const std::string name = std::string(reduce_op_name(n->op)) + "_" +
                                  n->var.as<VarNode>()->name;
         Expr acc = VarNode::make(n->type, name, VarRole::Accumulator);
-        pre.push_back(DeclareNode::make(acc, identity(n->op, n->type)));
-        Stmt update = AssignNode::make(acc, BinaryNode::make(combine(n->op), acc, n->body));
+        pre.push_back(DeclareNode::make(acc, reduction_identity(n->op, n->type)));
+        Stmt update = AssignNode::make(acc, BinaryNode::make(reduction_combine(n->op), acc, n->body));
         // The body may hold reductions of its own: they run inside this loop.
         Stmt body = mutate(update);
         pre.push_back(ForNode::make(n->var, n->start, n->stop,

@@ -19,6 +19,11 @@ namespace loom::ir {
 /// handle) when it holds no reduction.
 Stmt lower_reductions(const Stmt& body);
 
+/// The value a reduction starts from: x op identity == x for every x (-inf for a float max).
+Expr reduction_identity(ReduceOp op, ScalarType t);
+/// The binary operator a reduction combines with (Add, Max, Min).
+BinaryOp reduction_combine(ReduceOp op);
+
 /// True if `body` contains a Reduce anywhere.
 bool contains_reductions(const Stmt& body);
 

@@ -18,15 +18,19 @@ protected:
 private:
     /// The lane's statements with their accumulator loops shared among the warp's lanes.
     static Stmt cell(const Stmt& s, const Expr& lane) {
-        return share_reductions(s, [&lane](const Stmt& decl, const Stmt& for_loop, BinaryOp op, StmtList& out) {
-            auto d = decl.as<DeclareNode>();
-            auto loop = for_loop.as<ForNode>();
-            // Lane l's share: terms l, l + 32, ... of the loop, into its own accumulator.
-            const Expr& acc = d->var;
-            Expr mine = VarNode::make(acc.type(), acc.as<VarNode>()->name + "_lane", VarRole::Accumulator);
-            out.add(DeclareNode::make(mine, d->value));
-            out.add(lane_strided_loop(loop, lane, replace_var(loop->body, acc, mine)));
-            out.add(DeclareNode::make(acc, WarpReduceNode::make(op, mine)));
+        return share_reductions(s, [&lane](const AccumulatorLoop& found, StmtList& out) {
+            // Lane l's share: terms l, l + 32, ... of the loop, into accumulators of its own.
+            std::vector<Expr> mine;
+            Stmt body = found.loop->body;
+            for (const DeclareNode* d : found.declarations) {
+                const Expr& acc = d->var;
+                mine.push_back(VarNode::make(acc.type(), acc.as<VarNode>()->name + "_lane", VarRole::Accumulator));
+                out.add(DeclareNode::make(mine.back(), d->value));
+                body = replace_var(body, acc, mine.back());
+            }
+            out.add(lane_strided_loop(found.loop, lane, body));
+            for (std::size_t k = 0; k < mine.size(); ++k)
+                out.add(DeclareNode::make(found.declarations[k]->var, WarpReduceNode::make(found.ops[k], mine[k])));
         });
     }
 };

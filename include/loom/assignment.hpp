@@ -5,12 +5,18 @@
 #include <loom/field.hpp>
 #include <loom/vec.hpp>
 
+#include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace loom {
+
+/// How a reduction across cells (sum_over_cells, ...) combines the cells' values.
+enum class CellReduction : std::uint8_t { Sum, Max, Min, Mean };
 
 /// `lhs = rhs` per cell. The left side is a field access (a write) or a temporary. A vector
 /// assignment (`u.vec() = ...`) is one component-wise assignment per element.
@@ -22,11 +28,37 @@ public:
 
     /// The scalar (lhs, rhs) pairs, in order.
     const std::vector<std::pair<Expr, Expr>>& parts() const { return parts_; }
+    /// Set for a reduction across cells (sum_over_cells, ...): lhs receives the reduction of
+    /// rhs over every cell, not a value per cell.
+    const std::optional<CellReduction>& over_cells() const { return over_cells_; }
     std::string to_string() const;
 
 private:
+    friend Assignment reduce_over_cells(CellReduction op, const Access& target, const Expr& value);
+    Assignment() = default;
     std::vector<std::pair<Expr, Expr>> parts_;
+    std::optional<CellReduction> over_cells_;
 };
+
+/// A reduction across cells: `target`, one element of a fixed-shape field read with .at() at
+/// integer literals, receives the sum (max, min, mean) of `value` over every cell of the
+/// iteration space, as one launch computes it on the GPU: each block combines its share of the
+/// cells, and the last block to finish combines the blocks' results in block order, so the
+/// result has the same bits on every run (and on the CPU target, which runs the same blocks).
+/// `value` is computed per cell like the right side of any assignment; the kernel computes only
+/// such reductions (several, each into its own element) and the temporaries they use. max and
+/// min of floats follow fmax/fmin (a NaN term is skipped); mean divides the sum by the number of
+/// cells.
+///
+///     Field total = field<float>("total", std::vector<std::int64_t>{2});
+///     create_kernel({sum_over_cells(total.at({0}), x.center()),
+///                    sum_over_cells(total.at({1}), x.center() * x.center())});
+Assignment reduce_over_cells(CellReduction op, const Access& target, const Expr& value);
+Assignment sum_over_cells(const Access& target, const Expr& value);
+Assignment max_over_cells(const Access& target, const Expr& value);
+Assignment min_over_cells(const Access& target, const Expr& value);
+Assignment mean_over_cells(const Access& target, const Expr& value);
+std::string_view cell_reduction_name(CellReduction op); // "sum", "max", "min", "mean"
 
 /// A list of assignments plus named subexpressions (temporaries) that come first.
 class AssignmentCollection {

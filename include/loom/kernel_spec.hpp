@@ -79,6 +79,8 @@ struct LaunchSpec {
     std::int64_t max_threads_per_block = 0;
     /// The kernel computes tiles of exactly `default_block` threads: no other block launches it.
     bool exact_block = false;
+    /// The kernel counts its blocks (a reduction across blocks): num_blocks may not be set.
+    bool exact_grid = false;
     /// Threads needed along x, y, z from the values of the parameters (indexed like
     /// KernelSpec::params; pointers are left zero). Unset for manual grids.
     std::function<Dim3(const std::vector<ScalarValue>&)> extents;

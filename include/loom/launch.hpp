@@ -44,6 +44,9 @@ struct LaunchDescription {
     /// threads, Schedule::shared_tiles): the block is not trimmed to small extents, and a launch
     /// with another block_size is refused.
     bool exact_block = false;
+    /// The kernel's code assumes exactly the inferred grid (a reduction across blocks counts its
+    /// blocks): a launch with num_blocks set is refused.
+    bool exact_grid = false;
 
     /// The description of a kernel without a launch grid (the CPU target's loops).
     static LaunchDescription none(std::string reason);

@@ -54,8 +54,8 @@ TEST(KernelSpec, FieldsParametersAndLaunchMatchTheGeneratedSignature) {
     values[2].i = 10;
     values[3].i = 20;
     Dim3 ext = s.launch.extents(values);
-    EXPECT_EQ(ext, (Dim3{20, 3, 1})) << "x walks axis 1; y: 10 rows, 4 per thread";
-    EXPECT_EQ(s.launch.cells_per_thread, (Dim3{1, 4, 1}));
+    EXPECT_EQ(ext, (Dim3{20, 10, 1})) << "x walks axis 1; y: 10 rows, one per thread (pointwise)";
+    EXPECT_EQ(s.launch.cells_per_thread, (Dim3{1, 1, 1}));
 }
 
 } // namespace

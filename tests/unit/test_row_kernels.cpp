@@ -215,6 +215,9 @@ TEST(RowKernels, ColumnSumsAndMaximaOfAMatrixMatchTheLoops) {
     EXPECT_FALSE(gpu.schedule().reduce_in_warp.value_or(true)) << gpu.schedule().describe();
     EXPECT_FALSE(gpu.schedule().reduce_in_block.value_or(true)) << gpu.schedule().describe();
     EXPECT_NE(gpu.source().find("m[x + m_stride_1 * r]"), std::string::npos) << gpu.source();
+    // The sum and the maximum are independent: one loop reads each element once for both.
+    // (One loop in each of the lanes' two paths: whole lanes, and the last, partial ones.)
+    EXPECT_EQ(count(gpu.source(), "for (int r = 0; r < 300; ++r)"), 2u) << gpu.source();
     std::vector<float> mv = test::uniform_floats(std::size_t(rows) * columns, 99);
     auto m = HostArray<float>::from_host(test::as_columns_by_rows(mv, rows, columns), {columns, rows}, MemoryOrder::Fortran);
     auto total = HostArray<float>::from_host(std::vector<float>(columns, std::nanf("")), {columns});

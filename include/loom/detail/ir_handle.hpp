@@ -18,7 +18,8 @@
     X(BufferLoad) X(Unary) X(Binary) X(Select) X(Call) X(Cast) X(Reduce) X(WarpReduce)
 #define LOOM_FOR_EACH_STMT_NODE(X) \
     X(Assign) X(Declare) X(BufferStore) X(Allocate) X(Barrier) X(Block) X(For) \
-    X(IfThen) X(Comment) X(Dense) X(Stage) X(VectorLoad) X(VectorStore) X(BasePointer)
+    X(IfThen) X(Comment) X(Dense) X(Stage) X(VectorLoad) X(VectorStore) X(BasePointer) \
+    X(LastBlock)
 // clang-format on
 
 namespace loom {

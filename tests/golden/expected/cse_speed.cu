@@ -3,8 +3,8 @@
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (0, 0) (low, high) per axis
 // fields:  speed: float32[2D]; u: float32[2D]; v: float32[2D]; dir: float32[2D]
-// launch:  block (64, 4, 1) by default; grid =
-//     ceil(((size_1 + 3) / 4, (size_0 + 3) / 4, 1) / block); 4 cells per thread along x, 4 along y
+// launch:  block (64, 4, 1) by default; grid = ceil(((size_1 + 3) / 4, size_0, 1) / block);
+//     4 cells per thread along x
 
 #include "loom/lanes.cuh"
 
@@ -14,46 +14,38 @@ extern "C" __global__ void speed(
     const int size_0, const int size_1,
     const int speed_stride_0, const int u_stride_0, const int v_stride_0, const int dir_stride_0)
 {
+    const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y);
     const int y_lanes = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 4;
-    if (y_lanes < size_1) {
-        #pragma unroll
-        for (int cell = 0; cell < 4; ++cell) {
-            const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
-            if (x < size_0) {
-                if (y_lanes + 4 <= size_1) {
-                    float u_lanes[4];
-                    loom::load_lanes(u_lanes, &u[u_stride_0 * x + y_lanes]);
-                    float v_lanes[4];
-                    loom::load_lanes(v_lanes, &v[v_stride_0 * x + y_lanes]);
-                    float speed_lanes[4];
-                    float dir_lanes[4];
-                    #pragma unroll
-                    for (int lane = 0; lane < 4; ++lane) {
-                        const float sqrt_sum = sqrtf(u_lanes[lane] * u_lanes[lane] +
-                                v_lanes[lane] * v_lanes[lane]);
-                        // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
-                        speed_lanes[lane] = sqrt_sum;
-                        // dir[0, 0] =
-                        //     u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
-                        dir_lanes[lane] = u_lanes[lane] / (sqrt_sum + 1e-06f);
-                    }
-                    loom::store_lanes(&speed[speed_stride_0 * x + y_lanes], speed_lanes);
-                    loom::store_lanes(&dir[dir_stride_0 * x + y_lanes], dir_lanes);
-                } else {
-                    #pragma unroll
-                    for (int lane = 0; lane < 4; ++lane) {
-                        const int y = y_lanes + lane;
-                        if (y < size_1) {
-                            const float sqrt_sum = sqrtf(u[u_stride_0 * x + y] *
-                                    u[u_stride_0 * x + y] +
-                                    v[v_stride_0 * x + y] * v[v_stride_0 * x + y]);
-                            // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
-                            speed[speed_stride_0 * x + y] = sqrt_sum;
-                            // dir[0, 0] =
-                            //     u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
-                            dir[dir_stride_0 * x + y] = u[u_stride_0 * x + y] / (sqrt_sum + 1e-06f);
-                        }
-                    }
+    if (x < size_0 && y_lanes < size_1) {
+        if (y_lanes + 4 <= size_1) {
+            float u_lanes[4];
+            loom::load_lanes(u_lanes, &u[u_stride_0 * x + y_lanes]);
+            float v_lanes[4];
+            loom::load_lanes(v_lanes, &v[v_stride_0 * x + y_lanes]);
+            float speed_lanes[4];
+            float dir_lanes[4];
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                const float sqrt_sum =
+                        sqrtf(u_lanes[lane] * u_lanes[lane] + v_lanes[lane] * v_lanes[lane]);
+                // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
+                speed_lanes[lane] = sqrt_sum;
+                // dir[0, 0] = u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
+                dir_lanes[lane] = u_lanes[lane] / (sqrt_sum + 1e-06f);
+            }
+            loom::store_lanes(&speed[speed_stride_0 * x + y_lanes], speed_lanes);
+            loom::store_lanes(&dir[dir_stride_0 * x + y_lanes], dir_lanes);
+        } else {
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                const int y = y_lanes + lane;
+                if (y < size_1) {
+                    const float sqrt_sum = sqrtf(u[u_stride_0 * x + y] * u[u_stride_0 * x + y] +
+                            v[v_stride_0 * x + y] * v[v_stride_0 * x + y]);
+                    // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
+                    speed[speed_stride_0 * x + y] = sqrt_sum;
+                    // dir[0, 0] = u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
+                    dir[dir_stride_0 * x + y] = u[u_stride_0 * x + y] / (sqrt_sum + 1e-06f);
                 }
             }
         }

@@ -3,8 +3,8 @@
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (0, 0) (0, 0) (0, 0) (low, high) per axis
 // fields:  b: float32[4D]; a: float32[4D]
-// launch:  block (64, 4, 1) by default; grid = ceil(((size_3 + 3) / 4, size_2, (size_1 + 3) / 4) /
-//     block); 4 cells per thread along x, 4 along z
+// launch:  block (64, 4, 1) by default; grid = ceil(((size_3 + 3) / 4, size_2, size_1) / block);
+//     4 cells per thread along x
 
 #include "loom/lanes.cuh"
 
@@ -14,38 +14,32 @@ extern "C" __global__ void square4d(
     const int b_stride_0, const int b_stride_1, const int b_stride_2, const int a_stride_0,
             const int a_stride_1, const int a_stride_2)
 {
+    const int y = (int) (blockIdx.z * blockDim.z + threadIdx.z);
     const int z = (int) (blockIdx.y * blockDim.y + threadIdx.y);
     const int ctr_3_lanes = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 4;
-    if (z < size_2 && ctr_3_lanes < size_3) {
-        #pragma unroll
-        for (int cell = 0; cell < 4; ++cell) {
-            const int y = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell;
-            if (y < size_1) {
-                for (int x = 0; x < size_0; ++x) {
-                    if (ctr_3_lanes + 4 <= size_3) {
-                        float a_lanes[4];
-                        loom::load_lanes(a_lanes,
-                                &a[a_stride_0 * x + a_stride_1 * y + a_stride_2 * z + ctr_3_lanes]);
-                        float b_lanes[4];
-                        #pragma unroll
-                        for (int lane = 0; lane < 4; ++lane) {
-                            // b[0, 0, 0, 0] = a[0, 0, 0, 0] * a[0, 0, 0, 0]
-                            b_lanes[lane] = a_lanes[lane] * a_lanes[lane];
-                        }
-                        loom::store_lanes(&b[b_stride_0 * x + b_stride_1 * y + b_stride_2 * z +
-                                ctr_3_lanes], b_lanes);
-                    } else {
-                        #pragma unroll
-                        for (int lane = 0; lane < 4; ++lane) {
-                            const int ctr_3 = ctr_3_lanes + lane;
-                            if (ctr_3 < size_3) {
-                                // b[0, 0, 0, 0] = a[0, 0, 0, 0] * a[0, 0, 0, 0]
-                                b[b_stride_0 * x + b_stride_1 * y + b_stride_2 * z + ctr_3] =
-                                        a[a_stride_0 * x + a_stride_1 * y + a_stride_2 * z +
-                                        ctr_3] *
-                                        a[a_stride_0 * x + a_stride_1 * y + a_stride_2 * z + ctr_3];
-                            }
-                        }
+    if (y < size_1 && z < size_2 && ctr_3_lanes < size_3) {
+        for (int x = 0; x < size_0; ++x) {
+            if (ctr_3_lanes + 4 <= size_3) {
+                float a_lanes[4];
+                loom::load_lanes(a_lanes,
+                        &a[a_stride_0 * x + a_stride_1 * y + a_stride_2 * z + ctr_3_lanes]);
+                float b_lanes[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    // b[0, 0, 0, 0] = a[0, 0, 0, 0] * a[0, 0, 0, 0]
+                    b_lanes[lane] = a_lanes[lane] * a_lanes[lane];
+                }
+                loom::store_lanes(&b[b_stride_0 * x + b_stride_1 * y + b_stride_2 * z +
+                        ctr_3_lanes], b_lanes);
+            } else {
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    const int ctr_3 = ctr_3_lanes + lane;
+                    if (ctr_3 < size_3) {
+                        // b[0, 0, 0, 0] = a[0, 0, 0, 0] * a[0, 0, 0, 0]
+                        b[b_stride_0 * x + b_stride_1 * y + b_stride_2 * z + ctr_3] =
+                                a[a_stride_0 * x + a_stride_1 * y + a_stride_2 * z + ctr_3] *
+                                a[a_stride_0 * x + a_stride_1 * y + a_stride_2 * z + ctr_3];
                     }
                 }
             }

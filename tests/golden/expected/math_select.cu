@@ -3,8 +3,8 @@
 // options: index type int32, fast math on
 // space:   ghost layers (0, 0) (0, 0) (low, high) per axis
 // fields:  f: float32[2D]; g: float32[2D]
-// launch:  block (64, 4, 1) by default; grid =
-//     ceil(((size_1 + 3) / 4, (size_0 + 3) / 4, 1) / block); 4 cells per thread along x, 4 along y
+// launch:  block (64, 4, 1) by default; grid = ceil(((size_1 + 3) / 4, size_0, 1) / block);
+//     4 cells per thread along x
 
 #include "loom/lanes.cuh"
 
@@ -13,40 +13,35 @@ extern "C" __global__ void radial(
     const int size_0, const int size_1,
     const int f_stride_0, const int g_stride_0)
 {
+    const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y);
     const int y_lanes = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 4;
-    if (y_lanes < size_1) {
-        #pragma unroll
-        for (int cell = 0; cell < 4; ++cell) {
-            const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
-            if (x < size_0) {
-                if (y_lanes + 4 <= size_1) {
-                    float g_lanes[4];
-                    loom::load_lanes(g_lanes, &g[g_stride_0 * x + y_lanes]);
-                    float f_lanes[4];
-                    #pragma unroll
-                    for (int lane = 0; lane < 4; ++lane) {
-                        const int y = y_lanes + lane;
-                        const float sqrt_conv = sqrtf((float) ((long long) x * (long long) x +
-                                (long long) y * (long long) y));
-                        // f[0, 0] = sqrt((float32) (x * x + y * y)) < 10.0f ?
-                        //     exp(-sqrt((float32) (x * x + y * y))) * g[0, 0] : tanh(g[0, 0])
-                        f_lanes[lane] = sqrt_conv < 10.0f ? expf(-sqrt_conv) * g_lanes[lane] :
-                                tanhf(g_lanes[lane]);
-                    }
-                    loom::store_lanes(&f[f_stride_0 * x + y_lanes], f_lanes);
-                } else {
-                    #pragma unroll
-                    for (int lane = 0; lane < 4; ++lane) {
-                        const int y = y_lanes + lane;
-                        if (y < size_1) {
-                            const float sqrt_conv = sqrtf((float) ((long long) x * (long long) x +
-                                    (long long) y * (long long) y));
-                            // f[0, 0] = sqrt((float32) (x * x + y * y)) < 10.0f ?
-                            //     exp(-sqrt((float32) (x * x + y * y))) * g[0, 0] : tanh(g[0, 0])
-                            f[f_stride_0 * x + y] = sqrt_conv < 10.0f ? expf(-sqrt_conv) *
-                                    g[g_stride_0 * x + y] : tanhf(g[g_stride_0 * x + y]);
-                        }
-                    }
+    if (x < size_0 && y_lanes < size_1) {
+        if (y_lanes + 4 <= size_1) {
+            float g_lanes[4];
+            loom::load_lanes(g_lanes, &g[g_stride_0 * x + y_lanes]);
+            float f_lanes[4];
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                const int y = y_lanes + lane;
+                const float sqrt_conv = sqrtf((float) ((long long) x * (long long) x +
+                        (long long) y * (long long) y));
+                // f[0, 0] = sqrt((float32) (x * x + y * y)) < 10.0f ?
+                //     exp(-sqrt((float32) (x * x + y * y))) * g[0, 0] : tanh(g[0, 0])
+                f_lanes[lane] =
+                        sqrt_conv < 10.0f ? expf(-sqrt_conv) * g_lanes[lane] : tanhf(g_lanes[lane]);
+            }
+            loom::store_lanes(&f[f_stride_0 * x + y_lanes], f_lanes);
+        } else {
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                const int y = y_lanes + lane;
+                if (y < size_1) {
+                    const float sqrt_conv = sqrtf((float) ((long long) x * (long long) x +
+                            (long long) y * (long long) y));
+                    // f[0, 0] = sqrt((float32) (x * x + y * y)) < 10.0f ?
+                    //     exp(-sqrt((float32) (x * x + y * y))) * g[0, 0] : tanh(g[0, 0])
+                    f[f_stride_0 * x + y] = sqrt_conv < 10.0f ?
+                            expf(-sqrt_conv) * g[g_stride_0 * x + y] : tanhf(g[g_stride_0 * x + y]);
                 }
             }
         }

@@ -3,8 +3,8 @@
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (0, 0) (0, 0) (low, high) per axis
 // fields:  f: float64[3D]; g: float64[3D]
-// launch:  block (64, 4, 1) by default; grid = ceil(((size_2 + 1) / 2, size_1, (size_0 + 3) / 4) /
-//     block); 2 cells per thread along x, 4 along z
+// launch:  block (64, 4, 1) by default; grid = ceil(((size_2 + 1) / 2, size_1, size_0) / block);
+//     2 cells per thread along x
 
 #include "loom/lanes.cuh"
 
@@ -13,33 +13,28 @@ extern "C" __global__ void scale(
     const int size_0, const int size_1, const int size_2,
     const int f_stride_0, const int f_stride_1, const int g_stride_0, const int g_stride_1)
 {
+    const int x = (int) (blockIdx.z * blockDim.z + threadIdx.z);
     const int y = (int) (blockIdx.y * blockDim.y + threadIdx.y);
     const int z_lanes = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 2;
-    if (y < size_1 && z_lanes < size_2) {
-        #pragma unroll
-        for (int cell = 0; cell < 4; ++cell) {
-            const int x = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + cell;
-            if (x < size_0) {
-                if (z_lanes + 2 <= size_2) {
-                    double g_lanes[2];
-                    loom::load_lanes(g_lanes, &g[g_stride_0 * x + g_stride_1 * y + z_lanes]);
-                    double f_lanes[2];
-                    #pragma unroll
-                    for (int lane = 0; lane < 2; ++lane) {
-                        // f[0, 0, 0] = 2.0 * g[0, 0, 0]
-                        f_lanes[lane] = 2.0 * g_lanes[lane];
-                    }
-                    loom::store_lanes(&f[f_stride_0 * x + f_stride_1 * y + z_lanes], f_lanes);
-                } else {
-                    #pragma unroll
-                    for (int lane = 0; lane < 2; ++lane) {
-                        const int z = z_lanes + lane;
-                        if (z < size_2) {
-                            // f[0, 0, 0] = 2.0 * g[0, 0, 0]
-                            f[f_stride_0 * x + f_stride_1 * y + z] =
-                                    2.0 * g[g_stride_0 * x + g_stride_1 * y + z];
-                        }
-                    }
+    if (x < size_0 && y < size_1 && z_lanes < size_2) {
+        if (z_lanes + 2 <= size_2) {
+            double g_lanes[2];
+            loom::load_lanes(g_lanes, &g[g_stride_0 * x + g_stride_1 * y + z_lanes]);
+            double f_lanes[2];
+            #pragma unroll
+            for (int lane = 0; lane < 2; ++lane) {
+                // f[0, 0, 0] = 2.0 * g[0, 0, 0]
+                f_lanes[lane] = 2.0 * g_lanes[lane];
+            }
+            loom::store_lanes(&f[f_stride_0 * x + f_stride_1 * y + z_lanes], f_lanes);
+        } else {
+            #pragma unroll
+            for (int lane = 0; lane < 2; ++lane) {
+                const int z = z_lanes + lane;
+                if (z < size_2) {
+                    // f[0, 0, 0] = 2.0 * g[0, 0, 0]
+                    f[f_stride_0 * x + f_stride_1 * y + z] =
+                            2.0 * g[g_stride_0 * x + g_stride_1 * y + z];
                 }
             }
         }

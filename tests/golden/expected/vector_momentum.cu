@@ -3,8 +3,8 @@
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (0, 0) (low, high) per axis
 // fields:  m(2): float64[2D], layout zyxf; rho: float64[2D]; u(2): float64[2D], layout fzyx
-// launch:  block (64, 4, 1) by default; grid =
-//     ceil(((size_0 + 1) / 2, (size_1 + 3) / 4, 1) / block); 2 cells per thread along x, 4 along y
+// launch:  block (64, 4, 1) by default; grid = ceil(((size_0 + 1) / 2, size_1, 1) / block);
+//     2 cells per thread along x
 
 #include "loom/lanes.cuh"
 
@@ -15,38 +15,33 @@ extern "C" __global__ void momentum(
             const int u_stride_2)
 {
     const int x_lanes = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 2;
-    if (x_lanes < size_0) {
-        #pragma unroll
-        for (int cell = 0; cell < 4; ++cell) {
-            const int y = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
-            if (y < size_1) {
-                if (x_lanes + 2 <= size_0) {
-                    double u_lanes[2];
-                    loom::load_lanes(u_lanes, &u[x_lanes + u_stride_1 * y]);
-                    double u_lanes_1[2];
-                    loom::load_lanes(u_lanes_1, &u[x_lanes + u_stride_1 * y + u_stride_2]);
-                    #pragma unroll
-                    for (int lane = 0; lane < 2; ++lane) {
-                        const int x = x_lanes + lane;
-                        double* const m_c = m + m_stride_0 * x + m_stride_1 * y;
-                        // m[0, 0](0) = rho[0, 0] * u[0, 0](0)
-                        m_c[0] = rho[rho_stride_0 * x + y] * u_lanes[lane];
-                        // m[0, 0](1) = rho[0, 0] * u[0, 0](1)
-                        m_c[1] = rho[rho_stride_0 * x + y] * u_lanes_1[lane];
-                    }
-                } else {
-                    #pragma unroll
-                    for (int lane = 0; lane < 2; ++lane) {
-                        const int x = x_lanes + lane;
-                        if (x < size_0) {
-                            const double* __restrict__ u_c = u + x + u_stride_1 * y;
-                            double* const m_c = m + m_stride_0 * x + m_stride_1 * y;
-                            // m[0, 0](0) = rho[0, 0] * u[0, 0](0)
-                            m_c[0] = rho[rho_stride_0 * x + y] * u_c[0];
-                            // m[0, 0](1) = rho[0, 0] * u[0, 0](1)
-                            m_c[1] = rho[rho_stride_0 * x + y] * u_c[u_stride_2];
-                        }
-                    }
+    const int y = (int) (blockIdx.y * blockDim.y + threadIdx.y);
+    if (x_lanes < size_0 && y < size_1) {
+        if (x_lanes + 2 <= size_0) {
+            double u_lanes[2];
+            loom::load_lanes(u_lanes, &u[x_lanes + u_stride_1 * y]);
+            double u_lanes_1[2];
+            loom::load_lanes(u_lanes_1, &u[x_lanes + u_stride_1 * y + u_stride_2]);
+            #pragma unroll
+            for (int lane = 0; lane < 2; ++lane) {
+                const int x = x_lanes + lane;
+                double* const m_c = m + m_stride_0 * x + m_stride_1 * y;
+                // m[0, 0](0) = rho[0, 0] * u[0, 0](0)
+                m_c[0] = rho[rho_stride_0 * x + y] * u_lanes[lane];
+                // m[0, 0](1) = rho[0, 0] * u[0, 0](1)
+                m_c[1] = rho[rho_stride_0 * x + y] * u_lanes_1[lane];
+            }
+        } else {
+            #pragma unroll
+            for (int lane = 0; lane < 2; ++lane) {
+                const int x = x_lanes + lane;
+                if (x < size_0) {
+                    const double* __restrict__ u_c = u + x + u_stride_1 * y;
+                    double* const m_c = m + m_stride_0 * x + m_stride_1 * y;
+                    // m[0, 0](0) = rho[0, 0] * u[0, 0](0)
+                    m_c[0] = rho[rho_stride_0 * x + y] * u_c[0];
+                    // m[0, 0](1) = rho[0, 0] * u[0, 0](1)
+                    m_c[1] = rho[rho_stride_0 * x + y] * u_c[u_stride_2];
                 }
             }
         }

@@ -1,0 +1,152 @@
+#include "compiler/passes/fuse_reductions.hpp"
+
+#include "compiler/ir/equality.hpp"
+#include "compiler/ir/visitor.hpp"
+
+#include <set>
+#include <vector>
+
+namespace loom::ir {
+
+namespace {
+
+/// An accumulator loop in a list: its declarations' and its loop's positions.
+struct Group {
+    std::vector<std::size_t> declarations;
+    std::size_t loop = 0;
+};
+
+/// The variables `root` reads and the fields it loads.
+struct Reads : IRVisitor {
+    std::set<const VarNode*> vars;
+    std::set<const FieldInfo*> fields;
+    void visit_Var(const VarNode* v) override { vars.insert(v); }
+    void visit_BufferLoad(const BufferLoadNode* l) override {
+        if (const FieldInfo* f = l->buffer->field_of()) fields.insert(f);
+        IRVisitor::visit_BufferLoad(l);
+    }
+};
+
+/// The last statements of a loop body that update accumulators (`acc = acc op term`), and the
+/// work before them.
+void split_body(const Stmt& body, std::vector<Stmt>& work, std::vector<Stmt>& updates) {
+    auto b = body.as<BlockNode>();
+    std::vector<Stmt> stmts = b ? b->stmts : std::vector<Stmt>{body};
+    std::size_t first_update = stmts.size();
+    while (first_update > 0) {
+        auto a = stmts[first_update - 1].as<AssignNode>();
+        auto v = a ? a->lhs.as<VarNode>() : nullptr;
+        if (!v || v->role != VarRole::Accumulator) break;
+        --first_update;
+    }
+    work.assign(stmts.begin(), stmts.begin() + std::ptrdiff_t(first_update));
+    updates.assign(stmts.begin() + std::ptrdiff_t(first_update), stmts.end());
+}
+
+class Fuse : public IRMutator {
+protected:
+    Stmt visit_Block(const BlockNode* b, const Stmt& self) override {
+        // The list with nested lists spliced in (a statement and the reductions before it
+        // form one: a Block is no scope).
+        std::vector<Stmt> stmts;
+        bool changed = false;
+        splice(b, stmts, changed);
+        // Join each accumulator loop into the first earlier one it may join.
+        std::vector<Group> groups;
+        std::vector<bool> gone(stmts.size(), false);
+        bool joined_any = false;
+        for (std::size_t i = 0; i < stmts.size(); ++i) {
+            auto d = stmts[i].as<DeclareNode>();
+            auto loop = i + 1 < stmts.size() ? stmts[i + 1].as<ForNode>() : nullptr;
+            if (!d || d->var.as<VarNode>()->role != VarRole::Accumulator || !loop || loop->kind != ForKind::Serial)
+                continue;
+            bool joined = false;
+            for (Group& g : groups) {
+                if (!may_join(stmts, gone, g, i)) continue;
+                join(stmts, g, i);
+                gone[i] = gone[i + 1] = true;
+                g.declarations.push_back(i);
+                joined = changed = joined_any = true;
+                break;
+            }
+            if (!joined) groups.push_back({{i}, i + 1});
+            ++i;
+        }
+        if (!changed) return self;
+        if (!joined_any) return BlockNode::make(std::move(stmts));
+        // The joined groups' declarations together, right before their loop.
+        std::vector<Stmt> out;
+        std::set<std::size_t> moved;
+        for (const Group& g : groups)
+            if (g.declarations.size() > 1)
+                for (std::size_t d : g.declarations) moved.insert(d);
+        for (std::size_t i = 0; i < stmts.size(); ++i) {
+            if (gone[i] || moved.count(i)) continue;
+            for (const Group& g : groups)
+                if (g.loop == i && g.declarations.size() > 1)
+                    for (std::size_t d : g.declarations) out.push_back(stmts[d]);
+            out.push_back(stmts[i]);
+        }
+        return BlockNode::make(std::move(out));
+    }
+
+private:
+    void splice(const BlockNode* b, std::vector<Stmt>& out, bool& changed) {
+        for (const Stmt& s : b->stmts) {
+            if (auto inner = s.as<BlockNode>()) {
+                splice(inner, out, changed);
+                continue;
+            }
+            Stmt m = mutate(s);
+            changed = changed || !m.same_as(s);
+            out.push_back(m);
+        }
+    }
+
+    /// Whether the loop at stmts[i + 1] (its accumulator declared at i) may join group g.
+    static bool may_join(const std::vector<Stmt>& stmts, const std::vector<bool>& gone, const Group& g, std::size_t i) {
+        auto first = stmts[g.loop].as<ForNode>(), later = stmts[i + 1].as<ForNode>();
+        if (!structurally_equal(first->start, later->start) || !structurally_equal(first->stop, later->stop) ||
+            !structurally_equal(first->step, later->step) || first->var.type() != later->var.type())
+            return false;
+        Reads reads;
+        reads.visit(stmts[i + 1]);
+        // Renamed to the first loop's variable, the later one's must not meet it (an inner
+        // loop over it: max(j, max(k, ...)) beside max(k, ...)).
+        if (!later->var.same_as(first->var) && reads.vars.count(first->var.as<VarNode>())) return false;
+        for (std::size_t d : g.declarations)
+            if (reads.vars.count(stmts[d].as<DeclareNode>()->var.as<VarNode>())) return false;
+        for (std::size_t k = g.loop + 1; k < i; ++k) {
+            if (gone[k]) continue;
+            if (auto d = stmts[k].as<DeclareNode>(); d && reads.vars.count(d->var.as<VarNode>())) return false;
+            if (!stmts[k].is<DeclareNode>() && !stmts[k].is<CommentNode>()) {
+                for (const FieldInfo* f : written_fields(stmts[k]))
+                    if (reads.fields.count(f)) return false;
+                // Anything else between (a loop, a condition) may compute what the loop reads.
+                if (!stmts[k].is<BufferStoreNode>()) return false;
+            }
+        }
+        return true;
+    }
+
+    /// stmts[g.loop] becomes one loop doing both: the first's work, the later's (its variable
+    /// renamed), then every update.
+    static void join(std::vector<Stmt>& stmts, const Group& g, std::size_t i) {
+        auto first = stmts[g.loop].as<ForNode>(), later = stmts[i + 1].as<ForNode>();
+        std::vector<Stmt> work, updates, later_work, later_updates;
+        split_body(first->body, work, updates);
+        split_body(replace_var(later->body, later->var, first->var), later_work, later_updates);
+        std::vector<Stmt> body = work;
+        body.insert(body.end(), later_work.begin(), later_work.end());
+        body.insert(body.end(), updates.begin(), updates.end());
+        body.insert(body.end(), later_updates.begin(), later_updates.end());
+        stmts[g.loop] = ForNode::make(first->var, first->start, first->stop, first->step, BlockNode::make(std::move(body)),
+                                      first->axis, first->kind, first->dim);
+    }
+};
+
+} // namespace
+
+Stmt fuse_reductions(const Stmt& body) { return Fuse().mutate(body); }
+
+} // namespace loom::ir
