@@ -203,10 +203,10 @@ TEST(GpuLaunch, TooFewBlocksWriteExactlyTheSimulatedCells3DAnd4D) {
         k.synchronize();
         CellSet cells =
             simulate_launch(shape, c_mapping(4), 0, grid, block, k.spec().launch.cells_per_thread);
-        // z: 2 x 2 threads x 4 cells cover all 5; x: 2 x 16 threads x 4 lanes (a pointwise
-        // float32 kernel) cover all 40.
-        EXPECT_EQ(k.spec().launch.cells_per_thread, (Dim3{4, 1, 4}));
-        EXPECT_EQ(cells.count(), 3 * 5 * 4 * 40);
+        // z: 2 x 2 threads of one cell each (a pointwise kernel) cover 4 of 5; y: 1 x 4 threads
+        // cover 4 of 9; x: 2 x 16 threads x 4 lanes (float32) cover all 40.
+        EXPECT_EQ(k.spec().launch.cells_per_thread, (Dim3{4, 1, 1}));
+        EXPECT_EQ(cells.count(), 3 * 4 * 4 * 40);
         EXPECT_TRUE(check_output(bout, [&](const Index& i) {
             return cells.contains(i) ? Cell::of(double(ain.host(i)) * ain.host(i))
                                      : Cell::untouched();
