@@ -83,8 +83,9 @@ struct ScheduleFacts {
     int widest_element = 4;    ///< bytes of the widest element type among the kernel's fields
     std::size_t cell_nodes = 0; ///< expression nodes in the cell's statements (its length)
     int spatial_dims = 1;       ///< axes of the iteration space
-    /// Every field is read at the cell only (no neighbour at an offset): no two cells share a
-    /// read, so several cells per thread gain nothing and cost NVRTC time.
+    /// Every field is read at the cell only (no neighbour at an offset, no buffer read at
+    /// computed positions): no two cells share a read, so several cells per thread gain nothing
+    /// and cost NVRTC time.
     bool pointwise = false;
     /// The most terms of one reduction over an index axis in the cell (a LayerNorm row's 768).
     std::int64_t longest_reduction = 0;

@@ -215,9 +215,10 @@ TEST(RowKernels, ColumnSumsAndMaximaOfAMatrixMatchTheLoops) {
     EXPECT_FALSE(gpu.schedule().reduce_in_warp.value_or(true)) << gpu.schedule().describe();
     EXPECT_FALSE(gpu.schedule().reduce_in_block.value_or(true)) << gpu.schedule().describe();
     EXPECT_NE(gpu.source().find("m[x + m_stride_1 * r]"), std::string::npos) << gpu.source();
-    // The sum and the maximum are independent: one loop reads each element once for both.
-    // (One loop in each of the lanes' two paths: whole lanes, and the last, partial ones.)
-    EXPECT_EQ(count(gpu.source(), "for (int r = 0; r < 300; ++r)"), 2u) << gpu.source();
+    // The sum and the maximum are independent: one loop reads each element once for both; a
+    // thread per column, no lanes (each thread would run its lanes' loops one after another).
+    EXPECT_EQ(count(gpu.source(), "for (int r = 0; r < 300; ++r)"), 1u) << gpu.source();
+    EXPECT_EQ(gpu.schedule().vector_width, 1) << gpu.schedule().describe();
     std::vector<float> mv = test::uniform_floats(std::size_t(rows) * columns, 99);
     auto m = HostArray<float>::from_host(test::as_columns_by_rows(mv, rows, columns), {columns, rows}, MemoryOrder::Fortran);
     auto total = HostArray<float>::from_host(std::vector<float>(columns, std::nanf("")), {columns});
@@ -226,6 +227,43 @@ TEST(RowKernels, ColumnSumsAndMaximaOfAMatrixMatchTheLoops) {
     const auto [want_total, want_top] = test::column_sums_reference(mv, rows, columns);
     EXPECT_TRUE(test::rows_close(total.to_host(), want_total, columns, 1e-4));
     EXPECT_TRUE(test::rows_close(top.to_host(), want_top, columns, 0));
+}
+
+// Independent reductions of a row (its sum, its maximum, its sum of squares) share one loop
+// with a warp or a block per row: each element is read once for all three, and each comes out
+// of its own shuffle reduction.
+TEST(RowKernels, IndependentReductionsOfARowShareOneLoop) {
+    const int width = 1000;
+    auto build = [&](Target target, const std::string& name, const Schedule& s) {
+        Field x = make_field("x", ScalarType::Float32, 1, {{width}});
+        auto [total, top, squares] = fields<3>("total, top, squares: float32[1D]");
+        IndexVar k("k", width);
+        return create_kernel({{total.center(), sum(k, x(k))}, {top.center(), max(k, x(k))},
+                              {squares.center(), sum(k, x(k) * x(k))}},
+                             test::row_config(target, name), s);
+    };
+    for (const auto& [name, s] : {std::pair{std::string("row_stats_warp"), warps()}, {"row_stats_block", blocks(128)}}) {
+        Kernel gpu = build(Target::CUDA, name, s);
+        test::expect_compiles_for_sm90(gpu);
+        EXPECT_EQ(count(gpu.source(), "for (int k = "), 1u) << gpu.source();
+        const int rows = 37;
+        std::vector<float> xv = test::uniform_floats(std::size_t(rows) * width, 17);
+        auto t = HostArray<float>::from_host(std::vector<float>(rows, std::nanf("")), {rows});
+        auto m = HostArray<float>::from_host(std::vector<float>(rows, std::nanf("")), {rows});
+        auto q = HostArray<float>::from_host(std::vector<float>(rows, std::nanf("")), {rows});
+        build(Target::CPU, name, s).compile()(args("x", HostArray<float>::from_host(xv, {rows, width}), "total", t,
+                                                   "top", m, "squares", q));
+        for (int r = 0; r < rows; ++r) {
+            double st = 0, sm = -INFINITY, sq = 0;
+            for (int i = 0; i < width; ++i) {
+                const double v = xv[std::size_t(r) * width + std::size_t(i)];
+                st += v, sm = std::max(sm, v), sq += v * v;
+            }
+            EXPECT_NEAR(t.to_host()[std::size_t(r)], st, 1e-3) << name << " row " << r;
+            EXPECT_EQ(m.to_host()[std::size_t(r)], float(sm)) << name << " row " << r;
+            EXPECT_NEAR(q.to_host()[std::size_t(r)], sq, 1e-3) << name << " row " << r;
+        }
+    }
 }
 
 // A 2D grid of cells (a warp per cell along x, a block row per y), max and min, and a reduction

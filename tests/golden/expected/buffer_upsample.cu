@@ -3,7 +3,8 @@
 // options: index type int32, fast math off
 // space:   ghost layers (0, 0) (0, 0) (low, high) per axis
 // fields:  fine(3): float64[2D]; coarse(3): float64[2D] (buffer)
-// launch:  block (64, 4, 1) by default; grid = ceil((size_1, size_0, 1) / block)
+// launch:  block (64, 4, 1) by default; grid = ceil((size_1, (size_0 + 3) / 4, 1) / block);
+//     4 cells per thread along y
 
 extern "C" __global__ void upsample(
     double* __restrict__ fine, const double* __restrict__ coarse,
@@ -11,15 +12,20 @@ extern "C" __global__ void upsample(
     const int fine_stride_0, const int fine_stride_1, const int coarse_stride_0,
             const int coarse_stride_1)
 {
-    const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y);
     const int y = (int) (blockIdx.x * blockDim.x + threadIdx.x);
-    if (x < size_0 && y < size_1) {
-        double* const fine_c = fine + fine_stride_0 * x + fine_stride_1 * y;
-        // fine[0, 0](0) = coarse.at(x / 4, y / 4)(0)
-        fine_c[0] = coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4)];
-        // fine[0, 0](1) = coarse.at(x / 4, y / 4)(1)
-        fine_c[1] = coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4) + 1];
-        // fine[0, 0](2) = coarse.at(x / 4, y / 4)(2)
-        fine_c[2] = coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4) + 2];
+    if (y < size_1) {
+        #pragma unroll
+        for (int cell = 0; cell < 4; ++cell) {
+            const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell;
+            if (x < size_0) {
+                double* const fine_c = fine + fine_stride_0 * x + fine_stride_1 * y;
+                // fine[0, 0](0) = coarse.at(x / 4, y / 4)(0)
+                fine_c[0] = coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4)];
+                // fine[0, 0](1) = coarse.at(x / 4, y / 4)(1)
+                fine_c[1] = coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4) + 1];
+                // fine[0, 0](2) = coarse.at(x / 4, y / 4)(2)
+                fine_c[2] = coarse[coarse_stride_0 * (x / 4) + coarse_stride_1 * (y / 4) + 2];
+            }
+        }
     }
 }
