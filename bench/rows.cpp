@@ -294,39 +294,44 @@ int main(int argc, char** argv) {
     }
     // The sum of 2^28 floats (1 GiB) to one value, a reduction across blocks: bytes read over the
     // time, against copy's bytes (read plus written) over its time. A read alone may go faster
-    // than copy, so the ratio may pass 1; torch.sum in rows_torch.py is the peer.
+    // than copy, so the ratio may pass 1; torch.sum and CuPy's sum in rows_torch.py are the peers.
     {
         const std::int64_t n = std::int64_t(1) << 28;
         std::vector<float> xv(static_cast<std::size_t>(n));
         std::uniform_real_distribution<float> d(-1, 1);
         for (float& v : xv) v = d(rng);
-        Field x = make_field("x", ScalarType::Float32, 1);
-        Field total = field<float>("total", std::vector<std::int64_t>{1});
-        KernelConfig cfg;
-        cfg.name = "array_sum";
-        const auto start = std::chrono::steady_clock::now();
-        KernelFunction f = create_kernel(sum_over_cells(total.at({0}), x.center()), cfg).compile();
-        Result res;
-        res.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        auto xd = DeviceArray<float>::from_host(xv, {n});
-        auto td = DeviceArray<float>::from_host({std::nanf("")}, {1});
-        Args a = args("x", xd, "total", td);
-        f(a);
-        f.synchronize();
         double want = 0, scale = 0;
         for (float v : xv) want += v, scale += std::abs(double(v));
-        res.name = "sum of 2^28 floats";
-        res.schedule = "default";
-        res.ok = std::abs(double(td.to_host()[0]) - want) <= 1e-6 * scale;
-        if (res.ok) {
-            res.ms = timer.median_ms([&] { f(a); });
-            res.ratio = double(n) * 4 / (res.ms * 1e6) / copy_gbs;
+        auto xd = DeviceArray<float>::from_host(xv, {n});
+        auto td = DeviceArray<float>::from_host({std::nanf("")}, {1});
+        for (int threads : {0, 128, 512, 1024}) {
+            Field x = make_field("x", ScalarType::Float32, 1);
+            Field total = field<float>("total", std::vector<std::int64_t>{1});
+            KernelConfig cfg;
+            cfg.name = "array_sum";
+            Schedule s;
+            if (threads) s.block = std::array<int, 3>{threads, 1, 1};
+            const auto start = std::chrono::steady_clock::now();
+            KernelFunction f = create_kernel(sum_over_cells(total.at({0}), x.center()), cfg, s).compile();
+            Result res;
+            res.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+            Args a = args("x", xd, "total", td);
+            td.fill(std::nanf(""));
+            f(a);
+            f.synchronize();
+            res.name = "sum of 2^28 floats";
+            res.schedule = threads ? "blocks of " + std::to_string(threads) : "default";
+            res.ok = std::abs(double(td.to_host()[0]) - want) <= 1e-6 * scale;
+            if (res.ok) {
+                res.ms = timer.median_ms([&] { f(a); });
+                res.ratio = double(n) * 4 / (res.ms * 1e6) / copy_gbs;
+            }
+            wrong = wrong || !res.ok;
+            std::printf("  %-28s %-34s %9.4f ms  %s  (compiled in %.0f ms)\n", res.name.c_str(), res.schedule.c_str(), res.ms,
+                        res.ok ? (bench::fixed(res.ratio, 3) + " of copy's bytes per second").c_str() : "WRONG RESULT, not timed",
+                        res.compile_ms);
+            results.push_back(res);
         }
-        wrong = wrong || !res.ok;
-        std::printf("  %-28s %-34s %9.4f ms  %s  (compiled in %.0f ms)\n", res.name.c_str(), res.schedule.c_str(), res.ms,
-                    res.ok ? (bench::fixed(res.ratio, 3) + " of copy's bytes per second").c_str() : "WRONG RESULT, not timed",
-                    res.compile_ms);
-        results.push_back(res);
     }
     if (!json.empty()) {
         FILE* out = std::fopen(json.c_str(), "w");
