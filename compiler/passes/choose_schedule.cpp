@@ -91,7 +91,7 @@ void fit_chosen_block(Schedule& resolved, const Schedule& requested, LaunchDescr
 Schedule choose_reduction_schedule(const Schedule& requested, const std::string& kernel) {
     check_reduction_schedule(requested, kernel);
     Schedule s = requested;
-    if (!s.block) s.block = std::array<int, 3>{256, 1, 1};
+    if (!s.block) s.block = std::array<int, 3>{kReductionThreads, 1, 1};
     s.cells_per_thread = 1;
     s.vector_width = 1;
     s.stream_cells = false;

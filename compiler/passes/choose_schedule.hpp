@@ -109,8 +109,14 @@ struct ScheduleFacts {
     int shrink = 0;
 };
 
+/// The threads of a block of a reduction across cells by default: the sum of 2^28 floats on an
+/// H200 took 0.251 ms with blocks of 256, 0.244 with 512 and 0.238 with 1024 (CuPy's sum:
+/// 0.239 to 0.243), its 1024 blocks then spread over about four waves of resident blocks
+/// rather than one wave with some multiprocessors a block short.
+inline constexpr int kReductionThreads = 1024;
+
 /// The schedule of a reduction across cells (reduce_across_blocks): the requested block, else
-/// 256 threads; one cell per thread and round, no lanes, the block reducing. Checks the request
+/// kReductionThreads; one cell per thread and round, no lanes, the block reducing. Checks the request
 /// first (check_reduction_schedule).
 Schedule choose_reduction_schedule(const Schedule& requested, const std::string& kernel);
 

@@ -19,8 +19,9 @@ struct CellReductionTarget {
     CellReduction op = CellReduction::Sum;
 };
 
-/// The most blocks a reduction across cells launches: its partials have this many slots.
-/// 1024 blocks of 256 threads fill an H100 or H200 (132 multiprocessors of 2048 threads) once.
+/// The most blocks a reduction across cells launches: its partials have this many slots. The
+/// number depends on the cells alone, not on the device, so the order of the additions (and the
+/// bits) is the same on every GPU and on the CPU.
 inline constexpr int kMaxReductionBlocks = 1024;
 /// The fewest cells per thread before another block is worth launching.
 inline constexpr int kReductionCellsPerThread = 8;

@@ -123,7 +123,7 @@ TEST(CellReductions, TheKernelCombinesItsBlocksInTheLastOne) {
     EXPECT_NE(src.find("__ldcg(&total_0_partials[partial])"), std::string::npos) << src;
     EXPECT_TRUE(k.launch().exact_grid);
     EXPECT_TRUE(k.launch().exact_block);
-    EXPECT_EQ(k.schedule().block, (std::array<int, 3>{256, 1, 1}));
+    EXPECT_EQ(k.schedule().block, (std::array<int, 3>{1024, 1, 1}));
     // Four reductions, one pass over the cells: one loop updates the four accumulators.
     const std::string stats = test::array_stats_kernel(Target::CUDA, "array_stats_shape").source();
     std::size_t loops = 0;
@@ -131,10 +131,10 @@ TEST(CellReductions, TheKernelCombinesItsBlocksInTheLastOne) {
     EXPECT_EQ(loops, 1u) << stats;
     EXPECT_NE(stats.find("stats_0 (sum), stats_1 (max), stats_2 (min), stats_3 (mean) over the block's cells"), std::string::npos) << stats;
     Schedule s;
-    s.block = std::array<int, 3>{512, 1, 1};
-    Kernel wide = test::array_sum_kernel(Target::CUDA, "array_sum_512", s);
-    test::expect_compiles_for_sm90(wide);
-    EXPECT_NE(wide.source().find("__launch_bounds__(512)"), std::string::npos) << wide.source();
+    s.block = std::array<int, 3>{256, 1, 1};
+    Kernel narrow = test::array_sum_kernel(Target::CUDA, "array_sum_256", s);
+    test::expect_compiles_for_sm90(narrow);
+    EXPECT_NE(narrow.source().find("__launch_bounds__(256)"), std::string::npos) << narrow.source();
 }
 
 TEST(CellReductions, BadReductionsAreRefusedWithTheFix) {
