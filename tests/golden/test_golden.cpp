@@ -50,6 +50,8 @@ TEST(Golden, MathSelectAndCounters) { check(golden::math_select()); }
 
 TEST(Golden, BufferGatherUpsampling) { check(golden::buffer_upsample()); }
 
+TEST(Golden, ReductionsAcrossCells) { check(golden::cell_statistics()); }
+
 TEST(Golden, UnusedSubexpressionCompilesWithoutAWarning) {
     // No golden file: NVRTC's verdict only. A subexpression nobody reads (written so, or whose
     // use folded away) is declared [[maybe_unused]], as on the CPU: NVRTC warned #177-D, and the

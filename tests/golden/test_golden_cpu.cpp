@@ -73,6 +73,8 @@ KernelConfig cpu(KernelConfig c) {
     return c;
 }
 
+TEST(GoldenCpu, ReductionsAcrossCells) { check(golden::cell_statistics()); }
+
 TEST(GoldenCpu, SeedScale3DFloat64) { check(golden::seed_scale_3d_f64()); }
 
 TEST(GoldenCpu, Jacobi2DFloat32) { check(golden::jacobi_2d_f32()); }

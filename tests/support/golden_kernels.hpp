@@ -178,6 +178,17 @@ inline GoldenKernel buffer_upsample() {
     return {"buffer_upsample", ac, {.name = "upsample"}};
 }
 
+/// The mean and the largest magnitude of a 2D float32 field over its interior (a neighbour
+/// read makes ghost layers), reductions across cells: blocks over chunks of the cells, the last
+/// block combining their partials (grid scratch, loom::last_block).
+inline GoldenKernel cell_statistics() {
+    Field u = field("u: float32[2D]");
+    Field stats = field("stats: float32[2]");
+    return {"cell_statistics",
+            {mean_over_cells(stats.at({0}), u.center()), max_over_cells(stats.at({1}), abs(u.center() - u[{0, 1}]))},
+            {.name = "statistics"}};
+}
+
 /// A runtime-weight chain whose first layer is wider than 32 x 32 weights (lower_layers: an
 /// outer product over a rolled input loop) and whose second is small (fully unrolled).
 inline GoldenKernel nn_wide_runtime_f32() {
