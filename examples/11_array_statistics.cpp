@@ -1,7 +1,7 @@
 // Lesson 11: reductions across cells. `sum_over_cells(stats.at({0}), x.center())` adds x over
 // every cell of the iteration space into one element of a small fixed-shape field: one launch,
 // whose blocks each reduce a chunk of the cells and whose last block to finish combines the
-// blocks' results in block order, so the result has the same bits on every run (and on the CPU
+// blocks' results in a fixed order, so the result has the same bits on every run (and on the CPU
 // target, which runs the same blocks). Here: the sum, the sum of squares, the maximum and the
 // minimum of a 2D field, from which the mean and the standard deviation follow.
 #include <loom/loom.hpp>

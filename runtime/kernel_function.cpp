@@ -587,17 +587,22 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
     p.function = module_->function;
     if (host) p.entry = module_->library->entry();
     if (k.index_type == DType::Int32) {
+        // A reduction across cells counts its cells, chunks and rounds in int32 too: it keeps
+        // to half the range, so that a chunk's end and a thread's next cell cannot overflow.
+        const std::int64_t limit = k.launch.exact_grid ? std::numeric_limits<std::int32_t>::max() / 2
+                                                       : std::numeric_limits<std::int32_t>::max();
         for (std::size_t i = 0; i < arrays.size(); ++i) {
             std::int64_t span = 0;
             for (int ax = 0; ax < arrays[i].ndim(); ++ax)
                 span += std::abs(arrays[i].strides[ax]) * std::max<std::int64_t>(arrays[i].shape[ax] - 1, 0);
             for (int ax = 0; ax < k.fields[i].spatial_dims; ++ax) span = std::max(span, arrays[i].shape[ax]);
-            if (span <= std::numeric_limits<std::int32_t>::max()) continue;
+            if (span <= limit) continue;
             if (!k.wide)
                 arg_error(k, fmt::format("argument '{}' spans {} elements, too many for the int32 "
-                                         "index type; generate the kernel with index_type int64, "
+                                         "index type{}; generate the kernel with index_type int64, "
                                          "or leave index_type unset so loom switches per call",
-                                         k.fields[i].name, span));
+                                         k.fields[i].name, span,
+                                         k.launch.exact_grid ? " of a reduction across cells (at most 2^30 - 1)" : ""));
             if (!wide_module_) wide_module_ = load_module(*k.wide, device);
             p.spec = k.wide.get();
             p.function = wide_module_->function;

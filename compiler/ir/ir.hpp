@@ -89,7 +89,8 @@ enum class VarRole : std::uint8_t {
     Placeholder, ///< stands for a value a pass substitutes (a layer's sum, in its activation)
 };
 
-/// Where a buffer lives. Global: device memory, a field's elements (a kernel argument). Shared:
+/// Where a buffer lives. Global: device memory, a field's elements (a kernel argument) or the
+/// kernel's own scratch (BufferInfo::grid_scratch: a reduction across blocks' partials). Shared:
 /// per GPU block, filled by its threads together (tiles, staged weights, a reduction's
 /// partials). Local: per thread (per cell), registers when every index is a constant after
 /// unrolling. Fragment: a warp's share of a matrix tile in mma registers (reserved for tensor

@@ -59,6 +59,7 @@ public:
         compute_reach();
         resolve_ghost_layers();
         check_slice();
+        check_cell_reduction_space();
         check_shared_tiles(schedule_, a_.spatial_dims, cfg_.iteration_slice,
                            a_.bounds_depend_on_counters, cfg_.name);
         check_reduce_in_block(schedule_, a_.spatial_dims, cfg_.iteration_slice,
@@ -321,6 +322,7 @@ private:
                                  "per cell instead)", to_string(s.lhs), i + 1, s.text, to_string(x)));
             element.push_back(c->int_value);
         }
+        for (int c : fa->components) element.push_back(c);
         for (const ReductionTarget& t : reduction_targets_)
             if (t.field == fa->field && t.element == element)
                 fail(fmt::format("reduces across cells into `{}` twice, in assignments {} (`{}`) "
@@ -329,6 +331,18 @@ private:
         reduction_targets_.push_back({fa->field, element, i});
         if (std::find(a_.written.begin(), a_.written.end(), fa->field) == a_.written.end())
             a_.written.push_back(fa->field);
+    }
+
+    /// The blocks of a reduction across cells number the cells of a box: a slice whose bounds
+    /// use another counter (a triangle) has none.
+    void check_cell_reduction_space() const {
+        if (reduction_targets_.empty() || !a_.bounds_depend_on_counters) return;
+        const ReductionTarget& first = reduction_targets_.front();
+        fail(fmt::format("reduces across cells (assignment {}: `{}`) over an iteration slice whose "
+                         "bounds use another counter; a reduction across cells runs over a box of "
+                         "cells: give the slice bounds of numbers, sizes and parameters, and "
+                         "select the cells you want with select(condition, value, 0) in the value",
+                         first.stmt + 1, in_[first.stmt].text));
     }
 
     /// A reduction's target is written once, by the last block, after every cell: a cell that
@@ -340,9 +354,10 @@ private:
         for (std::size_t i = 0; i < in_.size(); ++i) {
             const SourceAssignment& s = in_[i];
             if (s.stage > 1 || !on_chip_.empty())
-                fail(fmt::format("reduces across cells (assignment {}: `{}`) in a multi-stage "
-                                 "kernel; a reduction across cells is a kernel of its own so far: "
-                                 "create it apart from the stages", first.stmt + 1, in_[first.stmt].text));
+                fail(fmt::format("reduces across cells (assignment {}: `{}`) in a kernel of several "
+                                 "stages (Stages, fuse() or time_steps); a reduction across cells "
+                                 "is a kernel of its own so far: create it apart and launch it "
+                                 "after the others", first.stmt + 1, in_[first.stmt].text));
             if (s.over_cells) continue;
             if (s.lhs.is<FieldAccessNode>())
                 fail(fmt::format("writes field {} per cell (assignment {}: `{}`) and reduces across "

@@ -46,6 +46,15 @@ std::optional<AccumulatorLoop> accumulator_loop(const std::vector<Stmt>& stmts, 
     const std::vector<Stmt> body = b ? b->stmts : std::vector<Stmt>{found.loop->body};
     const std::size_t n = found.declarations.size();
     if (body.size() < n) return std::nullopt;
+    // The body's trailing accumulator updates are exactly those of the declared accumulators.
+    std::size_t trailing = 0;
+    while (trailing < body.size()) {
+        auto a = body[body.size() - 1 - trailing].as<AssignNode>();
+        auto v = a ? a->lhs.as<VarNode>() : nullptr;
+        if (!v || v->role != VarRole::Accumulator) break;
+        ++trailing;
+    }
+    if (trailing != n) return std::nullopt;
     for (std::size_t k = 0; k < n; ++k) {
         const BinaryNode* op = nullptr;
         for (std::size_t u = body.size() - n; u < body.size() && !op; ++u)

@@ -16,13 +16,15 @@ struct Group {
     std::size_t loop = 0;
 };
 
-/// The variables `root` reads and the fields it loads.
+/// The variables `root` reads, and the fields and buffers (a layer's local arrays too) it loads.
 struct Reads : IRVisitor {
     std::set<const VarNode*> vars;
     std::set<const FieldInfo*> fields;
+    std::set<const BufferInfo*> buffers;
     void visit_Var(const VarNode* v) override { vars.insert(v); }
     void visit_BufferLoad(const BufferLoadNode* l) override {
         if (const FieldInfo* f = l->buffer->field_of()) fields.insert(f);
+        buffers.insert(l->buffer.get());
         IRVisitor::visit_BufferLoad(l);
     }
 };
@@ -120,10 +122,13 @@ private:
             if (gone[k]) continue;
             if (auto d = stmts[k].as<DeclareNode>(); d && reads.vars.count(d->var.as<VarNode>())) return false;
             if (!stmts[k].is<DeclareNode>() && !stmts[k].is<CommentNode>()) {
+                // Anything but a store between (a loop, a condition, an allocation) may compute
+                // what the loop reads; a store may fill a field or an array (a layer's input) it
+                // reads.
+                auto st = stmts[k].as<BufferStoreNode>();
+                if (!st || reads.buffers.count(st->buffer.get())) return false;
                 for (const FieldInfo* f : written_fields(stmts[k]))
                     if (reads.fields.count(f)) return false;
-                // Anything else between (a loop, a condition) may compute what the loop reads.
-                if (!stmts[k].is<BufferStoreNode>()) return false;
             }
         }
         return true;

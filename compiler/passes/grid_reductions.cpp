@@ -57,7 +57,7 @@ public:
             }
         }
         if (loops_.empty()) throw InternalError("reduce_across_blocks: no loop over the cells");
-        cell_ = inside_allocations(s, arrays_);
+        cell_ = flatten(inside_allocations(s, arrays_));
         type_ = loops_.front()->var.type();
         for (const ForNode* f : loops_)
             if (f->var.type() != type_ || !f->step.is<ConstNode>())
@@ -77,7 +77,7 @@ public:
         StmtList in_block;
         in_block.add(CommentNode::make(
             "block b reduces cells [b * chunk, (b + 1) * chunk); the last block to finish combines "
-            "the blocks' partials in block order"));
+            "the blocks' partials in a fixed order"));
         in_block.add(DeclareNode::make(cells_var, cells));
         in_block.add(DeclareNode::make(blocks_var, blocks_for(cells_var)));
         in_block.add(DeclareNode::make(chunk_var, chunk_for(cells_var, blocks_var)));
@@ -104,7 +104,7 @@ public:
             declarations.push_back(DeclareNode::make(accumulators.back(), reduction_identity(op, vt)));
             partial_stores.push_back(BufferStoreNode::make(partials, block, accumulators.back()));
 
-            // The last block's: the partials in block order.
+            // The last block's: the partials in a fixed order.
             Expr all = VarNode::make(vt, name + "_all", VarRole::Accumulator);
             Expr j = VarNode::make(ScalarType::Int32, "partial", VarRole::LoopIndex);
             combine.add(DeclareNode::make(all, reduction_identity(op, vt)));
@@ -139,6 +139,22 @@ public:
 
 private:
     Expr idx(std::int64_t v) const { return ConstNode::make_int(type_, v); }
+
+    /// The cell as one list: lower_reductions puts a statement and the reductions it uses in a
+    /// nested list of their own (a Block is no scope).
+    static Stmt flatten(const Stmt& s) {
+        auto b = s.as<BlockNode>();
+        if (!b) return s;
+        std::vector<Stmt> out;
+        for (const Stmt& x : b->stmts) {
+            Stmt f = flatten(x);
+            if (auto inner = f.as<BlockNode>())
+                out.insert(out.end(), inner->stmts.begin(), inner->stmts.end());
+            else
+                out.push_back(f);
+        }
+        return BlockNode::make(std::move(out));
+    }
 
     /// The blocks for `cells`: one per kReductionCellsPerThread rounds of the block's threads,
     /// from 1 to kMaxReductionBlocks.

@@ -35,7 +35,7 @@ inline constexpr int kReductionCellsPerThread = 8;
 ///   - per target, an accumulator over the chunk's cells (a loop reduce_in_blocks shares among
 ///     the block's threads), stored by one thread into the target's partials (a grid_scratch
 ///     buffer of kMaxReductionBlocks elements);
-///   - the last block to arrive (LastBlock) combines the G partials in block order the same way
+///   - the last block to arrive (LastBlock) combines the G partials in a fixed order the same way
 ///     and one thread stores each result (mean: the sum over the number of cells).
 /// The order of every combination depends only on the number of cells, so the result has the
 /// same bits on every run. Run reduce_in_blocks(result, threads) after it.

@@ -108,6 +108,14 @@ protected:
         owned_ -= shared;
         blocks_ -= n->kind == ForKind::GpuBlock;
     }
+    // The last block's body: a scope of its own (the printers put it in braces), run by all the
+    // block's threads alike, so its barriers and warp collectives stand as at block level.
+    void visit_LastBlock(const LastBlockNode* n) override {
+        visit(n->blocks);
+        scopes_.emplace_back();
+        visit(n->body);
+        close_scope();
+    }
     void visit_IfThen(const IfThenNode* n) override {
         visit(n->cond);
         ++divergent_;

@@ -43,7 +43,7 @@ private:
 /// A reduction across cells: `target`, one element of a fixed-shape field read with .at() at
 /// integer literals, receives the sum (max, min, mean) of `value` over every cell of the
 /// iteration space, as one launch computes it on the GPU: each block combines its share of the
-/// cells, and the last block to finish combines the blocks' results in block order, so the
+/// cells, and the last block to finish combines the blocks' results in a fixed order, so the
 /// result has the same bits on every run (and on the CPU target, which runs the same blocks).
 /// `value` is computed per cell like the right side of any assignment; the kernel computes only
 /// such reductions (several, each into its own element) and the temporaries they use. max and

@@ -1,6 +1,6 @@
 // Reductions across blocks (compiler/passes/grid_reductions.cpp): each block writes its partial
 // result to a scratch array, then takes a ticket; the block that takes the last one combines the
-// partials in block order, so the result does not depend on which block finished when. The
+// partials in a fixed order, so the result does not depend on which block finished when. The
 // scratch arrays and the ticket are `__device__` globals of the kernel's module (zero when it
 // loads); the last block puts the ticket back to zero for the next launch.
 #pragma once

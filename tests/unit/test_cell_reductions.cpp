@@ -1,6 +1,6 @@
 // Reductions across cells (sum_over_cells, max_over_cells, min_over_cells, mean_over_cells) on the
 // CPU target, which runs the same blocks as the GPU (the chunks, the threads' rounds, the warps'
-// butterflies, the last block's combination in block order), against hand-written
+// butterflies, the last block's combination in a fixed order), against hand-written
 // double-precision loops on fresh random data with the results poisoned; the CUDA source of each
 // is compiled by NVRTC.
 #include "tests/support/cell_reductions.hpp"
@@ -101,6 +101,35 @@ TEST(CellReductions, A2DInteriorWithNeighboursAndIntegersMatchesTheLoops) {
     }
 }
 
+// A value that reduces over an index axis itself (each cell's row sum, then their maximum and
+// their total), and a vector field's components as targets.
+TEST(CellReductions, RowReductionsInsideAndComponentsAsTargets) {
+    const int width = 5;
+    auto build = [&](Target target) {
+        Field v = make_field("v", ScalarType::Float64, 1, {{width}});
+        Field pair = field("pair(2): float64[1]");
+        IndexVar k("k", width);
+        return create_kernel(AssignmentCollection{sum_over_cells(pair.at({0})(0), sum(k, v(k))),
+                                                  max_over_cells(pair.at({0})(1), sum(k, v(k) * v(k)))},
+                             test::row_config(target, "row_sums_across_cells"));
+    };
+    test::expect_compiles_for_sm90(build(Target::CUDA));
+    const std::int64_t n = 3001;
+    std::vector<float> f = test::uniform_values(std::size_t(n * width), 5);
+    std::vector<double> vv(f.begin(), f.end());
+    auto pair = HostArray<double>::from_host({std::nan(""), std::nan("")}, {1, 2});
+    build(Target::CPU).compile()(args("v", HostArray<double>::from_host(vv, {n, width}), "pair", pair));
+    double total = 0, top = -INFINITY;
+    for (std::int64_t i = 0; i < n; ++i) {
+        double s = 0, q = 0;
+        for (int j = 0; j < width; ++j) s += vv[std::size_t(i * width + j)], q += vv[std::size_t(i * width + j)] * vv[std::size_t(i * width + j)];
+        total += s;
+        top = std::max(top, q);
+    }
+    EXPECT_NEAR(pair.to_host()[0], total, 1e-9);
+    EXPECT_EQ(pair.to_host()[1], top);
+}
+
 // No cells: the sum is 0, the maximum -inf, the mean NaN (0 / 0), as the loops give.
 TEST(CellReductions, AnEmptyArrayGivesTheIdentities) {
     KernelFunction f = test::array_stats_kernel(Target::CPU, "array_stats_empty").compile();
@@ -155,6 +184,11 @@ TEST(CellReductions, BadReductionsAreRefusedWithTheFix) {
                                               max_over_cells(total.at({1}), x.center())}), UserError, {"into `total.at(1)` twice", "assignments 1", "an element of its own"});
     LOOM_EXPECT_ERROR(mean_over_cells(total.at({0}), cast<int>(x.center())), UserError, {"mean_over_cells", "needs a floating-point value"});
     LOOM_EXPECT_ERROR(make(sum_over_cells(total.at({0}), x.at({0}))), UserError, {"reads no field at the cell", "x.center()"});
+    Field plane = make_field("plane", ScalarType::Float32, 2);
+    LOOM_EXPECT_ERROR(create_kernel(sum_over_cells(total.at({0}), plane.center()),
+                                    KernelConfig{.target = Target::CPU, .name = "triangle_sum",
+                                                 .iteration_slice = Slice{all(), from(ctr(0))}}),
+                      UserError, {"over an iteration slice whose bounds use another counter", "select(condition, value, 0)"});
     Schedule tall;
     tall.block = std::array<int, 3>{128, 2, 1};
     LOOM_EXPECT_ERROR(make(sum_over_cells(total.at({0}), x.center()), tall), UserError, {"kernel 'bad_reduction' reduces across cells, where Schedule::block is (128, 2, 1)",

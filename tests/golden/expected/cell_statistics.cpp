@@ -24,7 +24,7 @@ static void loom_kernel_statistics(
     for (int32_t block = 0; block < loom_max(1, loom_min((loom_max(size_0 - 2, 0) *
             loom_max(size_1 - 2, 0) + 8191) / 8192, 1024)); ++block) {
         // block b reduces cells [b * chunk, (b + 1) * chunk);
-        //     the last block to finish combines the blocks' partials in block order
+        //     the last block to finish combines the blocks' partials in a fixed order
         const int32_t cells = loom_max(size_0 - 2, 0) * loom_max(size_1 - 2, 0);
         const int32_t blocks = loom_max(1, loom_min((cells + 8191) / 8192, 1024));
         const int32_t chunk = ((cells + (blocks - 1)) / blocks + 1023) / 1024 * 1024;

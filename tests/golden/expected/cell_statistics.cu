@@ -22,7 +22,7 @@ extern "C" __global__ void __launch_bounds__(1024) statistics(
 {
     const int block = (int) blockIdx.x;
     // block b reduces cells [b * chunk, (b + 1) * chunk);
-    //     the last block to finish combines the blocks' partials in block order
+    //     the last block to finish combines the blocks' partials in a fixed order
     const int cells = max(size_0 - 2, 0) * max(size_1 - 2, 0);
     const int blocks = max(1, min((cells + 8191) / 8192, 1024));
     const int chunk = ((cells + (blocks - 1)) / blocks + 1023) / 1024 * 1024;
