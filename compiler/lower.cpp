@@ -25,6 +25,7 @@
 #include "compiler/passes/lower_layers.hpp"
 #include "compiler/passes/lower_reductions.hpp"
 #include "compiler/passes/name_parameters.hpp"
+#include "compiler/passes/online_softmax.hpp"
 #include "compiler/passes/row_cache.hpp"
 #include "compiler/passes/shared_staging.hpp"
 #include "compiler/passes/shared_tiles.hpp"
@@ -280,11 +281,22 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     Stmt reductions = lower_reductions(spatial);
     log.record("lower_reductions", spatial, reductions);
 
-    // 6'. Independent reductions over the same range share one loop (a row's sum and maximum,
+    // 6'. Online softmax: a sum of exp(e - m), m the maximum of e over the same range, computed
+    // in the maximum's loop, rescaled as the maximum grows: a row too long to stay on chip is
+    // read once for both.
+    OnlineSoftmax online{reductions, false};
+    if (schedule.online_softmax.value_or(true)) {
+        log.start();
+        const std::int64_t min_row_bytes = schedule.online_softmax ? 0 : std::int64_t(kMaxRowSharedBytes) + 1;
+        online = online_softmax(reductions, min_row_bytes);
+        log.record("online_softmax", reductions, online.body);
+    }
+
+    // 6''. Independent reductions over the same range share one loop (a row's sum and maximum,
     // column sums and maxima: each element read once for all of them).
     log.start();
-    Stmt nest = fuse_reductions(reductions);
-    log.record("fuse_reductions", reductions, nest);
+    Stmt nest = fuse_reductions(online.body);
+    log.record("fuse_reductions", online.body, nest);
     // A slice's bounds may be parameters, or literals past arrays whose size only the launch
     // knows: the launch checks them (KernelSpec::slice_bounds), so keep them.
     if (config.iteration_slice) k.slice_bounds = read_slice_bounds(nest);
@@ -295,6 +307,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     // block reductions keeps its blocks and threads as loops, so that the CPU oracle checks them.
     const bool cuda = config.target == Target::CUDA;
     Stmt mapped;
+    bool resolved = true; // the schedule is chosen (not the CPU's plain loops)
     const std::vector<CellReductionTarget> across = cell_reduction_targets(assignments);
     if (!across.empty()) {
         // 7'. Reductions across cells: blocks over chunks of the cells, each block's threads
@@ -475,10 +488,15 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         }
     } else {
         // 7. CPU mapping: the fastest memory axis innermost, OpenMP on the outermost loop.
+        resolved = false;
         log.start();
         mapped = map_to_cpu(nest, plan_cpu_loop_order(nest, *analysis.primary));
         log.record("map_to_cpu", nest, mapped);
     }
+
+    // What the request left open of the online softmax, as done: whether a pair was rewritten
+    // (the CPU's plain loops resolve no schedule: there only a rewrite says so).
+    if (online.applied || resolved) k.schedule.online_softmax = online.applied;
 
     // 7c''. Base pointers: a field read or written at several neighbouring elements of a cell
     // gets a pointer at the cell, and its accesses small offsets from it.

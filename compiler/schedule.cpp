@@ -40,6 +40,8 @@ std::string describe_fields(const Schedule& s, const Schedule* requested) {
         s.reduce_in_block != r.reduce_in_block);
     add("reduce_in_warp", s.reduce_in_warp ? (*s.reduce_in_warp ? "true" : "false") : "choose",
         s.reduce_in_warp != r.reduce_in_warp);
+    add("online_softmax", s.online_softmax ? (*s.online_softmax ? "true" : "false") : "choose",
+        s.online_softmax != r.online_softmax);
     return fmt::format("{}", fmt::join(parts, ", "));
 }
 } // namespace

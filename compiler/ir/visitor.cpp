@@ -351,6 +351,18 @@ Stmt replace_var(const Stmt& root, const Expr& from, const Expr& to) {
     return r.mutate(root);
 }
 
+void splice_mutated(const BlockNode* block, IRMutator& m, std::vector<Stmt>& out, bool& changed) {
+    for (const Stmt& s : block->stmts) {
+        if (auto inner = s.as<BlockNode>()) {
+            splice_mutated(inner, m, out, changed);
+            continue;
+        }
+        Stmt mutated = m.mutate(s);
+        changed = changed || !mutated.same_as(s);
+        out.push_back(mutated);
+    }
+}
+
 std::set<const ExprNode*> declared_variables(const Stmt& root) {
     struct Declared : IRVisitor {
         std::set<const ExprNode*> vars;

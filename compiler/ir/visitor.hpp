@@ -58,6 +58,11 @@ std::set<const ExprNode*> declared_variables(const Stmt& root);
 /// `root` with every use of variable `from` replaced by `to`.
 Stmt replace_var(const Stmt& root, const Expr& from, const Expr& to);
 
+/// The statements of `block` with nested blocks spliced in (a Block is no scope), each other
+/// statement mutated by `m` and appended to `out`; `changed` is set when one of them changed.
+/// For passes that rewrite a list of statements as a whole (fuse_reductions, online_softmax).
+void splice_mutated(const BlockNode* block, IRMutator& m, std::vector<Stmt>& out, bool& changed);
+
 /// The direct expression children of a node, in evaluation order.
 std::vector<Expr> children(const Expr& e);
 

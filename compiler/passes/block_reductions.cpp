@@ -1,6 +1,7 @@
 #include "compiler/passes/block_reductions.hpp"
 
 #include "compiler/ir/visitor.hpp"
+#include "compiler/passes/online_softmax.hpp"
 
 #include <loom/errors.hpp>
 
@@ -56,11 +57,19 @@ std::optional<AccumulatorLoop> accumulator_loop(const std::vector<Stmt>& stmts, 
     }
     if (trailing != n) return std::nullopt;
     for (std::size_t k = 0; k < n; ++k) {
+        const Expr& acc = found.declarations[k]->var;
         const BinaryNode* op = nullptr;
-        for (std::size_t u = body.size() - n; u < body.size() && !op; ++u)
-            op = update_of(body[u], found.declarations[k]->var);
-        if (!op) return std::nullopt;
-        found.ops.push_back(op->op);
+        const VarNode* max = nullptr;
+        for (std::size_t u = body.size() - n; u < body.size() && !op && !max; ++u) {
+            op = update_of(body[u], acc);
+            max = op ? nullptr : rescaled_by(body[u], acc);
+        }
+        int by = -1;
+        for (std::size_t m = 0; m < k && max; ++m)
+            if (found.declarations[m]->var.get() == max && found.ops[m] == BinaryOp::Max) by = int(m);
+        if (!op && by < 0) return std::nullopt;
+        found.ops.push_back(op ? op->op : BinaryOp::Add);
+        found.rescaled_by.push_back(by);
     }
     return found;
 }
@@ -149,10 +158,12 @@ private:
         Expr mine_first = loop->start.type() == t.type() ? t : CastNode::make(loop->start.type(), t);
         Expr first = is_const_value(loop->start, 0) ? mine_first : BinaryNode::make(BinaryOp::Add, loop->start, mine_first);
         share.push_back(ForNode::make(k, first, loop->stop, ConstNode::make_int(k.type(), threads_), body, loop->axis, loop->kind));
+        std::vector<Expr> of_warps;
         for (std::size_t j = 0; j < n; ++j) {
-            Expr of_warp = VarNode::make(mine[j].type(), names[j] + "_warp", VarRole::Temporary);
-            share.push_back(DeclareNode::make(of_warp, WarpReduceNode::make(found.ops[j], mine[j])));
-            share.push_back(first_lane(partials[j], warp, of_warp));
+            of_warps.push_back(VarNode::make(mine[j].type(), names[j] + "_warp", VarRole::Temporary));
+            Expr value = rescaled(found, j, mine, of_warps);
+            share.push_back(DeclareNode::make(of_warps[j], WarpReduceNode::make(found.ops[j], value)));
+            share.push_back(first_lane(partials[j], warp, of_warps[j]));
         }
         out.add(in_warps(warp, warps, std::move(share)));
         out.add(BarrierNode::make());
@@ -161,15 +172,16 @@ private:
             // A warp variable of its own: this loop does not read it (the printer marks it so).
             Expr first_warp = VarNode::make(ScalarType::Int32, "warp", VarRole::Counter, nullptr, -1);
             std::vector<Stmt> combine;
+            std::vector<Expr> parts, alls;
             for (std::size_t j = 0; j < n; ++j) {
-                Expr part = VarNode::make(mine[j].type(), names[j] + "_part", VarRole::Temporary);
-                Expr all = VarNode::make(mine[j].type(), names[j] + "_all", VarRole::Temporary);
+                Expr part = parts.emplace_back(VarNode::make(mine[j].type(), names[j] + "_part", VarRole::Temporary));
+                Expr all = alls.emplace_back(VarNode::make(mine[j].type(), names[j] + "_all", VarRole::Temporary));
                 // Lanes past the warps read the last warp's slot and take the identity instead.
                 Expr read = BufferLoadNode::make(partials[j], BinaryNode::make(BinaryOp::Min, lane, i32(warps - 1)));
                 Expr value = SelectNode::make(BinaryNode::make(BinaryOp::Lt, lane, i32(warps)), read,
                                               found.declarations[j]->value);
                 combine.push_back(DeclareNode::make(part, value));
-                combine.push_back(DeclareNode::make(all, WarpReduceNode::make(found.ops[j], part)));
+                combine.push_back(DeclareNode::make(all, WarpReduceNode::make(found.ops[j], rescaled(found, j, parts, alls))));
                 combine.push_back(first_lane(partials[j], i32(warps), all));
             }
             out.add(in_warps(first_warp, 1, std::move(combine)));
@@ -182,6 +194,17 @@ private:
 
     int threads_;
 };
+
+} // namespace
+
+Expr rescaled(const AccumulatorLoop& found, std::size_t j, const std::vector<Expr>& shares,
+              const std::vector<Expr>& combined) {
+    const int m = found.rescaled_by[j];
+    if (m < 0) return shares[j];
+    return BinaryNode::make(BinaryOp::Mul, shares[j], online_rescale(shares[std::size_t(m)], combined[std::size_t(m)]));
+}
+
+namespace {
 
 class InBlocks : public IRMutator {
 public:

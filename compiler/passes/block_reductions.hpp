@@ -26,14 +26,24 @@ Stmt reduce_in_blocks(const Stmt& body, int threads);
 
 /// Reductions that one serial loop computes: the accumulators' declarations (consecutive, right
 /// before the loop), the loop, whose body ends with one update `acc = acc op term` per
-/// accumulator (lower_reductions makes one; reduce_across_blocks several, one per target), and
-/// each accumulator's operator.
+/// accumulator (lower_reductions makes one; reduce_across_blocks several, one per target) or, for
+/// an online softmax's sum, `acc = acc * rescale + term`, and each accumulator's operator.
 struct AccumulatorLoop {
     std::vector<const DeclareNode*> declarations;
     const ForNode* loop = nullptr;
     Stmt loop_stmt; ///< the loop's handle
     std::vector<BinaryOp> ops;
+    /// For each accumulator, -1, or for the sum of an online softmax (online_softmax.hpp) the
+    /// index of the maximum it is rescaled with, an earlier accumulator of the loop: shares of
+    /// the sum are rescaled to the combined maximum before they are added.
+    std::vector<int> rescaled_by;
 };
+
+/// What a warp combines for accumulator j of `found`, given every accumulator's `shares` (a
+/// thread's or a lane's) and the `combined` results of those before j: the share itself, or an
+/// online sum's share rescaled from its own maximum to the combined one.
+Expr rescaled(const AccumulatorLoop& found, std::size_t j, const std::vector<Expr>& shares,
+              const std::vector<Expr>& combined);
 
 /// A cell's statements with each of its accumulator loops found through blocks and allocations
 /// of statements but not inside other loops or conditions (a LastBlock's body is the block's

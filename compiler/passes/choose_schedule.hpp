@@ -12,8 +12,9 @@
 //   reaches about 0.6 of it).
 // - cells_axis: the slowest memory axis mapped onto threads (the highest block dimension used),
 //   so that at each cell a warp still reads consecutive elements.
-// - block: (256, 1, 1) when one axis is mapped onto threads or with reduce_in_block, (64, 4, 1)
-//   for two or more: x a multiple of the warp. When the launch grid's extents are all known at
+// - block: (256, 1, 1) when one axis is mapped onto threads or with reduce_in_block ((1024, 1,
+//   1) where its rows pass 8192 terms, which shared memory does not keep), (64, 4, 1) for two
+//   or more: x a multiple of the warp. When the launch grid's extents are all known at
 //   generation time (fixed shapes), fit_chosen_block trims it to them as each launch would
 //   (LaunchDescription::block_for); never the exact block of tiles or of reduce_in_block.
 // - shared_memory_budget: 100 KiB (each launch checks the staged bytes against the device's

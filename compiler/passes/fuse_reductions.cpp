@@ -45,6 +45,30 @@ void split_body(const Stmt& body, std::vector<Stmt>& work, std::vector<Stmt>& up
     updates.assign(stmts.begin() + std::ptrdiff_t(first_update), stmts.end());
 }
 
+} // namespace
+
+bool may_move_up(const std::vector<Stmt>& stmts, const std::vector<bool>& gone, std::size_t from, std::size_t to,
+                 const Stmt& moved) {
+    Reads reads;
+    reads.visit(moved);
+    for (std::size_t k = from; k < to; ++k) {
+        if (gone[k]) continue;
+        if (auto d = stmts[k].as<DeclareNode>(); d && reads.vars.count(d->var.as<VarNode>())) return false;
+        if (!stmts[k].is<DeclareNode>() && !stmts[k].is<CommentNode>()) {
+            // Anything but a store between (a loop, a condition, an allocation) may compute
+            // what the loop reads; a store may fill a field or an array (a layer's input) it
+            // reads.
+            auto st = stmts[k].as<BufferStoreNode>();
+            if (!st || reads.buffers.count(st->buffer.get())) return false;
+            for (const FieldInfo* f : written_fields(stmts[k]))
+                if (reads.fields.count(f)) return false;
+        }
+    }
+    return true;
+}
+
+namespace {
+
 class Fuse : public IRMutator {
 protected:
     Stmt visit_Block(const BlockNode* b, const Stmt& self) override {
@@ -52,27 +76,35 @@ protected:
         // form one: a Block is no scope).
         std::vector<Stmt> stmts;
         bool changed = false;
-        splice(b, stmts, changed);
+        splice_mutated(b, *this, stmts, changed);
         // Join each accumulator loop into the first earlier one it may join.
         std::vector<Group> groups;
         std::vector<bool> gone(stmts.size(), false);
         bool joined_any = false;
         for (std::size_t i = 0; i < stmts.size(); ++i) {
-            auto d = stmts[i].as<DeclareNode>();
-            auto loop = i + 1 < stmts.size() ? stmts[i + 1].as<ForNode>() : nullptr;
-            if (!d || d->var.as<VarNode>()->role != VarRole::Accumulator || !loop || loop->kind != ForKind::Serial)
-                continue;
+            // Accumulator declarations (several for an online softmax's pair), then their loop.
+            Group later;
+            std::size_t j = i;
+            for (; j < stmts.size(); ++j) {
+                auto d = stmts[j].as<DeclareNode>();
+                if (!d || d->var.as<VarNode>()->role != VarRole::Accumulator) break;
+                later.declarations.push_back(j);
+            }
+            auto loop = j < stmts.size() ? stmts[j].as<ForNode>() : nullptr;
+            if (later.declarations.empty() || !loop || loop->kind != ForKind::Serial) continue;
+            later.loop = j;
             bool joined = false;
             for (Group& g : groups) {
-                if (!may_join(stmts, gone, g, i)) continue;
-                join(stmts, g, i);
-                gone[i] = gone[i + 1] = true;
-                g.declarations.push_back(i);
+                if (!may_join(stmts, gone, g, later)) continue;
+                join(stmts, g, later.loop);
+                for (std::size_t d : later.declarations) gone[d] = true;
+                gone[later.loop] = true;
+                g.declarations.insert(g.declarations.end(), later.declarations.begin(), later.declarations.end());
                 joined = changed = joined_any = true;
                 break;
             }
-            if (!joined) groups.push_back({{i}, i + 1});
-            ++i;
+            if (!joined) groups.push_back(later);
+            i = j;
         }
         if (!changed) return self;
         if (!joined_any) return BlockNode::make(std::move(stmts));
@@ -93,51 +125,27 @@ protected:
     }
 
 private:
-    void splice(const BlockNode* b, std::vector<Stmt>& out, bool& changed) {
-        for (const Stmt& s : b->stmts) {
-            if (auto inner = s.as<BlockNode>()) {
-                splice(inner, out, changed);
-                continue;
-            }
-            Stmt m = mutate(s);
-            changed = changed || !m.same_as(s);
-            out.push_back(m);
-        }
-    }
-
-    /// Whether the loop at stmts[i + 1] (its accumulator declared at i) may join group g.
-    static bool may_join(const std::vector<Stmt>& stmts, const std::vector<bool>& gone, const Group& g, std::size_t i) {
-        auto first = stmts[g.loop].as<ForNode>(), later = stmts[i + 1].as<ForNode>();
+    /// Whether the group `next` (after g in the list) may join group g.
+    static bool may_join(const std::vector<Stmt>& stmts, const std::vector<bool>& gone, const Group& g,
+                         const Group& next) {
+        auto first = stmts[g.loop].as<ForNode>(), later = stmts[next.loop].as<ForNode>();
         if (!structurally_equal(first->start, later->start) || !structurally_equal(first->stop, later->stop) ||
             !structurally_equal(first->step, later->step) || first->var.type() != later->var.type())
             return false;
         Reads reads;
-        reads.visit(stmts[i + 1]);
+        reads.visit(stmts[next.loop]);
         // Renamed to the first loop's variable, the later one's must not meet it (an inner
         // loop over it: max(j, max(k, ...)) beside max(k, ...)).
         if (!later->var.same_as(first->var) && reads.vars.count(first->var.as<VarNode>())) return false;
         for (std::size_t d : g.declarations)
             if (reads.vars.count(stmts[d].as<DeclareNode>()->var.as<VarNode>())) return false;
-        for (std::size_t k = g.loop + 1; k < i; ++k) {
-            if (gone[k]) continue;
-            if (auto d = stmts[k].as<DeclareNode>(); d && reads.vars.count(d->var.as<VarNode>())) return false;
-            if (!stmts[k].is<DeclareNode>() && !stmts[k].is<CommentNode>()) {
-                // Anything but a store between (a loop, a condition, an allocation) may compute
-                // what the loop reads; a store may fill a field or an array (a layer's input) it
-                // reads.
-                auto st = stmts[k].as<BufferStoreNode>();
-                if (!st || reads.buffers.count(st->buffer.get())) return false;
-                for (const FieldInfo* f : written_fields(stmts[k]))
-                    if (reads.fields.count(f)) return false;
-            }
-        }
-        return true;
+        return may_move_up(stmts, gone, g.loop + 1, next.declarations.front(), stmts[next.loop]);
     }
 
     /// stmts[g.loop] becomes one loop doing both: the first's work, the later's (its variable
     /// renamed), then every update.
-    static void join(std::vector<Stmt>& stmts, const Group& g, std::size_t i) {
-        auto first = stmts[g.loop].as<ForNode>(), later = stmts[i + 1].as<ForNode>();
+    static void join(std::vector<Stmt>& stmts, const Group& g, std::size_t later_loop) {
+        auto first = stmts[g.loop].as<ForNode>(), later = stmts[later_loop].as<ForNode>();
         std::vector<Stmt> work, updates, later_work, later_updates;
         split_body(first->body, work, updates);
         split_body(replace_var(later->body, later->var, first->var), later_work, later_updates);

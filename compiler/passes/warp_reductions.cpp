@@ -29,8 +29,11 @@ private:
                 body = replace_var(body, acc, mine.back());
             }
             out.add(lane_strided_loop(found.loop, lane, body));
-            for (std::size_t k = 0; k < mine.size(); ++k)
-                out.add(DeclareNode::make(found.declarations[k]->var, WarpReduceNode::make(found.ops[k], mine[k])));
+            std::vector<Expr> combined;
+            for (std::size_t k = 0; k < mine.size(); ++k) {
+                combined.push_back(found.declarations[k]->var);
+                out.add(DeclareNode::make(combined[k], WarpReduceNode::make(found.ops[k], rescaled(found, k, mine, combined))));
+            }
         });
     }
 };

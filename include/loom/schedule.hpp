@@ -76,16 +76,17 @@ struct Schedule {
     /// One block per cell, its threads sharing the cell's work: each reduction (sum, max, min,
     /// mean over an index axis: a LayerNorm row) is summed by every thread over every
     /// (block size)-th term, then combined by warp shuffles, within each warp and then across
-    /// the warps (in the same order on every run and on the CPU); an assignment that writes every element of an
-    /// index axis shares its elements among the threads. For kernels with long reductions per
-    /// cell. `block` is then (n, 1, 1), n a power of two from 32 to 1024 (unset: 256), and the
-    /// kernel is compiled for exactly that block. Needs at most three axes, bounds that use no
-    /// other counter, and not shared_tiles. Each row of a field that two or more of the cell's
-    /// passes read (at most 32 KiB of them) is copied into shared memory once and read there, so
-    /// a LayerNorm reads its row from memory once. Unset: true where a 1D kernel's cell would
-    /// take a warp per cell (see reduce_in_warp) but reduces over more than kMaxWarpRow (2048)
-    /// terms, whose rows no longer fit a warp's registers (compiler/passes/choose_schedule.hpp);
-    /// else false. The CPU target runs it too, a block at a time.
+    /// the warps (in the same order on every run and on the CPU); an assignment that writes
+    /// every element of an index axis shares its elements among the threads. For kernels with
+    /// long reductions per cell. `block` is then (n, 1, 1), n a power of two from 32 to 1024
+    /// (unset: 256, or 1024 for rows of more than 8192 terms), and the kernel is compiled for
+    /// exactly that block. Needs at most three axes, bounds that use no other counter, and not
+    /// shared_tiles. Each row of a field that two or more of the cell's passes read (at most
+    /// 32 KiB of them) is copied into shared memory once and read there, so a LayerNorm reads
+    /// its row from memory once. Unset: true where a 1D kernel's cell would take a warp per
+    /// cell (see reduce_in_warp) but reduces over more than kMaxWarpRow (2048) terms, whose rows
+    /// no longer fit a warp's registers (compiler/passes/choose_schedule.hpp); else false. The
+    /// CPU target runs it too, a block at a time.
     std::optional<bool> reduce_in_block;
     /// One warp per cell: the block's threads as warps of 32, each warp computing one cell (a
     /// LayerNorm or softmax row), block/32 cells per block. Each reduction is combined by every
@@ -102,6 +103,16 @@ struct Schedule {
     /// reduces over 32 to 2048 terms (compiler/passes/choose_schedule.hpp), else false. The CPU
     /// target runs it too, its lanes one after the other between the warp reductions.
     std::optional<bool> reduce_in_warp;
+    /// Online softmax: where a cell sums exp(e - m) over a range and m is the maximum of the
+    /// same e over the same range (softmax with its maximum subtracted, log-sum-exp), one loop
+    /// computes both, the sum rescaled whenever the maximum grows (Milakov and Gimelshein,
+    /// 2018), so the row is read once for both instead of twice; a warp or a block combines
+    /// the maxima first, then the sums rescaled to it. Costs a second exp per term. Unset: on
+    /// for rows of more than 32 KiB (terms times the element's size), which no schedule keeps
+    /// on chip between the passes (a block per row keeps rows of up to 32 KiB in shared
+    /// memory, a warp up to 128 elements per lane in registers); else off.
+    /// Kernel::schedule() says whether a pair was rewritten. Both targets follow it.
+    std::optional<bool> online_softmax;
 
     /// One line, the fields as C++ names them: "block = (64, 4, 1), cells_per_thread = 4, ...";
     /// an open field reads "choose".

@@ -191,13 +191,13 @@ TEST(ChooseSchedule, DescribeNamesEveryFieldAndMarksWhatWasChosen) {
               "block = choose, cells_per_thread = 2, cells_axis = choose, stream_cells = choose, "
               "shared_memory_budget = choose, max_registers = 32, manual_launch_grid = false, "
               "vector_width = choose, shared_tiles = false, reduce_in_block = choose, "
-              "reduce_in_warp = choose");
+              "reduce_in_warp = choose, online_softmax = choose");
     Schedule s = choose_schedule(requested, facts({1, 0, -1}));
     EXPECT_EQ(s.describe(requested),
               "block = (64, 4, 1) (chosen), cells_per_thread = 2, cells_axis = 0 (chosen), "
               "stream_cells = true (chosen), shared_memory_budget = 102400 (chosen), max_registers = "
               "32, manual_launch_grid = false, vector_width = 1 (chosen), shared_tiles = false, "
-              "reduce_in_block = false (chosen), reduce_in_warp = false (chosen)");
+              "reduce_in_block = false (chosen), reduce_in_warp = false (chosen), online_softmax = choose");
     EXPECT_NE(Schedule{}.describe().find("max_registers = 0 (the compiler's choice)"),
               std::string::npos);
 }

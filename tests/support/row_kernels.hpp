@@ -4,6 +4,8 @@
 // LayerNorm itself lives in tests/support/layer_norm.hpp.
 #pragma once
 
+#include "tests/support/layer_norm.hpp"
+
 #include <loom/loom.hpp>
 
 #include <gtest/gtest.h>
@@ -64,10 +66,11 @@ inline Kernel rms_norm_kernel(int width, Target target, const std::string& name,
     return create_kernel(c, row_config(target, name), s);
 }
 
-/// lse = max + log(sum(exp(x(k) - max))): one value per row.
-inline Kernel log_sum_exp_kernel(int width, Target target, const std::string& name, const Schedule& s = {}) {
-    Field x = make_field("x", ScalarType::Float32, 1, {{width}});
-    Field lse = make_field("lse", ScalarType::Float32, 1);
+/// lse = max + log(sum(exp(x(k) - max))): one value per row, float32 or `type`.
+inline Kernel log_sum_exp_kernel(int width, Target target, const std::string& name, const Schedule& s = {},
+                                 ScalarType type = ScalarType::Float32) {
+    Field x = make_field("x", type, 1, {{width}});
+    Field lse = make_field("lse", type, 1);
     IndexVar k("k", width);
     AssignmentCollection c;
     Expr m = c.subexpression("row_max", max(k, x(k)));
@@ -159,6 +162,24 @@ inline Kernel gelu_kernel(int columns, bool bias, Target target, const std::stri
     Expr v = x.center();
     if (bias) v = v + make_field("b", ScalarType::Float32, std::vector<std::int64_t>{columns}).at({ctr(1)});
     return create_kernel(Assignment(y.center(), gelu(v)), row_config(target, name), s);
+}
+
+/// Rows of four kinds, by row number: uniform in [-40, 40]; ascending (the running maximum
+/// grows at every term, so every term rescales the sum); the first third -inf (a masked
+/// start: the maximum stays -inf for a while); every fifth term from the second -inf. Every
+/// row holds a finite value.
+inline std::vector<float> softmax_rows(int rows, int width, std::uint64_t seed) {
+    std::vector<float> x = uniform_floats(std::size_t(rows) * width, seed);
+    for (int r = 0; r < rows; ++r) {
+        float* row = &x[std::size_t(r) * width];
+        for (int k = 0; k < width; ++k) row[k] *= 20;
+        if (r % 4 == 1) std::sort(row, row + width);
+        if (r % 4 == 2)
+            for (int k = 0; k < width / 3; ++k) row[k] = -INFINITY;
+        if (r % 4 == 3)
+            for (int k = 1; k < width; k += 5) row[k] = -INFINITY; // k = 0 stays finite
+    }
+    return x;
 }
 
 inline std::vector<double> softmax_reference(const std::vector<float>& x, int rows, int width) {
