@@ -67,8 +67,8 @@ def main():
             "softmax": (lambda: torch.softmax(x, -1), lambda: torch.softmax(xd, -1)),
         }
         for name, (fn, ref) in ops.items():
-            if rows < 1000 and name != "LayerNorm":
-                continue
+            if rows < 1000 and width <= 8192 and name != "LayerNorm":
+                continue  # the small shapes, where the launch dominates: LayerNorm only
             if width > 8192 and name != "softmax":
                 continue
             err = (fn().double() - ref()).abs().max().item()
