@@ -43,6 +43,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <vector>
 
 namespace loom::ir {
@@ -68,6 +69,15 @@ std::int64_t longest_row_reduction(const Stmt& cell) {
     } find;
     find.visit(cell);
     return find.most;
+}
+
+/// The longest index axis (IndexVar) the cell runs over, by its extent, and its name.
+std::pair<std::int64_t, std::string> longest_index_axis(const Stmt& cell) {
+    std::pair<std::int64_t, std::string> most{0, ""};
+    for (const Expr& e : subexpressions(cell))
+        if (auto v = e.as<VarNode>(); v && v->role == VarRole::Index && v->extent > most.first)
+            most = {v->extent, v->name};
+    return most;
 }
 
 /// The reductions across cells (sum_over_cells, ...) among the assignments, checked by
@@ -359,6 +369,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         for (const FieldPtr& f : analysis.fields)
             if (f->index_dims() > 0 && f->unit_stride_axis() < f->spatial_dims) facts.rows_contiguous = false;
         facts.longest_reduction = longest_row_reduction(cse);
+        std::tie(facts.longest_index_axis, facts.longest_index_name) = longest_index_axis(cse);
         facts.reads_own_writes = reads_others_writes(nest);
         {
             // The default group: 4 cells along the slowest mapped axis (choose_schedule).
@@ -381,6 +392,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             k.schedule = choose_schedule(schedule, facts);
             k.max_registers = k.schedule.max_registers;
             check_cell_reads_own_writes(k.schedule, facts.reads_own_writes, config.name);
+            check_row_length(k.schedule, facts.longest_index_axis, facts.longest_index_name, config.name);
             log.note("choose_schedule", k.schedule.describe(schedule));
 
             // 7b. GPU mapping: each mapped loop is bound to the grid, the fastest memory axis

@@ -139,6 +139,23 @@ void check_cell_reads_own_writes(const Schedule& s, bool reads_own_writes, const
                              warp ? "reduce_in_warp" : "reduce_in_block"));
 }
 
+void check_row_length(const Schedule& s, std::int64_t longest, const std::string& axis, const std::string& kernel) {
+    const bool warp = s.reduce_in_warp.value_or(false);
+    if (!warp && !s.reduce_in_block.value_or(false)) return;
+    const std::int64_t step = warp ? kWarpSize : (*s.block)[0];
+    const std::int64_t most = (std::int64_t(1) << 31) - step;
+    if (longest <= most) return;
+    fail(kernel, fmt::format("{} = true, but the index axis {} runs over {} elements, a row too long for "
+                             "this schedule: its {} step through the row {} elements at a time, and the "
+                             "int32 counter would pass 2^31 - 1 after the last step; with {} a row takes "
+                             "at most {} elements (2^31 - {}). Set {} to false (a thread per row takes "
+                             "rows of up to 2^31 - 1), or split the row",
+                             warp ? "reduce_in_warp" : "reduce_in_block", axis, longest,
+                             warp ? "warp's lanes" : "block's threads", step,
+                             warp ? "a warp per row" : fmt::format("a block of {} per row", step), most, step,
+                             warp ? "reduce_in_warp" : "reduce_in_block"));
+}
+
 void check_shared_tiles(const Schedule& s, int dims, const std::optional<Slice>& slice,
                         bool bounds_depend_on_counters, const std::string& kernel) {
     if (!s.shared_tiles) return;

@@ -39,6 +39,17 @@ void check_reduce_in_block(const Schedule& schedule, int spatial_dims,
 void check_reduction_schedule(const Schedule& schedule, const std::string& kernel);
 void check_cell_reads_own_writes(const Schedule& resolved, bool reads_own_writes, const std::string& kernel);
 
+/// The longest index axis a warp (reduce_in_warp: 32 lanes) or a block (reduce_in_block: its
+/// threads) steps through with an int32 counter: the step after the last element must not pass
+/// 2^31 - 1, so the axis takes at most 2^31 - step elements. UserError for a longer one (a row
+/// too long for the schedule), naming the limit and the thread per row that has none.
+void check_row_length(const Schedule& resolved, std::int64_t longest_index_axis, const std::string& axis_name,
+                      const std::string& kernel);
+
+/// The longest index axis any warp or block form of the heuristic takes (2^31 - 1024): past it,
+/// a thread per row.
+inline constexpr std::int64_t kMaxSharedIndexAxis = (std::int64_t(1) << 31) - 1024;
+
 /// reduce_in_warp against the kernel: not with reduce_in_block or shared_tiles, a block
 /// (32 w, 1, 1), at most three spatial axes, bounds that use no other counter, and a launch grid
 /// loom infers. Throws UserError.

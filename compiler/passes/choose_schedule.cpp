@@ -22,7 +22,8 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     // where the request leaves room for them.
     const bool rows = facts.longest_reduction >= kMinWarpReduction && facts.rows_contiguous &&
                       !facts.reads_own_writes && facts.spatial_dims == 1 && !s.shared_tiles && !facts.has_layers &&
-                      !facts.manual_grid && !facts.stage_halos && s.vector_width <= 1 && s.cells_per_thread <= 1;
+                      !facts.manual_grid && !facts.stage_halos && s.vector_width <= 1 && s.cells_per_thread <= 1 &&
+                      facts.longest_index_axis <= kMaxSharedIndexAxis;
     const bool long_rows = facts.longest_reduction > kMaxWarpRow;
     const bool warp_fits = !s.block || ((*s.block)[0] % 32 == 0 && (*s.block)[1] == 1 && (*s.block)[2] == 1);
     const bool block_fits = !s.block || ((*s.block)[0] >= 32 && ((*s.block)[0] & ((*s.block)[0] - 1)) == 0 &&

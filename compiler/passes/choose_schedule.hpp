@@ -59,6 +59,7 @@
 
 #include <array>
 #include <cstddef>
+#include <string>
 
 namespace loom::ir {
 
@@ -90,6 +91,11 @@ struct ScheduleFacts {
     bool pointwise = false;
     /// The most terms of one reduction over an index axis in the cell (a LayerNorm row's 768).
     std::int64_t longest_reduction = 0;
+    /// The longest index axis the cell runs over (a reduction's or an assignment's IndexVar),
+    /// and its name: a warp's or a block's threads step through it, and their int32 counter
+    /// must not pass 2^31 - 1 (check_row_length).
+    std::int64_t longest_index_axis = 0;
+    std::string longest_index_name;
     /// Every field with index axes keeps a cell's elements together (an index axis fastest in
     /// memory: layouts C and AoS), so a warp's lanes read a row's consecutive elements. With
     /// the components slowest (SoA, Fortran) neighbouring cells' threads read together instead.

@@ -86,7 +86,8 @@ struct Schedule {
     /// its row from memory once. Unset: true where a 1D kernel's cell would take a warp per
     /// cell (see reduce_in_warp) but reduces over more than kMaxWarpRow (2048) terms, whose rows
     /// no longer fit a warp's registers (compiler/passes/choose_schedule.hpp); else false. The
-    /// CPU target runs it too, a block at a time.
+    /// CPU target runs it too, a block at a time. A row takes at most 2^31 - n elements (the
+    /// threads' int32 counter steps n past the last one): a longer one is a UserError.
     std::optional<bool> reduce_in_block;
     /// One warp per cell: the block's threads as warps of 32, each warp computing one cell (a
     /// LayerNorm or softmax row), block/32 cells per block. Each reduction is combined by every
@@ -101,7 +102,8 @@ struct Schedule {
     /// three axes, bounds that use no other counter, a cell that does not read back a field it
     /// writes, and not shared_tiles or reduce_in_block. Unset: true for a 1D kernel whose cell
     /// reduces over 32 to 2048 terms (compiler/passes/choose_schedule.hpp), else false. The CPU
-    /// target runs it too, its lanes one after the other between the warp reductions.
+    /// target runs it too, its lanes one after the other between the warp reductions. A row
+    /// takes at most 2^31 - 32 elements: a longer one is a UserError.
     std::optional<bool> reduce_in_warp;
     /// Online softmax: where a cell sums exp(e - m) over a range and m is the maximum of the
     /// same e over the same range (softmax with its maximum subtracted, log-sum-exp), one loop

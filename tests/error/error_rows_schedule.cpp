@@ -17,6 +17,15 @@ Kernel copy_with(const Schedule& s, const KernelConfig& cfg = {}, int dims = 2) 
     return create_kernel(Assignment(f.center(), g.center()), cfg, s);
 }
 Schedule block(int x, int y, int z) { return {.block = std::array<int, 3>{x, y, z}}; }
+/// The sum of each row of 2^31 - 1 elements: a thread per row takes it (the default), a warp or
+/// a block would step past int32 (nothing is allocated: create_kernel refuses).
+Kernel long_row_sum(const Schedule& s, const std::string& name) {
+    const int width = 2147483647;
+    Field x = make_field("x", ScalarType::Float32, 1, {{width}});
+    Field total = make_field("total", ScalarType::Float32, 1);
+    IndexVar k("k", width);
+    return create_kernel(Assignment(total.center(), sum(k, x(k))), cpu(name), s);
+}
 } // namespace
 
 std::vector<ErrorRow> schedule_rows() {
@@ -140,6 +149,18 @@ std::vector<ErrorRow> schedule_rows() {
          U,
          {"kernel 'both' has Schedule::reduce_in_block = true with shared_tiles = true",
           "set one of them to false"}},
+        // ---- a row too long for the schedule: its threads' int32 counter would overflow ----
+        {"row_too_long_for_a_warp",
+         [] { long_row_sum({.reduce_in_warp = true}, "long_row"); },
+         U,
+         {"kernel 'long_row' has Schedule::reduce_in_warp = true",
+          "the index axis k runs over 2147483647 elements, a row too long for this schedule",
+          "at most 2147483616 elements (2^31 - 32)", "Set reduce_in_warp to false"}},
+        {"row_too_long_for_a_block",
+         [] { long_row_sum({.block = std::array<int, 3>{512, 1, 1}, .reduce_in_block = true}, "long_row"); },
+         U,
+         {"Schedule::reduce_in_block = true", "2147483647 elements",
+          "with a block of 512 per row a row takes at most 2147483136 elements (2^31 - 512)"}},
     };
 }
 

@@ -325,6 +325,21 @@ namespace {
 
 // GELU (tanh approximation) and bias + GELU, pointwise over a 2D field, the bias read at the
 // column: against double-precision loops, the CUDA source compiled by NVRTC.
+// A row of 2^31 - 1 elements: a warp's or a block's int32 counter would step past 2^31 - 1 after
+// its last element (asked for, a UserError: tests/error/error_rows_schedule.cpp), so the
+// default is a thread per row, whose counter stops at the end.
+TEST(RowKernels, ARowOfTwoToThe31ElementsTakesAThreadPerRow) {
+    const int width = 2147483647;
+    Field x = make_field("x", ScalarType::Float32, 1, {{width}});
+    Field total = make_field("total", ScalarType::Float32, 1);
+    IndexVar k("k", width);
+    const Kernel gpu = create_kernel(Assignment(total.center(), sum(k, x(k))), test::row_config(Target::CUDA, "long_row"));
+    EXPECT_FALSE(gpu.schedule().reduce_in_warp.value_or(true)) << gpu.schedule().describe();
+    EXPECT_FALSE(gpu.schedule().reduce_in_block.value_or(true)) << gpu.schedule().describe();
+    EXPECT_NE(gpu.source().find("for (int k = 0; k < 2147483647; ++k)"), std::string::npos) << gpu.source();
+    test::expect_compiles_for_sm90(gpu);
+}
+
 TEST(RowKernels, GeluAndBiasGeluMatchAReferenceOnTheCpu) {
     const int rows = 37, cols = 96;
     std::vector<float> xv = test::uniform_floats(std::size_t(rows) * cols, 101), bv = test::uniform_floats(cols, 102);
