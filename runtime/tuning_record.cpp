@@ -43,6 +43,7 @@ std::string to_text(const TuningRecord& r) {
     out += fmt::format("shared_tiles={}\n", int(s.shared_tiles));
     out += fmt::format("reduce_in_block={}\n", s.reduce_in_block ? (*s.reduce_in_block ? "1" : "0") : "");
     out += fmt::format("reduce_in_warp={}\n", s.reduce_in_warp ? (*s.reduce_in_warp ? "1" : "0") : "");
+    out += fmt::format("online_softmax={}\n", s.online_softmax ? (*s.online_softmax ? "1" : "0") : "");
     out += fmt::format("ms={:.17g}\ndefault_ms={:.17g}\n", r.ms, r.default_ms); // exact doubles
     return out;
 }
@@ -59,7 +60,7 @@ std::optional<TuningRecord> tuning_record_from_text(const std::string& text) {
     }
     static const char* names[] = {"block", "cells_per_thread", "cells_axis", "stream_cells",
                                   "shared_memory_budget", "max_registers", "manual_launch_grid",
-                                  "vector_width", "shared_tiles", "reduce_in_block", "reduce_in_warp", "ms",
+                                  "vector_width", "shared_tiles", "reduce_in_block", "reduce_in_warp", "online_softmax", "ms",
                                   "default_ms"};
     for (const char* n : names)
         if (!v.count(n)) return std::nullopt;
@@ -98,6 +99,7 @@ std::optional<TuningRecord> tuning_record_from_text(const std::string& text) {
     s.shared_tiles = num("shared_tiles") != 0;
     if (auto b = maybe("reduce_in_block")) s.reduce_in_block = *b != 0;
     if (auto w = maybe("reduce_in_warp")) s.reduce_in_warp = *w != 0;
+    if (auto o = maybe("online_softmax")) s.online_softmax = *o != 0;
     try {
         r.ms = std::stod(v["ms"]);
         r.default_ms = std::stod(v["default_ms"]);

@@ -27,8 +27,7 @@ const VarNode* rescaled_by(const Stmt& update, const Expr& acc) {
     if (!rescaled || rescaled->op != BinaryOp::Add || !added || added->op != BinaryOp::Add || !added->a.same_as(acc))
         return nullptr;
     auto scaled = rescaled->a.as<BinaryNode>();
-    if (!scaled || scaled->op != BinaryOp::Mul || !scaled->a.same_as(acc) || !is_const_value(rescaled->b, 1.0))
-        return nullptr;
+    if (!scaled || scaled->op != BinaryOp::Mul || !scaled->a.same_as(acc)) return nullptr;
     auto m = grows->b.as<VarNode>();
     return m && m->role == VarRole::Accumulator ? m : nullptr;
 }
@@ -147,8 +146,10 @@ private:
         Expr next = VarNode::make(max.type(), name + "_next", VarRole::Temporary);
         Expr scale = VarNode::make(max.type(), name + "_scale", VarRole::Temporary);
         // One exp per term: exp(old max - term) where the term is a new maximum (the sum
-        // rescaled, the term's own exp(0) = 1 added), else exp(term - max). A NaN term is no
-        // new maximum, and its exp makes the sum NaN, as in two passes.
+        // rescaled, the term's own exp(term - next) = 1 added, spelled 1 + (term - next) so that
+        // a +inf term makes it NaN as exp(inf - inf) does in two passes and in the warps'
+        // combine), else exp(term - max). A NaN term is no new maximum, and its exp makes the
+        // sum NaN, as in two passes.
         auto grows = [&] { return bin(BinaryOp::Gt, term, max); };
         std::vector<Stmt> body{
             DeclareNode::make(term, top.term),
@@ -156,7 +157,8 @@ private:
             DeclareNode::make(scale, online_rescale(SelectNode::make(grows(), max, term), next)),
             AssignNode::make(sum, SelectNode::make(grows(),
                                                    bin(BinaryOp::Add, bin(BinaryOp::Mul, sum, scale),
-                                                       ConstNode::make(sum.type(), 1.0)),
+                                                       bin(BinaryOp::Add, ConstNode::make(sum.type(), 1.0),
+                                                           bin(BinaryOp::Sub, term, next))),
                                                    bin(BinaryOp::Add, sum, scale))),
             AssignNode::make(max, bin(BinaryOp::Max, max, term)),
         };

@@ -14,7 +14,8 @@ namespace loom::ir {
 /// `from == -inf ? 0 : exp(from - to)`, so that -inf - -inf never makes a NaN.
 Expr online_rescale(const Expr& from, const Expr& to);
 
-/// If `update` is the update of an online sum, `acc = term > m ? acc * scale + 1 : acc + scale`
+/// If `update` is the update of an online sum, `acc = term > m ? acc * scale + 1 + (term - next)
+/// : acc + scale`
 /// (as online_softmax writes it), the running maximum `m` it is rescaled with; else null.
 const VarNode* rescaled_by(const Stmt& update, const Expr& acc);
 
@@ -30,6 +31,7 @@ const VarNode* rescaled_by(const Stmt& update, const Expr& acc);
 ///     for k: sum_k = sum_k + exp(E - m)             max_k and max_k_term, max_k_next)
 ///                                               sum_k = max_k_term > max_k
 ///                                                   ? sum_k * max_k_scale + 1  // a new maximum
+///                                                     + (max_k_term - max_k_next)  // NaN at +inf
 ///                                                   : sum_k + max_k_scale
 ///                                               max_k = max(max_k, max_k_term)
 ///                                        let m = max_k

@@ -109,7 +109,8 @@ struct Schedule {
     /// same e over the same range (softmax with its maximum subtracted, log-sum-exp), one loop
     /// computes both, the sum rescaled whenever the maximum grows (Milakov and Gimelshein,
     /// 2018), so the row is read once for both instead of twice; a warp or a block combines
-    /// the maxima first, then the sums rescaled to it. Costs a second exp per term. Unset: on
+    /// the maxima first, then the sums rescaled to it. One exp per term as in two passes, and a
+    /// compare and a select more. Unset: on
     /// for rows of more than 32 KiB (terms times the element's size), which no schedule keeps
     /// on chip between the passes (a block per row keeps rows of up to 32 KiB in shared
     /// memory, a warp up to 128 elements per lane in registers); else off.

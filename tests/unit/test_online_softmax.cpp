@@ -113,6 +113,26 @@ TEST(OnlineSoftmax, LogSumExpInDoubleAndFloat) {
     }
 }
 
+// A +inf term makes the sum NaN in two passes (exp(inf - inf)); the online loop, a thread's,
+// a warp's or a block's, does the same, whichever thread or lane holds the +inf. A row of -inf
+// only has a log-sum-exp of -inf online (its sum stays 0).
+TEST(OnlineSoftmax, InfiniteTermsGiveTheSameResultOnEverySchedule) {
+    const int rows = 3, width = 300;
+    std::vector<float> xv = test::uniform_floats(std::size_t(rows) * width, 95);
+    xv[7] = INFINITY;                                                       // row 0: one +inf
+    for (int k = 0; k < width; ++k) xv[std::size_t(width) + std::size_t(k)] = -INFINITY; // row 1
+    xv[2 * std::size_t(width) + 40] = INFINITY;                             // row 2: +inf, later
+    for (const Schedule& s : {online(thread_per_row()), online(warps(64)), online(blocks(128)), online(blocks(32))}) {
+        const Kernel cpu = test::log_sum_exp_kernel(width, Target::CPU, "lse_inf", s);
+        auto lse = HostArray<float>::from_host(std::vector<float>(rows, 0.5f), {rows});
+        cpu.compile()(args("x", HostArray<float>::from_host(xv, {rows, width}), "lse", lse));
+        const std::vector<float> got = lse.to_host();
+        EXPECT_TRUE(std::isnan(got[0])) << got[0] << ", " << s.describe();
+        EXPECT_EQ(got[1], -INFINITY) << s.describe();
+        EXPECT_TRUE(std::isnan(got[2])) << got[2] << ", " << s.describe();
+    }
+}
+
 // fuse_reductions joins an independent reduction over the same row into the online pair's loop
 // (a group of two declarations): log-sum-exp and the mean of each row read x once between them.
 TEST(OnlineSoftmax, AnIndependentReductionJoinsThePairsLoop) {
