@@ -50,6 +50,26 @@ namespace loom::ir {
 
 namespace {
 
+/// Whether the body reads a field it also writes (y = a x + y): lanes keep such a field scalar.
+bool updates_a_field(const Stmt& body) {
+    struct Reads : IRVisitor {
+        std::set<const FieldInfo*> read, written;
+        void visit_Assign(const AssignNode* a) override {
+            if (auto fa = a->lhs.as<FieldAccessNode>()) written.insert(fa->field.get());
+            visit(a->rhs);
+        }
+        void visit_FieldAccess(const FieldAccessNode* fa) override {
+            read.insert(fa->field.get());
+            IRVisitor::visit_FieldAccess(fa);
+        }
+    } r;
+    r.visit(body);
+    for (const FieldInfo* f : r.written)
+        if (r.read.count(f)) return true;
+    return false;
+}
+
+
 /// The most terms of a reduction over an index axis in a cell, outside assignments to an index
 /// axis (`y(j) = sum(k, ...)` is a small matrix product per cell, whose j a warp would share
 /// among few lanes): what makes a warp per cell worth it (choose_schedule).
@@ -382,8 +402,10 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             facts.lane_rows = rows.most;
             facts.group_lane_rows = rows.group;
         }
+        facts.widest_element = 1;
         for (const FieldPtr& f : analysis.fields)
             facts.widest_element = std::max(facts.widest_element, bit_width(f->type) / 8);
+        facts.updates_a_field = updates_a_field(cse);
         // 7a-7b'. The schedule, the GPU mapping and the stages, with a smaller chosen tile while
         // the stages' tiles do not fit the shared memory (many stages, time steps, 3D halos).
         GpuMapped threads;

@@ -64,7 +64,7 @@ TuningSpace tuning_space(const LoweredKernel& k, const std::vector<SourceAssignm
     if (neighbours && !req.shared_tiles && mapped <= 3) add(Knob::SharedTiles, {{0}, {1}});
     if (req.vector_width == 0) {
         std::vector<KnobValue> widths;
-        for (int w : {1, 2, 4})
+        for (int w : {1, 2, 4, 8})
             if (w * widest <= 16) widths.push_back({w});
         add(Knob::VectorWidth, widths);
     }

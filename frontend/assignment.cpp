@@ -29,11 +29,20 @@ void check_not_absolute(const Expr& lhs) {
         "inputs with .at()",
         loom::to_string(lhs), fa->field->name, fa->field->name));
 }
+
+/// The access that a read of a 16-bit float field stands for: Access::node widens such reads
+/// with a cast, and the left side is the stored element itself.
+Expr stored_access(const Expr& e) {
+    auto c = e.as<CastNode>();
+    auto fa = c ? c->value.as<FieldAccessNode>() : nullptr;
+    return fa && fa->type != c->type && c->type == fa->field->compute_type() ? c->value : e;
+}
 } // namespace
 
-Assignment::Assignment(const Expr& lhs, const Expr& rhs) {
-    check_side(lhs, "left");
+Assignment::Assignment(const Expr& target, const Expr& rhs) {
+    check_side(target, "left");
     check_side(rhs, "right");
+    const Expr lhs = stored_access(target);
     auto v = lhs.as<VarNode>();
     if (!lhs.is<FieldAccessNode>() && !(v && v->role == VarRole::Temporary)) {
         std::string what = v && v->role == VarRole::Parameter ? "the scalar parameter " + v->name
@@ -57,8 +66,14 @@ Assignment::Assignment(const Vec& lhs, const Vec& rhs) {
 
 Assignment reduce_over_cells(CellReduction op, const Access& target, const Expr& value) {
     check_side(value, "right");
-    Expr lhs = target.expr(); // a vector field without its component is refused here
+    Expr lhs = stored_access(target.expr()); // a vector field without its component is refused here
     auto fa = lhs.as<FieldAccessNode>();
+    if (fa->type == ScalarType::Float16 || fa->type == ScalarType::BFloat16)
+        throw UserError(fmt::format(
+            "{}_over_cells: the target {} is a {} field; a reduction across cells accumulates in "
+            "its target's type, and 16 bits lose most of a large sum. Reduce into a float32 field "
+            "(the values may stay {})", cell_reduction_name(op), fa->field->describe(),
+            type_name(fa->type), type_name(fa->type)));
     if (!fa->absolute())
         throw UserError(fmt::format(
             "{}_over_cells: the target `{}` is a field access at the cell; a reduction across "

@@ -5,6 +5,7 @@
 #include "frontend/untyped.hpp"
 
 #include <loom/errors.hpp>
+#include <loom/half.hpp>
 
 #include <fmt/format.h>
 
@@ -291,6 +292,12 @@ Expr cast(ScalarType type, const Expr& value) {
             throw UserError(fmt::format("cast({}, {}): the constant {} {}", type_name(type),
                                         to_string(value), to_string(value), misfit));
     }
+    if (type == ScalarType::Float16 || type == ScalarType::BFloat16) {
+        // A 16-bit float is only stored: the cast rounds to its precision and range, and the
+        // value widens back to float32 for what follows (a store into a float16 field keeps it).
+        Expr v = is_weak_constant(value) || is_untyped(value) ? cast(ScalarType::Float32, value) : value;
+        return within_depth(CastNode::make(ScalarType::Float32, CastNode::make(type, v)), "cast()");
+    }
     if (is_weak_constant(value)) return adopt(value, type);
     // An untyped value cast to a float type is of that type from the start, as a plain number
     // is (the cast decides an untyped parameter's type); cast to an integer it is converted once
@@ -335,24 +342,40 @@ Expr constant(ScalarType type, double value) {
             "float32's range; std::numeric_limits<float>::infinity() is accepted where inf is "
             "meant",
             value, std::numeric_limits<float>::max()));
+    if (type == ScalarType::Float16 || type == ScalarType::BFloat16) {
+        // A 16-bit constant is its rounded value, computed with in float32 like a field's.
+        const double rounded = round_to_type(value, type);
+        if (std::isfinite(value) && std::isinf(rounded))
+            throw UserError(fmt::format("constant({}, {}): the value does not fit {}, whose largest "
+                                        "finite value is {}, so it would become inf; use float32",
+                                        type_name(type), value, type_name(type),
+                                        type == ScalarType::Float16 ? "65504" : "3.39e38"));
+        return ConstNode::make(ScalarType::Float32, rounded);
+    }
     return ConstNode::make(type, value);
 }
 
 namespace {
 void check_scalar_type(ScalarType type, const std::string& what, const std::string& name,
-                       bool bool_ok) {
-    if ((type == ScalarType::Bool && !bool_ok) || type == ScalarType::Float16 ||
-        type == ScalarType::BFloat16)
+                       bool bool_ok, bool half_ok) {
+    const bool half = type == ScalarType::Float16 || type == ScalarType::BFloat16;
+    if ((type == ScalarType::Bool && !bool_ok) || (half && !half_ok))
         throw UserError(fmt::format("the {} '{}' has type {}, which is not supported here; use "
-                                    "float32, float64, int32 or int64",
-                                    what, name, type_name(type)));
+                                    "float32, float64, int32 or int64{}",
+                                    what, name, type_name(type),
+                                    half ? " (16-bit floats are storage types: fields and "
+                                           "parameters hold them, expressions compute in float32)"
+                                         : ""));
 }
 } // namespace
 
 Expr param(const std::string& name, ScalarType type) {
     check_identifier(name, "scalar parameter");
-    check_scalar_type(type, "scalar parameter", name, false);
-    return VarNode::make(type, name, VarRole::Parameter);
+    check_scalar_type(type, "scalar parameter", name, false, true);
+    Expr p = VarNode::make(type, name, VarRole::Parameter);
+    // A 16-bit parameter is passed in 16 bits and read in float32, as a field is.
+    if (type == ScalarType::Float16 || type == ScalarType::BFloat16) return CastNode::make(ScalarType::Float32, p);
+    return p;
 }
 
 Expr param(const std::string& name) {
@@ -362,7 +385,7 @@ Expr param(const std::string& name) {
 
 Expr temp(const std::string& name, ScalarType type) {
     check_identifier(name, "temporary");
-    check_scalar_type(type, "temporary", name, true);
+    check_scalar_type(type, "temporary", name, true, false);
     return VarNode::make(type, name, VarRole::Temporary);
 }
 

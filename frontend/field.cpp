@@ -30,7 +30,7 @@ std::string Access::spelling() const {
     return fmt::format("{}.at({{{}}})", field_->name, fmt::join(idx, ", "));
 }
 
-Expr Access::node(std::vector<int> components) const {
+Expr Access::stored(std::vector<int> components) const {
     Expr e = indices_.empty() ? FieldAccessNode::make(field_, offsets_, std::move(components))
                               : FieldAccessNode::make_absolute(field_, indices_, std::move(components));
     if (component_vars_.empty()) return e;
@@ -114,6 +114,14 @@ Access::operator Expr() const {
             indices_.empty() ? f.name : spelling()));
     }
     return node(components_);
+}
+
+Expr Access::node(std::vector<int> components) const {
+    Expr e = stored(std::move(components));
+    // A 16-bit float is a storage type: its reads widen at once, so the kernel computes in
+    // float32 (or the field's compute type) and only the stores round.
+    const ScalarType t = field_->compute_type();
+    return t == field_->type ? e : CastNode::make(t, e);
 }
 
 // ---- Field ----
@@ -212,6 +220,23 @@ void validate(const FieldInfo& f) {
 
 } // namespace
 
+namespace {
+void set_compute_type(FieldInfo& f, std::optional<ScalarType> t) {
+    if (!t) return;
+    const bool half = f.type == ScalarType::Float16 || f.type == ScalarType::BFloat16;
+    if (!half)
+        throw UserError(fmt::format("field {}: FieldOptions::compute_type = {} is for float16 and bfloat16 "
+                                    "fields, which are stored in 16 bits and computed with in a wider "
+                                    "type; a {} field computes in {} itself. Leave compute_type unset",
+                                    f.name, type_name(*t), type_name(f.type), type_name(f.type)));
+    if (*t != ScalarType::Float32 && *t != ScalarType::Float64)
+        throw UserError(fmt::format("field {}: FieldOptions::compute_type = {}; a {} field computes in "
+                                    "float32 (the default) or float64",
+                                    f.name, type_name(*t), type_name(f.type)));
+    f.half_compute_type = *t;
+}
+} // namespace
+
 Field make_field(const std::string& name, ScalarType type, int spatial_dims, FieldOptions o) {
     auto f = std::make_shared<FieldInfo>();
     f->name = name;
@@ -219,6 +244,7 @@ Field make_field(const std::string& name, ScalarType type, int spatial_dims, Fie
     f->spatial_dims = spatial_dims;
     f->index_shape = std::move(o.index_shape);
     f->layout = o.layout;
+    set_compute_type(*f, o.compute_type);
     validate(*f);
     return Field(f);
 }
@@ -232,6 +258,7 @@ Field make_field(const std::string& name, ScalarType type, std::vector<std::int6
     f->fixed_shape = std::move(shape);
     f->index_shape = std::move(o.index_shape);
     f->layout = o.layout;
+    set_compute_type(*f, o.compute_type);
     validate(*f);
     return Field(f);
 }

@@ -246,7 +246,13 @@ void copy_box_from_host(CUdeviceptr ptr, const Shape& shape, const Shape& stride
 template <typename T>
 bool memset_fill(CUdeviceptr ptr, std::int64_t n, T value) {
     Driver& d = driver();
-    if constexpr (sizeof(T) == 4) {
+    if constexpr (sizeof(T) == 2) {
+        std::uint16_t bits;
+        std::memcpy(&bits, &value, 2);
+        check(d.cuMemsetD16(ptr, bits, static_cast<std::size_t>(n)), "cuMemsetD16");
+        settle();
+        return true;
+    } else if constexpr (sizeof(T) == 4) {
         std::uint32_t bits;
         std::memcpy(&bits, &value, 4);
         check(d.cuMemsetD32(ptr, bits, static_cast<std::size_t>(n)), "cuMemsetD32");
@@ -494,11 +500,11 @@ constexpr double kIntLimit = static_cast<double>(std::uint64_t{1} << (8 * sizeof
 } // namespace
 
 template <typename T>
-std::vector<T> random_values(std::int64_t count, std::uint64_t seed, const Distribution& dist) {
+std::vector<T> random_numbers(std::int64_t count, std::uint64_t seed, const Distribution& dist) {
     std::vector<T> out(static_cast<std::size_t>(count));
     std::mt19937_64 rng(seed);
     if (const auto* u = std::get_if<Uniform>(&dist)) {
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (!std::is_integral_v<T>) {
             if (!(u->lo < u->hi) || !std::isfinite(u->hi - u->lo)) {
                 throw UserError(fmt::format("Uniform({}, {}): expected finite bounds with lo < "
                                             "hi.",
@@ -544,7 +550,7 @@ std::vector<T> random_values(std::int64_t count, std::uint64_t seed, const Distr
         double z[2] = {r * std::cos(two_pi * u2), r * std::sin(two_pi * u2)};
         for (std::size_t j = 0; j < 2 && i + j < out.size(); ++j) {
             double v = nd.mean + nd.stddev * z[j];
-            if constexpr (std::is_floating_point_v<T>) {
+            if constexpr (!std::is_integral_v<T>) {
                 out[i + j] = static_cast<T>(v);
             } else {
                 // Saturate: out-of-range conversions are undefined behaviour.
@@ -556,6 +562,23 @@ std::vector<T> random_values(std::int64_t count, std::uint64_t seed, const Distr
     return out;
 }
 
+template <typename T>
+std::vector<T> random_values(std::int64_t count, std::uint64_t seed, const Distribution& dist) {
+    if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+        // The float values, rounded; a value that rounds up to Uniform's open upper bound
+        // steps to the next code below it.
+        const std::vector<float> wide = random_numbers<float>(count, seed, dist);
+        std::vector<T> out(wide.begin(), wide.end());
+        if (const auto* u = std::get_if<Uniform>(&dist))
+            for (T& v : out)
+                if (float(v) >= u->hi)
+                    v = T::from_bits(std::uint16_t(v.bits & 0x8000 ? v.bits + 1 : v.bits == 0 ? 0x8001 : v.bits - 1));
+        return out;
+    } else {
+        return random_numbers<T>(count, seed, dist);
+    }
+}
+
 #define LOOM_INSTANTIATE(T)                                                                        \
     template class DeviceView<T>;                                                                  \
     template class DeviceArray<T>;                                                                 \
@@ -565,5 +588,10 @@ LOOM_INSTANTIATE(double)
 LOOM_INSTANTIATE(std::int32_t)
 LOOM_INSTANTIATE(std::int64_t)
 #undef LOOM_INSTANTIATE
+// 16-bit floats: arrays, without random_values (fill a vector of floats and convert).
+template class DeviceView<half>;
+template class DeviceArray<half>;
+template class DeviceView<bfloat16>;
+template class DeviceArray<bfloat16>;
 
 } // namespace loom

@@ -39,6 +39,7 @@ namespace loom {
     X(cuMemcpyDtoH, 3020)                                                                          \
     X(cuMemcpyDtoD, 3020)                                                                          \
     X(cuMemsetD8, 3020)                                                                            \
+    X(cuMemsetD16, 3020)                                                                           \
     X(cuMemsetD32, 3020)                                                                           \
     X(cuMemGetInfo, 3020)                                                                          \
     X(cuPointerGetAttribute, 4000)                                                                 \

@@ -8,6 +8,7 @@
 #include "runtime/ptxas_usage.hpp"
 
 #include <loom/errors.hpp>
+#include <loom/half.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -346,6 +347,12 @@ std::uint64_t slot_of(DType t, double fv, std::int64_t iv, bool is_float) {
         std::memcpy(&slot, &v, sizeof v);
         break;
     }
+    case DType::Float16: // the kernel's loom::half: its 16 bits, rounded as a store rounds
+        slot = half(is_float ? fv : double(iv)).bits;
+        break;
+    case DType::BFloat16:
+        slot = bfloat16(is_float ? fv : double(iv)).bits;
+        break;
     default: {
         std::int64_t v = iv;
         std::memcpy(&slot, &v, sizeof v);
@@ -657,6 +664,15 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
                                          "Pass a smaller value, or declare the parameter "
                                          "param<double>",
                                          ps.name, fv, std::numeric_limits<float>::max()));
+            if (ps.dtype == DType::Float16 || ps.dtype == DType::BFloat16) {
+                const double v = is_float ? fv : double(iv);
+                const bool f16 = ps.dtype == DType::Float16;
+                if (std::isfinite(v) && std::isinf(f16 ? float(half(v)) : float(bfloat16(v))))
+                    arg_error(k, fmt::format("argument '{}' = {} does not fit the {} parameter (its "
+                                             "largest finite value is {}); it would become inf. Pass a "
+                                             "smaller value, or declare the parameter float32",
+                                             ps.name, v, dtype_name(ps.dtype), f16 ? "65504" : "3.39e38"));
+            }
             if (ps.dtype == DType::Int32 && (iv < INT32_MIN || iv > INT32_MAX))
                 arg_error(k, fmt::format("argument '{}' = {} does not fit the int32 parameter "
                                          "({}..{}); pass a value in that range, or declare the "

@@ -265,7 +265,42 @@ int CFamilyPrinter::precedence(const Expr& e) {
         return precedence(c->args[0]); // printed as its argument
     if (auto b = e.as<BinaryNode>(); b && b->op == BinaryOp::Mod && is_float(b->type))
         return kPrimary; // fmod(a, b)
+    if (auto c = e.as<CastNode>(); c && (is_16_bit_float(c->type) || is_16_bit_float(c->value.type())))
+        return c->type == ScalarType::Float32 || is_16_bit_float(c->type) ? kPrimary : kUnary;
     return ExprPrinter::precedence(e);
+}
+
+bool CFamilyPrinter::prints_16_bit_floats() const {
+    if (uses_16_bit_floats_) return true;
+    for (const KernelParam& p : kernel_.params)
+        if (is_16_bit_float(p.type)) return true;
+    return false;
+}
+
+// 16-bit floats are only stored (templates/loom/half.cuh; the CPU's prelude): loom::to_float
+// widens one exactly, loom::to_half / to_bfloat16 round a float or double to nearest even.
+// Other types go through them: an integer through double (exact for int32, so one rounding).
+void CFamilyPrinter::cast(const CastNode* c, std::string& out) {
+    const ScalarType from = c->value.type(), to = c->type;
+    if (!is_16_bit_float(from) && !is_16_bit_float(to)) return ExprPrinter::cast(c, out);
+    uses_16_bit_floats_ = true;
+    if (is_16_bit_float(from)) {
+        std::string wide = "loom::to_float(";
+        emit(c->value, 0, wide);
+        wide += ')';
+        if (to == ScalarType::Float32) out += wide;
+        else if (is_16_bit_float(to)) out += (to == ScalarType::Float16 ? "loom::to_half(" : "loom::to_bfloat16(") + wide + ')';
+        else out += "(" + type_name_of(to) + ") " + wide;
+        return;
+    }
+    out += to == ScalarType::Float16 ? "loom::to_half(" : "loom::to_bfloat16(";
+    if (from == ScalarType::Float32 || from == ScalarType::Float64) {
+        emit(c->value, 0, out);
+    } else {
+        out += "(" + type_name_of(ScalarType::Float64) + ") ";
+        emit(c->value, kUnary, out);
+    }
+    out += ')';
 }
 
 void CFamilyPrinter::call(const CallNode* c, std::string& out) {

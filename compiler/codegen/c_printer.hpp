@@ -109,10 +109,18 @@ protected:
     virtual std::string bound_loop(const ir::ForNode* loop, int indent);
     void call(const ir::CallNode* c, std::string& out) override;
     void binary(const ir::BinaryNode* b, std::string& out) override;
+    /// Conversions to and from float16 and bfloat16 through loom's helpers; others as C casts.
+    void cast(const ir::CastNode* c, std::string& out) override;
+    static bool is_16_bit_float(ScalarType t) { return t == ScalarType::Float16 || t == ScalarType::BFloat16; }
+    /// Whether the kernel printed so far, or its parameters, name a 16-bit float type.
+    bool prints_16_bit_floats() const;
 
     LoweredKernel& kernel_;
     CNames names_; ///< the parameters' names (name_parameters), then the locals'
     std::set<const ir::VarNode*> read_; ///< the variables the body reads
+    /// Whether the printed code names loom::half or loom::bfloat16 (the helpers' header, the
+    /// CPU's prelude); set by type_name_of's users through uses_type.
+    bool uses_16_bit_floats_ = false;
 };
 
 } // namespace loom::ir

@@ -2,6 +2,7 @@
 
 #include "compiler/codegen/c_printer.hpp"
 #include "compiler/ir/visitor.hpp"
+#include "runtime/embedded_templates.hpp"
 
 #include <loom/errors.hpp>
 #include <loom/kernel_spec.hpp>
@@ -22,8 +23,8 @@ std::string cpp_type_name(ScalarType t) {
     case ScalarType::Bool: return "bool";
     case ScalarType::Int32: return "int32_t";
     case ScalarType::Int64: return "int64_t";
-    case ScalarType::Float16: return "_Float16"; // GCC and Clang spellings; the frontend rejects
-    case ScalarType::BFloat16: return "__bf16";  // both types before printing
+    case ScalarType::Float16: return "loom::half"; // the prelude's (software conversions)
+    case ScalarType::BFloat16: return "loom::bfloat16";
     case ScalarType::Float32: return "float";
     case ScalarType::Float64: return "double";
     }
@@ -39,12 +40,16 @@ public:
     std::string kernel_source() {
         // The body first: it names the locals and tells which helpers are used.
         std::string body = print_stmt(kernel_.body, 1);
-        return header("CPU, C++ with OpenMP") + prelude() + signature("static") + "{\n" + body +
-               "}\n\n" + entry();
+        std::string sig = signature("static");
+        std::string entry_point = entry();
+        return header("CPU, C++ with OpenMP") + prelude() + sig + "{\n" + body + "}\n\n" + entry_point;
     }
 
 protected:
-    std::string type_name_of(ScalarType t) override { return cpp_type_name(t); }
+    std::string type_name_of(ScalarType t) override {
+        uses_16_bit_floats_ = uses_16_bit_floats_ || is_16_bit_float(t);
+        return cpp_type_name(t);
+    }
 
     // int64_t is `long` on LP64 (Linux, where 3LL would be a long long, another type) and
     // `long long` elsewhere; the kernel is compiled for the host loom runs on.
@@ -148,6 +153,7 @@ protected:
 private:
     std::string prelude() const {
         std::string out = "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n\n";
+        if (prints_16_bit_floats()) out += half_prelude();
         for (auto [op, t] : helpers_) {
             std::string type = cpp_type_name(t);
             const bool min = op == BinaryOp::Min;
@@ -156,6 +162,27 @@ private:
                 min ? "min" : "max", min ? "<" : ">");
         }
         return helpers_.empty() ? out : out + "\n";
+    }
+
+    /// loom::half and loom::bfloat16 for the CPU: the bit conversions the GPU's slow paths and
+    /// the host's loom::half use (templates/loom/float16_bits.cuh, pasted: the host compiler has
+    /// no include path), under the names the CUDA kernel calls (loom/half.cuh).
+    static std::string half_prelude() {
+        std::string bits;
+        for (const auto& [name, text] : embedded_templates())
+            if (name == "loom/float16_bits.cuh") bits = text;
+        if (bits.empty()) throw InternalError("the template loom/float16_bits.cuh is not embedded");
+        if (std::size_t at = bits.find("#pragma once\n"); at != std::string::npos) bits.erase(at, 13);
+        return bits +
+               "\nnamespace loom {\n"
+               "struct half { uint16_t bits; };\n"
+               "struct bfloat16 { uint16_t bits; };\n"
+               "static inline float to_float(half h) { return bits16::float_from_half(h.bits); }\n"
+               "static inline float to_float(bfloat16 b) { return bits16::float_from_bfloat16(b.bits); }\n"
+               "// From float too: float to double is exact, so one rounding.\n"
+               "static inline half to_half(double v) { return {bits16::half_from_double(v)}; }\n"
+               "static inline bfloat16 to_bfloat16(double v) { return {bits16::bfloat16_from_double(v)}; }\n"
+               "} // namespace loom\n\n";
     }
 
     /// The kernel itself is `static void loom_kernel_<name>(...)`: a loom-owned name that no

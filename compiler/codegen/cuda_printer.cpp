@@ -17,8 +17,8 @@ std::string cuda_type_name(ScalarType t) {
     case ScalarType::Bool: return "bool";
     case ScalarType::Int32: return "int";
     case ScalarType::Int64: return "long long";
-    case ScalarType::Float16: return "__half";
-    case ScalarType::BFloat16: return "__nv_bfloat16";
+    case ScalarType::Float16: return "loom::half"; // templates/loom/half.cuh
+    case ScalarType::BFloat16: return "loom::bfloat16";
     case ScalarType::Float32: return "float";
     case ScalarType::Float64: return "double";
     }
@@ -45,6 +45,7 @@ public:
         }
         std::string body = prologue + print_stmt(kernel_.body, 1); // params are named already
         std::string includes = staged_ ? "#include \"loom/stage.cuh\"\n" : "";
+        if (prints_16_bit_floats()) includes += "#include \"loom/half.cuh\"\n";
         if (lanes_) includes += "#include \"loom/lanes.cuh\"\n";
         if (warps_) includes += "#include \"loom/warp.cuh\"\n";
         if (grid_) includes += "#include \"loom/grid.cuh\"\n";
@@ -54,7 +55,10 @@ public:
     }
 
 protected:
-    std::string type_name_of(ScalarType t) override { return cuda_type_name(t); }
+    std::string type_name_of(ScalarType t) override {
+        uses_16_bit_floats_ = uses_16_bit_floats_ || is_16_bit_float(t);
+        return cuda_type_name(t);
+    }
 
     std::string special_float(double v, ScalarType t) override {
         // NVRTC has no <cmath>: spell inf and nan through their bit patterns.

@@ -26,6 +26,10 @@ std::optional<Layout> parse_layout_name(std::string_view n) {
     return std::nullopt;
 }
 
+ScalarType FieldInfo::compute_type() const {
+    return type == ScalarType::Float16 || type == ScalarType::BFloat16 ? half_compute_type : type;
+}
+
 int FieldInfo::num_components() const {
     int n = 1;
     for (int s : index_shape) n *= s;

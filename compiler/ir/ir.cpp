@@ -511,7 +511,8 @@ namespace {
 void check_lanes(const BufferPtr& lanes, const Expr& first, const char* node, int offset, int width) {
     require(lanes != nullptr, node, "no lanes");
     require(lanes->scope == Scope::Local, node, "lanes not in local memory");
-    require(width == 2 || width == 4, node, "lanes not 2 or 4 wide");
+    require(width == 2 || width == 4 || width == 8, node, "lanes not 2, 4 or 8 wide");
+    require(width * bit_width(lanes->type) <= 128, node, "lanes wider than 16 bytes");
     require(offset >= 0 && offset + width <= lanes->elements(), node, "lanes outside their array");
     auto load = as_field_load(first);
     require(load != nullptr, node, "first is not a load of a field");

@@ -560,7 +560,7 @@ struct LastBlockNode : StmtNode {
     static Stmt make(Expr blocks, std::shared_ptr<const BufferInfo> ticket, Stmt body);
 };
 
-/// Lanes: elements [offset, offset + width) of `lanes` (a local array) get the `width` (2 or 4)
+/// Lanes: elements [offset, offset + width) of `lanes` (a local array) get the `width` (2, 4 or 8, at most 16 bytes)
 /// consecutive elements of a field that begin at `first` (a load of a Global buffer: the
 /// element of the first lane), in one vector load where the address is aligned to them (float4,
 /// float2, double2, int4, ...; templates/loom/lanes.cuh) and element by element where it is not.

@@ -479,9 +479,6 @@ private:
         const FieldInfo& p = first_space_field();
         a_.spatial_dims = p.spatial_dims;
         for (auto& f : a_.fields) {
-            if (f->type == ScalarType::Float16 || f->type == ScalarType::BFloat16)
-                fail(fmt::format("uses field {} of type {}; float16 and bfloat16 fields are not "
-                                 "supported yet, use float32", f->name, type_name(f->type)));
             // Fixed sizes and strides are baked into the index math as literals of the index type.
             if (cfg_.index_type == ScalarType::Int32 && f->fixed_elements() > INT32_MAX)
                 fail(fmt::format("has index_type int32, but field {} has a fixed shape of {} "
@@ -1034,6 +1031,13 @@ private:
     }
 
     Expr convert(const Expr& original, ScalarType to, const std::string& target, std::size_t stmt) {
+        if ((to == ScalarType::Float16 || to == ScalarType::BFloat16) && is_numeric(original.type())) {
+            // A 16-bit float field stores what the kernel computed, rounded: the store is where
+            // its values narrow (as its reads are where they widen).
+            Expr v = retype_weak(original, ScalarType::Float32);
+            if (auto c = v.as<ConstNode>(); c && c->weak) v = ConstNode::make(ScalarType::Float32, c->as_double());
+            return CastNode::make(to, v);
+        }
         check_literal_range(original, to, target, stmt);
         Expr rhs = retype_weak(original, to);
         auto c = rhs.as<ConstNode>();

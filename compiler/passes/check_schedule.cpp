@@ -43,10 +43,12 @@ void check_schedule(const Schedule& s, const std::string& kernel) {
     if (s.cells_per_thread < 0 || s.cells_per_thread > 64)
         fail(kernel, fmt::format("cells_per_thread = {}; use 1 to 64, or 0 to let loom choose",
                                  s.cells_per_thread));
-    if (s.vector_width != 0 && s.vector_width != 1 && s.vector_width != 2 && s.vector_width != 4)
+    if (s.vector_width != 0 && s.vector_width != 1 && s.vector_width != 2 && s.vector_width != 4 &&
+        s.vector_width != 8)
         fail(kernel, fmt::format("vector_width = {}; use 1 (scalar loads and stores), 2 or 4 "
-                                 "(lanes: consecutive cells loaded and stored as one vector), or 0 "
-                                 "to let loom choose", s.vector_width));
+                                 "(lanes: consecutive cells loaded and stored as one vector), 8 "
+                                 "(16 bytes of a float16 or bfloat16 field), or 0 to let loom "
+                                 "choose", s.vector_width));
     if (s.stream_cells.value_or(false) && s.cells_per_thread == 1)
         fail(kernel, "stream_cells = true with cells_per_thread = 1: streaming shares reads between "
                      "a thread's cells, and each thread has one; set cells_per_thread to 2 or more "

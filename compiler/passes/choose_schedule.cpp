@@ -69,7 +69,12 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
         const bool long_loops = facts.longest_reduction >= kMinWarpReduction;
         const bool lanes = facts.lanes_fit && facts.cell_nodes <= kMaxLaneCellNodes && narrow && !facts.has_layers && !facts.manual_grid && !facts.stage_halos &&
                            !s.shared_tiles && !blocks && !warps && !cells_along_lanes && !long_loops;
-        s.vector_width = lanes ? std::max(1, std::min(4, 16 / std::max(1, facts.widest_element))) : 1;
+        // 16 bytes of the widest element: lanes of 8 for 16-bit fields (H100: a float16 copy
+        // 0.99 of copy against 0.95 with 4, GELU 0.94 against 0.87), except where a field
+        // updated in place stays scalar: 8 scalar 16-bit accesses a thread made y = a x + y in
+        // float16 0.44 of copy, against 1.02 with lanes of 4.
+        const int most = facts.updates_a_field ? 4 : 8;
+        s.vector_width = lanes ? std::max(1, std::min(most, 16 / std::max(1, facts.widest_element))) : 1;
     }
     return s;
 }

@@ -83,6 +83,7 @@ struct ScheduleFacts {
     bool lanes_fit = false;
     int lane_axis = -1;        ///< the fastest memory axis, which the lanes run along
     int widest_element = 4;    ///< bytes of the widest element type among the kernel's fields
+    bool updates_a_field = false; ///< a field is read and written (y = a x + y): it stays scalar in lanes
     std::size_t cell_nodes = 0; ///< expression nodes in the cell's statements (its length)
     int spatial_dims = 1;       ///< axes of the iteration space
     /// Every field is read at the cell only (no neighbour at an offset, no buffer read at

@@ -298,6 +298,11 @@ Expr rewrite(const Expr& e) {
         if (n->value.type() == n->type) return n->value;
         if (foldable(n->type) && foldable_constant(n->value)) return fold(e);
         if (Expr narrow = narrowed(n); narrow.defined()) return narrow;
+        // A 16-bit float widened and stored back into its type is itself (every float16 and
+        // bfloat16 is exact in float32): a copy between float16 fields moves 16 bits.
+        if (auto wide = n->value.as<CastNode>(); wide && !foldable(n->type) && wide->value.type() == n->type &&
+                                                 bit_width(wide->type) >= 32 && is_float(wide->type))
+            return wide->value;
         return e;
     }
     default: return e;

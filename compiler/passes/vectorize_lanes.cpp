@@ -18,7 +18,8 @@ namespace loom::ir {
 namespace {
 
 bool lane_type(ScalarType t, int width) {
-    const bool scalar = t == ScalarType::Float32 || t == ScalarType::Float64 || t == ScalarType::Int32;
+    const bool scalar = t == ScalarType::Float32 || t == ScalarType::Float64 || t == ScalarType::Int32 ||
+                        t == ScalarType::Float16 || t == ScalarType::BFloat16;
     return scalar && width * bit_width(t) / 8 <= 16;
 }
 
@@ -288,7 +289,8 @@ private:
 
 Stmt vectorize_lanes(const Stmt& body, int width, std::pair<int, int> reach) {
     if (width <= 1) return body;
-    if (width != 2 && width != 4) throw InternalError("vectorize_lanes: lanes of 2 or 4 only (check_schedule)");
+    if (width != 2 && width != 4 && width != 8)
+        throw InternalError("vectorize_lanes: lanes of 2, 4 or 8 only (check_schedule)");
     return Vectorize(width, reach).mutate(body);
 }
 

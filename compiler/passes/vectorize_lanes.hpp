@@ -9,7 +9,7 @@
 namespace loom::ir {
 
 /// Gives the GpuGrid loop bound to hardware dimension x (the fastest memory axis) `width` cells
-/// per thread (2 or 4): its counter steps by `width` (`x_lanes`) from the multiple of `width` at
+/// per thread (2, 4, or 8 for 16-bit floats): its counter steps by `width` (`x_lanes`) from the multiple of `width` at
 /// or below the loop's start (so that the groups of aligned rows are aligned). Where all `width`
 /// cells of a group lie in the loop's range, each row the cells read of a field (at `x + d`,
 /// d within `reach`, the kernel's relative reach below and above along that axis, and 8; any

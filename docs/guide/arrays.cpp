@@ -75,6 +75,20 @@ int main() {
     }
     expect(refused, "a C-order array for a SoA field is a UserError");
 
+    {
+        // [guide:half_fields]
+        // Stored in 16 bits, computed with in float32: reads widen, stores round to nearest even.
+        auto [xh, yh] = fields<2>("xh, yh: float16[1D]");
+        auto axpy = create_kernel(Assignment(yh.center(), param<float>("alpha") * xh.center() + yh.center()),
+                                  {.target = Target::CPU, .name = "axpy_half"});
+        auto xs = HostArray<half>::from_host({0.5f, 1.0f, -2.0f, 3.0f}, {4});
+        auto ys = HostArray<half>::from_host({1.0f, 1.0f, 1.0f, 1.0f}, {4});
+        axpy.compile()(args("xh", xs, "yh", ys, "alpha", 0.1));
+        float y0 = ys.at({0}); // 1.05 rounded to float16: 1.0498046875
+        // [/guide:half_fields]
+        expect(y0 == float(half(0.1f * 0.5f + 1.0f)) && std::fabs(y0 - 1.05f) < 1e-3f, "float16 axpy on the CPU");
+    }
+
     if (cuda_available()) {
         // [guide:device_arrays]
         auto d = DeviceArray<float>::from_host(values, {2, 3}); // upload

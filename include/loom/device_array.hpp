@@ -9,6 +9,7 @@
 
 #include <loom/detail/cuda_types.hpp>
 #include <loom/device.hpp>
+#include <loom/half.hpp>
 
 #include <cstdint>
 #include <string>
@@ -37,6 +38,10 @@ template <>
 constexpr DType dtype_of<std::int32_t>() { return DType::Int32; }
 template <>
 constexpr DType dtype_of<std::int64_t>() { return DType::Int64; }
+template <>
+constexpr DType dtype_of<half>() { return DType::Float16; }
+template <>
+constexpr DType dtype_of<bfloat16>() { return DType::BFloat16; }
 
 /// Memory order of a freshly allocated array. (Named apart from the compiler's Layout, which also
 /// knows SoA and AoS, so the two never collide in namespace loom.)
@@ -206,5 +211,9 @@ extern template class DeviceArray<float>;
 extern template class DeviceArray<double>;
 extern template class DeviceArray<std::int32_t>;
 extern template class DeviceArray<std::int64_t>;
+extern template class DeviceView<half>;
+extern template class DeviceView<bfloat16>;
+extern template class DeviceArray<half>;
+extern template class DeviceArray<bfloat16>;
 
 } // namespace loom

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,10 @@ private:
     Access with_components(std::vector<int> components) const;
     /// How the DSL spells this access, for messages: "f[{1, 0}]" or "f.at({i, j})".
     std::string spelling() const;
-    /// The IR node for the given components.
+    /// The IR node for the given components: the stored element, widened to the compute type.
     Expr node(std::vector<int> components) const;
+    /// The access itself, of the field's type.
+    Expr stored(std::vector<int> components) const;
     FieldPtr field_;
     std::vector<int> offsets_, components_;
     std::vector<Expr> indices_; ///< absolute coordinates (Field::at); empty for relative accesses
@@ -58,6 +61,9 @@ private:
 struct FieldOptions {
     std::vector<int> index_shape; ///< components: {3} for a 3-vector, {3, 3} for a matrix
     Layout layout = Layout::C;
+    /// For a float16 or bfloat16 field: the type its reads give and the kernel computes with,
+    /// float32 (the default) or float64. Stores round to the field's type.
+    std::optional<ScalarType> compute_type;
 };
 
 class Field {

@@ -38,6 +38,9 @@ struct FieldInfo {
     std::vector<int> index_shape;        ///< sizes of the index dimensions; empty for scalars
     Layout layout = Layout::C;
     std::vector<std::int64_t> fixed_shape; ///< spatial sizes if fixed; empty if variable
+    /// What a read of a float16 or bfloat16 field gives, and what the kernel computes with:
+    /// float32 unless FieldOptions say float64. Other types compute in their own type.
+    ScalarType half_compute_type = ScalarType::Float32;
 
     bool is_fixed() const { return !fixed_shape.empty(); }
     int index_dims() const { return static_cast<int>(index_shape.size()); }
@@ -49,6 +52,9 @@ struct FieldInfo {
     std::vector<int> spatial_axes_fastest_first() const;
     /// The axis whose stride is 1 by construction (the fastest in memory).
     int unit_stride_axis() const { return memory_order().back(); }
+    /// The type of the field's values in expressions: `type`, or half_compute_type for the
+    /// 16-bit float types, which are only stored.
+    ScalarType compute_type() const;
     /// Elements of a fixed-shape field, components included (INT64_MAX if that overflows); 0 for
     /// a variable shape.
     std::int64_t fixed_elements() const;

@@ -10,6 +10,7 @@
 #include <loom/expr.hpp>
 #include <loom/field.hpp>
 #include <loom/field_info.hpp>
+#include <loom/half.hpp>
 #include <loom/index_var.hpp>
 #include <loom/schedule.hpp>
 #include <loom/slice.hpp>

@@ -51,11 +51,13 @@ struct Schedule {
     bool manual_launch_grid = false;
     /// Lanes: each thread computes this many consecutive cells along the fields' fastest memory
     /// axis and loads and stores each field it reads or writes at the cell as one vector
-    /// (float4, float2, double2, int4, int2: at most 16 bytes; where an address is not aligned
+    /// (float4, float2, double2, int4, int2, 16-bit floats as 4, 8 or 16 bytes: at most 16
+    /// bytes; where an address is not aligned
     /// to the vector, as in a view that starts at an odd element, element by element). Reads at
     /// neighbouring cells along the lanes' axis (up to 8 away) come from the same row of lanes,
     /// which loads its neighbours apart; with stream_cells each row of a thread's group of cells
-    /// loads once. 1 is scalar loads and stores, 2 or 4 lanes; 0 chooses: 16 bytes of the
+    /// loads once. 1 is scalar loads and stores, 2 or 4 lanes, 8 for float16 and bfloat16
+    /// fields (a field whose 8 elements exceed 16 bytes stays scalar); 0 chooses: 16 bytes of the
     /// widest element, for stencils only where a cell reads at most 5 rows of lanes of a field
     /// or a group of cells at most 10 (compiler/passes/choose_schedule.hpp), else 1
     /// (KernelFunction::autotune tries lanes on any kernel). Fields the cell both reads and

@@ -8,8 +8,8 @@
 
 namespace loom {
 
-/// The element types a value can have. Float16 and BFloat16 are reserved: the frontend parses
-/// them, and create_kernel rejects them with a clear error until the fp16 issue lands.
+/// The element types a value can have. Float16 and BFloat16 are storage types: fields and
+/// parameters hold them, and the kernel computes with their values in float32 (loom/half.hpp).
 enum class ScalarType : std::uint8_t { Bool, Int32, Int64, Float16, BFloat16, Float32, Float64 };
 
 /// "float32", "int64", ...: the spelling used in field specs and messages.

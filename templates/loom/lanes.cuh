@@ -1,13 +1,21 @@
 // Lanes: W consecutive elements of a field loaded or stored at once (compiler/passes/
 // vectorize_lanes.cpp). Where the address is aligned to the W elements, one vector instruction
-// (float4, float2, double2, int4, int2; read-only loads through the non-coherent cache);
+// (float4, float2, double2, int4, int2, and 4, 8 or 16 bytes of 16-bit floats; read-only loads
+// through the non-coherent cache);
 // elsewhere, as happens for views that start at an odd element, element by element. So a kernel
 // with lanes is right for every array, and as fast as vectors where the data allow.
 #pragma once
 
 namespace loom {
 
-template <int W, typename T> struct lanes_of;
+// The vector of W elements of type T: float2, float4, double2, int2, int4, and for 16-bit
+// elements (loom::half, loom::bfloat16: no vector types of their own) the same bytes as an
+// unsigned int (2 lanes, a half2), uint2 (4) or uint4 (8).
+template <int Bytes> struct raw_lanes;
+template <> struct raw_lanes<4> { using type = unsigned int; };
+template <> struct raw_lanes<8> { using type = uint2; };
+template <> struct raw_lanes<16> { using type = uint4; };
+template <int W, typename T> struct lanes_of { using type = typename raw_lanes<W * int(sizeof(T))>::type; };
 template <> struct lanes_of<2, float> { using type = float2; };
 template <> struct lanes_of<4, float> { using type = float4; };
 template <> struct lanes_of<2, double> { using type = double2; };

@@ -8,15 +8,20 @@ namespace loom {
 
 template <typename T>
 __device__ __forceinline__ void stage(T* shared, const T* global) {
-    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "loom::stage copies 4- or 8-byte elements");
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
+                  "loom::stage copies 2-, 4- or 8-byte elements");
+    if constexpr (sizeof(T) == 2) { // cp.async copies 4, 8 or 16 bytes: a 16-bit float directly
+        *shared = *global;
+    } else {
 #if __CUDA_ARCH__ >= 800
-    const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(address), "l"(global),
-                 "n"(sizeof(T))
-                 : "memory");
+        const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(address), "l"(global),
+                     "n"(sizeof(T))
+                     : "memory");
 #else
-    *shared = *global;
+        *shared = *global;
 #endif
+    }
 }
 
 // A contiguous row of n elements, shared by the block's threads (`thread` of `threads`): 16

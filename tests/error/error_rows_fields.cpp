@@ -285,13 +285,14 @@ std::vector<ErrorRow> field_rows() {
          },
          U,
          {"uses two different fields named 'f'", "reuse the Field object, or rename one"}},
-        {"float16_field",
+        {"compute_type_of_a_float32_field",
          [] {
-             auto [h, f] = fields<2>("h, f: float16[2D]");
-             create_kernel(Assignment(f.center(), h.center()));
+             FieldOptions o;
+             o.compute_type = ScalarType::Float64;
+             make_field("f", ScalarType::Float32, 2, o);
          },
          U,
-         {"float16", "not supported yet", "use float32"}},
+         {"field f", "compute_type = float64 is for float16 and bfloat16 fields", "Leave compute_type unset"}},
     };
 }
 

@@ -136,8 +136,11 @@ TEST(TypeErrors, BoolParameter) {
         {"scalar parameter 'flag' has type bool", "float32, float64, int32 or int64"});
 }
 
-TEST(TypeErrors, Float16Field) {
-    auto [h, f] = fields<2>("h, f: float16[2D]");
-    LOOM_EXPECT_ERROR(create_kernel(Assignment(f.center(), h.center())), UserError,
-                      {"float16", "not supported yet", "use float32"});
+// A float16 field reads as float32 (its compute type): storing that into an int32 field is the
+// float-to-int conversion that needs a cast, named with the compute type.
+TEST(TypeErrors, Float16ReadStoredIntoAnIntegerField) {
+    auto [h] = fields<1>("h: float16[2D]");
+    auto [i] = fields<1>("i: int32[2D]");
+    LOOM_EXPECT_ERROR(create_kernel(Assignment(i.center(), h.center())), UserError,
+                      {"stores a float32 value into", "int32", "cast<std::int32_t>"});
 }
