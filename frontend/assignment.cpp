@@ -44,7 +44,8 @@ Assignment::Assignment(const Expr& target, const Expr& rhs) {
     check_side(rhs, "right");
     const Expr lhs = stored_access(target);
     auto v = lhs.as<VarNode>();
-    if (!lhs.is<FieldAccessNode>() && !(v && v->role == VarRole::Temporary)) {
+    if (auto c = lhs.as<CastNode>(); c && !v) v = c->value.as<VarNode>(); // a 16-bit parameter, read widened
+    if (!lhs.is<FieldAccessNode>() && !(v && v->role == VarRole::Temporary && lhs.is<VarNode>())) {
         std::string what = v && v->role == VarRole::Parameter ? "the scalar parameter " + v->name
                                                               : "the expression `" + loom::to_string(lhs) + "`";
         throw UserError(fmt::format("Assignment: cannot assign to {}; the left side must be a field "
@@ -173,7 +174,7 @@ Stages& Stages::on_chip(const Field& field, const Field& outside) {
             "must be a scalar field of as many spatial axes as {} ({}), but it is {}",
             field.name(), outside.name(), field.name(), outside.name(), outside.name(),
             field.name(), field.spatial_dims(), outside.info().describe()));
-    on_chip_.emplace_back(field, outside.center().expr());
+    on_chip_.emplace_back(field, outside.center().stored_expr());
     return *this;
 }
 

@@ -116,6 +116,12 @@ Access::operator Expr() const {
     return node(components_);
 }
 
+Expr Access::stored_expr() const {
+    Expr e = expr(); // checks the components
+    auto c = e.as<CastNode>();
+    return c && c->value.is<FieldAccessNode>() ? c->value : e;
+}
+
 Expr Access::node(std::vector<int> components) const {
     Expr e = stored(std::move(components));
     // A 16-bit float is a storage type: its reads widen at once, so the kernel computes in

@@ -333,7 +333,7 @@ Kernel create_staged_kernel(const std::vector<AssignmentCollection>& stages, con
     }
     // On-chip fields: what each holds outside the iteration space (analyze_kernel checks them).
     for (auto& [field, outside] : on_chip)
-        flat.push_back({field.center().expr(), outside,
+        flat.push_back({field.center().stored_expr(), outside,
                         fmt::format("on_chip({}, {})", field.name(), to_string(outside)), 1, true});
     // Unset index type: int32 (faster index math) by default, int64 when a call needs it; int64
     // alone when a fixed shape is already too large for int32.

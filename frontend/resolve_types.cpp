@@ -38,6 +38,8 @@ bool holds_weak_variable(const Expr& e) {
 /// The type a store into `lhs` gives a plain number; nothing for an untyped temporary.
 std::optional<ScalarType> target_type(const Expr& lhs) {
     if (is_weak_variable(lhs)) return std::nullopt;
+    // A 16-bit float field stores in 16 bits what the kernel computes in its compute type.
+    if (auto fa = lhs.as<FieldAccessNode>()) return fa->field->compute_type();
     return lhs.type();
 }
 

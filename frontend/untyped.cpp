@@ -3,6 +3,7 @@
 #include "compiler/ir/printer.hpp"
 
 #include <loom/errors.hpp>
+#include <loom/half.hpp>
 
 #include <fmt/format.h>
 
@@ -20,6 +21,10 @@ std::string constant_misfit(const ConstNode& c, ScalarType to) {
         std::isinf(static_cast<float>(v))) {
         why = fmt::format("float32's largest finite value is {}, so it would become inf",
                           std::numeric_limits<float>::max());
+    } else if ((to == ScalarType::Float16 || to == ScalarType::BFloat16) && std::isfinite(v) &&
+               std::isinf(round_to_type(v, to))) {
+        why = fmt::format("{}'s largest finite value is {}, so it would become inf", type_name(to),
+                          to == ScalarType::Float16 ? "65504" : "3.39e38");
     } else if (is_int(to) && is_float(c.type)) {
         // -2^63 <= v < 2^63, or the int32 range; NaN fails both comparisons.
         const bool i32 = to == ScalarType::Int32;
@@ -41,7 +46,9 @@ std::string constant_misfit(const ConstNode& c, ScalarType to) {
         : to == ScalarType::Int32
             ? "Use int64 instead (an int64 field, param<std::int64_t> or "
               "constant<std::int64_t>(...)), or a number within int32's range"
-            : "Use a number within int64's range";
+        : to == ScalarType::Int64
+            ? "Use a number within int64's range"
+            : "Store it in a float32 field, or use a number within the type's range";
     return fmt::format("does not fit {}: {}. {}", type_name(to), why, fix);
 }
 
@@ -84,9 +91,10 @@ bool is_untyped(const Expr& e) {
 }
 
 Expr adopt(const Expr& e, ScalarType t) {
-    if (!is_untyped(e) || !is_numeric(t) || (!is_float(t) && !e.is<ConstNode>()))
-        throw InternalError("adopt: expected an untyped value and a float type (or an integer "
-                            "type for a plain number)");
+    if (!is_untyped(e) || !is_numeric(t) || (!is_float(t) && !e.is<ConstNode>()) || t == ScalarType::Float16 ||
+        t == ScalarType::BFloat16)
+        throw InternalError("adopt: expected an untyped value and a float type of 32 bits or more "
+                            "(or an integer type for a plain number)");
     switch (e.kind()) {
     case ExprKind::Const: {
         auto c = e.as<ConstNode>();

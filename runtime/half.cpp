@@ -5,14 +5,10 @@
 
 namespace loom {
 
-half::half(float v) : bits(bits16::half_from_double(v)) {}
-half::half(double v) : bits(bits16::half_from_double(v)) {}
-half::half(int v) : bits(bits16::half_from_double(v)) {}
+std::uint16_t half::from_double(double v) { return bits16::half_from_double(v); }
 half::operator float() const { return bits16::float_from_half(bits); }
 
-bfloat16::bfloat16(float v) : bits(bits16::bfloat16_from_double(v)) {}
-bfloat16::bfloat16(double v) : bits(bits16::bfloat16_from_double(v)) {}
-bfloat16::bfloat16(int v) : bits(bits16::bfloat16_from_double(v)) {}
+std::uint16_t bfloat16::from_double(double v) { return bits16::bfloat16_from_double(v); }
 bfloat16::operator float() const { return bits16::float_from_bfloat16(bits); }
 
 double round_to_type(double v, ScalarType t) {

@@ -46,6 +46,7 @@ public:
         std::string body = prologue + print_stmt(kernel_.body, 1); // params are named already
         std::string includes = staged_ ? "#include \"loom/stage.cuh\"\n" : "";
         if (prints_16_bit_floats()) includes += "#include \"loom/half.cuh\"\n";
+        if (fast_tanh_) includes += "#include \"loom/fast_math.cuh\"\n";
         if (lanes_) includes += "#include \"loom/lanes.cuh\"\n";
         if (warps_) includes += "#include \"loom/warp.cuh\"\n";
         if (grid_) includes += "#include \"loom/grid.cuh\"\n";
@@ -58,6 +59,16 @@ protected:
     std::string type_name_of(ScalarType t) override {
         uses_16_bit_floats_ = uses_16_bit_floats_ || is_16_bit_float(t);
         return cuda_type_name(t);
+    }
+
+    // Under fast_math, float tanh is one instruction (templates/loom/fast_math.cuh); NVRTC's
+    // --use_fast_math approximates exp, log, sin, ... itself but keeps tanhf exact.
+    std::string math_name(MathFn fn, ScalarType t) override {
+        if (fn == MathFn::Tanh && t == ScalarType::Float32 && kernel_.config.fast_math) {
+            fast_tanh_ = true;
+            return "loom::tanh_approx";
+        }
+        return CFamilyPrinter::math_name(fn, t);
     }
 
     std::string special_float(double v, ScalarType t) override {
@@ -322,13 +333,14 @@ protected:
     // A cooperative copy of a contiguous row into shared memory (`S[k] = G[base + k]` for k in
     // [0, n)): loom::stage_row, which copies 16 bytes at a time where the addresses allow
     // (a quarter of the instructions of one element at a time: 0.80 -> 0.85 of copy for a
-    // LayerNorm of 4096 kept in shared memory, bench/probe_kernels/probe_rows.cu).
+    // LayerNorm of 4096 kept in shared memory, bench/probe_kernels/probe_rows.cu; for 16-bit
+    // elements, which cp.async cannot copy one by one, an eighth).
     std::string staged_row(const ForNode* f, const std::string& pad) {
         auto st = f->body.as<BufferStoreNode>();
         auto load = st ? as_field_load(st->value) : nullptr;
         auto n = f->stop.as<ConstNode>();
         if (!load || st->buffer->scope != Scope::Shared || !is_const_value(f->start, 0) || !is_const_value(f->step, 1) ||
-            !n || n->int_value > INT32_MAX || !st->index().same_as(f->var) || bit_width(st->buffer->type) < 32)
+            !n || n->int_value > INT32_MAX || !st->index().same_as(f->var) || bit_width(st->buffer->type) < 16)
             return "";
         Expr base;
         if (load->index().same_as(f->var)) {
@@ -378,6 +390,7 @@ protected:
     bool staged_ = false; ///< a staging copy was printed: include stage.cuh
     bool lanes_ = false;  ///< lanes were loaded or stored: include lanes.cuh
     bool warps_ = false;  ///< a warp reduction was printed: include warp.cuh
+    bool fast_tanh_ = false; ///< tanh under fast_math was printed: include fast_math.cuh
     bool grid_ = false;   ///< a reduction across blocks was printed: include grid.cuh
     std::string scratch_; ///< the `__device__` scratch arrays, at file scope
     bool waiting_ = false; ///< a staging copy was printed since the last barrier: wait there

@@ -5,6 +5,7 @@
 #include "compiler/passes/check_schedule.hpp"
 
 #include <loom/errors.hpp>
+#include <loom/half.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -29,6 +30,8 @@ std::string cpp_type(ScalarType t) {
     case ScalarType::Float64: return "double";
     case ScalarType::Int32: return "std::int32_t";
     case ScalarType::Int64: return "std::int64_t";
+    case ScalarType::Float16: return "loom::half";
+    case ScalarType::BFloat16: return "loom::bfloat16";
     default: return std::string(type_name(t));
     }
 }
@@ -1033,7 +1036,14 @@ private:
     Expr convert(const Expr& original, ScalarType to, const std::string& target, std::size_t stmt) {
         if ((to == ScalarType::Float16 || to == ScalarType::BFloat16) && is_numeric(original.type())) {
             // A 16-bit float field stores what the kernel computed, rounded: the store is where
-            // its values narrow (as its reads are where they widen).
+            // its values narrow (as its reads are where they widen). A plain number must fit.
+            for (const Expr& x : subexpressions(original))
+                if (auto c = x.as<ConstNode>(); c && c->weak && std::isfinite(c->as_double()) &&
+                                                std::isinf(round_to_type(c->as_double(), to)))
+                    fail(fmt::format("stores the value {} into {} ({}) in assignment {}, which it does "
+                                     "not fit (largest finite value {}); store it in a float32 field",
+                                     to_string(x), target, type_name(to), stmt + 1,
+                                     to == ScalarType::Float16 ? "65504" : "3.39e38"));
             Expr v = retype_weak(original, ScalarType::Float32);
             if (auto c = v.as<ConstNode>(); c && c->weak) v = ConstNode::make(ScalarType::Float32, c->as_double());
             return CastNode::make(to, v);

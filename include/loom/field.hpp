@@ -41,6 +41,9 @@ public:
     /// The access as an expression. Throws UserError if a vector field lacks its components.
     operator Expr() const; // NOLINT(google-explicit-constructor): accesses are expressions
     Expr expr() const { return static_cast<Expr>(*this); }
+    /// The access as stored: for a float16 or bfloat16 field, the element itself rather than its
+    /// value widened to the compute type (what expr() gives). A target, not a value to compute with.
+    Expr stored_expr() const;
 
     const FieldPtr& field() const { return field_; }
 

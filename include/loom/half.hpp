@@ -10,6 +10,7 @@
 #include <loom/types.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace loom {
 
@@ -17,10 +18,12 @@ namespace loom {
 struct half {
     std::uint16_t bits = 0;
     half() = default;
-    half(float v);  // NOLINT(google-explicit-constructor): rounds like a store into a float16 field
-    half(double v); // NOLINT(google-explicit-constructor)
-    half(int v);    // NOLINT(google-explicit-constructor)
+    /// From any arithmetic value (float, double, an integer), rounded to nearest even like a
+    /// store into a float16 field.
+    template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
+    half(T v) : bits(from_double(static_cast<double>(v))) {} // NOLINT(google-explicit-constructor)
     operator float() const; // NOLINT(google-explicit-constructor): exact
+    static std::uint16_t from_double(double v);
     static half from_bits(std::uint16_t b) {
         half h;
         h.bits = b;
@@ -32,10 +35,12 @@ struct half {
 struct bfloat16 {
     std::uint16_t bits = 0;
     bfloat16() = default;
-    bfloat16(float v);  // NOLINT(google-explicit-constructor)
-    bfloat16(double v); // NOLINT(google-explicit-constructor)
-    bfloat16(int v);    // NOLINT(google-explicit-constructor)
+    /// From any arithmetic value (float, double, an integer), rounded to nearest even like a
+    /// store into a bfloat16 field.
+    template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
+    bfloat16(T v) : bits(from_double(static_cast<double>(v))) {} // NOLINT(google-explicit-constructor)
     operator float() const; // NOLINT(google-explicit-constructor): exact
+    static std::uint16_t from_double(double v);
     static bfloat16 from_bits(std::uint16_t b) {
         bfloat16 h;
         h.bits = b;

@@ -43,6 +43,8 @@ template <typename T>
 Arg to_arg(const T& v) {
     if constexpr (std::is_floating_point_v<T>)
         return Arg(static_cast<double>(v));
+    else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
+        return Arg(static_cast<double>(static_cast<float>(v))); // exact
     else if constexpr (std::is_integral_v<T>)
         return Arg(static_cast<std::int64_t>(v));
     else

@@ -35,7 +35,7 @@ LOOM_BITS16_FN float float_of(unsigned int u) {
 }
 
 /// `v` rounded to nearest even in a format of `exponent_bits` and `mantissa_bits` (5 / 10 for
-/// half, 8 / 7 for bfloat16): overflow gives inf, a NaN the quiet NaN of v's sign.
+/// half, 8 / 7 for bfloat16): overflow gives inf, a NaN the canonical NaN 0x7fff (as cvt gives).
 LOOM_BITS16_FN unsigned short round_to(double v, int exponent_bits, int mantissa_bits) {
     const unsigned long long u = bits_of(v);
     const unsigned short sign = static_cast<unsigned short>((u >> 63) << 15);
@@ -43,7 +43,7 @@ LOOM_BITS16_FN unsigned short round_to(double v, int exponent_bits, int mantissa
     const unsigned short inf = static_cast<unsigned short>(sign | (all_ones << mantissa_bits));
     const int biased = static_cast<int>((u >> 52) & 0x7ff);
     const unsigned long long fraction = u & 0xfffffffffffffULL;
-    if (biased == 0x7ff) return fraction ? static_cast<unsigned short>(inf | (1 << (mantissa_bits - 1))) : inf;
+    if (biased == 0x7ff) return fraction ? static_cast<unsigned short>(0x7fff) : inf;
     if (biased == 0) return sign; // a double subnormal is far below either format's smallest
     const unsigned long long significand = fraction | (1ULL << 52); // 53 bits
     const int bias = (1 << (exponent_bits - 1)) - 1;

@@ -277,6 +277,58 @@ TEST(HalfFields, CastToHalfRoundsAFloat32ValueAndFloat64ComputeKeepsDoubles) {
     for (std::size_t i = 0; i < hv.size(); ++i) ASSERT_EQ(got[i], hv[i] / 3) << i; // exact in double
 }
 
+TEST(HalfFields, AnUntypedValueStoredIntoAFloat16FieldComputesInFloat32) {
+    // 2.0 * param("a") takes the field's compute type (float32), not float16, which has no
+    // arithmetic; then rounds once at the store.
+    Field h = make_field("h", ScalarType::Float16, 1), x = make_field("x", ScalarType::Float16, 1);
+    auto make = [&](Target t) {
+        KernelConfig cfg;
+        cfg.target = t;
+        cfg.name = "untyped_into_half";
+        return create_kernel({{h.center(), 2.0 * param("a") + exp(x.center() * 0.5)}}, cfg);
+    };
+    test::expect_compiles_for_sm90(make(Target::CUDA));
+    const Kernel k = make(Target::CPU);
+    const std::vector<double> xv = values_of(ScalarType::Float16, 300, 12);
+    auto out = test::halves(std::vector<double>(300, std::nan("")), {300});
+    k.compile()(args("h", out, "x", test::halves(xv, {300}), "a", half(0.375f)));
+    std::vector<double> want;
+    for (double v : xv) want.push_back(round_to_type(2.0 * 0.375 + std::exp(v * 0.5), ScalarType::Float16));
+    EXPECT_TRUE(close_in(ScalarType::Float16, out.to_host(), want));
+}
+
+// Time steps keep a 16-bit stencil's intermediate steps on chip (Stages::on_chip): each step
+// rounds to float16 as separate sweeps would.
+TEST(HalfFields, TimeStepsOfAFloat16StencilMatchSeparateSweeps) {
+    const int n = 23, m = 31, steps = 3;
+    Field src = make_field("src", ScalarType::Float16, 2), dst = make_field("dst", ScalarType::Float16, 2);
+    KernelConfig cfg;
+    cfg.name = "heat_f16";
+    cfg.time_steps = steps;
+    cfg.ghost_layers = 1;
+    const std::vector<Assignment> step = {
+        {dst.center(), src.center() + 0.2 * (src[{1, 0}] + src[{-1, 0}] + src[{0, 1}] + src[{0, -1}] - 4 * src.center())}};
+    test::expect_compiles_for_sm90(create_kernel(step, cfg));
+    cfg.target = Target::CPU;
+    const Kernel k = create_kernel(step, cfg);
+    std::vector<double> u = values_of(ScalarType::Float16, std::size_t(n) * m, 13);
+    auto in = test::halves(u, {n, m});
+    auto out = test::halves(u, {n, m}); // the boundary stays as it was
+    k.compile()(args("src", in, "dst", out));
+    for (int s = 0; s < steps; ++s) {
+        std::vector<double> next = u;
+        for (int i = 1; i < n - 1; ++i)
+            for (int j = 1; j < m - 1; ++j) {
+                auto at = [&](int a, int b) { return u[std::size_t(a) * m + std::size_t(b)]; };
+                next[std::size_t(i) * m + std::size_t(j)] = round_to_type(
+                    at(i, j) + 0.2 * (at(i + 1, j) + at(i - 1, j) + at(i, j + 1) + at(i, j - 1) - 4 * at(i, j)),
+                    ScalarType::Float16);
+            }
+        u = next;
+    }
+    EXPECT_TRUE(close_in(ScalarType::Float16, out.to_host(), u, 2));
+}
+
 // ---- errors ----
 
 TEST(HalfFieldErrors, ComputeTypeIsForSixteenBitFieldsAndFloat32OrFloat64) {
@@ -305,6 +357,15 @@ TEST(HalfFieldErrors, TemporariesAndConstantsBeyondTheRangeAreRefused) {
                       {"temporary 't' has type float16", "16-bit floats are storage types"});
     LOOM_EXPECT_ERROR(constant(ScalarType::Float16, 1e6), UserError,
                       {"constant(float16, 1000000)", "does not fit float16", "65504"});
+}
+
+TEST(HalfFieldErrors, PlainNumbersBeyondTheRangeAndAssignmentsToParametersAreRefused) {
+    Field h = make_field("h", ScalarType::Float16, 1);
+    LOOM_EXPECT_ERROR(create_kernel({{h.center(), 70000.0}}), UserError,
+                      {"stores the value 70000", "float16", "largest finite value 65504", "float32 field"});
+    LOOM_EXPECT_ERROR(cast<half>(constant(1e6)), UserError, {"does not fit float16", "65504"});
+    LOOM_EXPECT_ERROR(Assignment(param("a", ScalarType::Float16), 1.0), UserError,
+                      {"cannot assign to the scalar parameter a"});
 }
 
 TEST(HalfFieldErrors, AParameterValueBeyondFloat16IsRefusedAtTheCall) {

@@ -6,6 +6,7 @@
 // launch:  block (64, 4, 1) by default; grid = ceil(((size_1 + 3) / 4, size_0, 1) / block);
 //     4 cells per thread along x
 
+#include "loom/fast_math.cuh"
 #include "loom/lanes.cuh"
 
 extern "C" __global__ void radial(
@@ -27,8 +28,8 @@ extern "C" __global__ void radial(
                         (long long) y * (long long) y));
                 // f[0, 0] = sqrt((float32) (x * x + y * y)) < 10.0f ?
                 //     exp(-sqrt((float32) (x * x + y * y))) * g[0, 0] : tanh(g[0, 0])
-                f_lanes[lane] =
-                        sqrt_conv < 10.0f ? expf(-sqrt_conv) * g_lanes[lane] : tanhf(g_lanes[lane]);
+                f_lanes[lane] = sqrt_conv < 10.0f ? expf(-sqrt_conv) * g_lanes[lane] :
+                        loom::tanh_approx(g_lanes[lane]);
             }
             loom::store_lanes(&f[f_stride_0 * x + y_lanes], f_lanes);
         } else {
@@ -40,8 +41,8 @@ extern "C" __global__ void radial(
                             (long long) y * (long long) y));
                     // f[0, 0] = sqrt((float32) (x * x + y * y)) < 10.0f ?
                     //     exp(-sqrt((float32) (x * x + y * y))) * g[0, 0] : tanh(g[0, 0])
-                    f[f_stride_0 * x + y] = sqrt_conv < 10.0f ?
-                            expf(-sqrt_conv) * g[g_stride_0 * x + y] : tanhf(g[g_stride_0 * x + y]);
+                    f[f_stride_0 * x + y] = sqrt_conv < 10.0f ? expf(-sqrt_conv) *
+                            g[g_stride_0 * x + y] : loom::tanh_approx(g[g_stride_0 * x + y]);
                 }
             }
         }
