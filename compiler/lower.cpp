@@ -12,6 +12,7 @@
 #include "compiler/passes/base_pointers.hpp"
 #include "compiler/passes/block_reductions.hpp"
 #include "compiler/passes/check_schedule.hpp"
+#include "compiler/passes/converge_warps.hpp"
 #include "compiler/passes/choose_schedule.hpp"
 #include "compiler/passes/cpu_mapping.hpp"
 #include "compiler/passes/cse.hpp"
@@ -30,6 +31,7 @@
 #include "compiler/passes/shared_staging.hpp"
 #include "compiler/passes/shared_tiles.hpp"
 #include "compiler/passes/simplify.hpp"
+#include "compiler/passes/stage_layer_weights.hpp"
 #include "compiler/passes/stream_cells.hpp"
 #include "compiler/passes/vectorize_lanes.hpp"
 #include "compiler/passes/verify.hpp"
@@ -283,10 +285,22 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     check_division_by_zero(analysis.body, config.name);
 
     // 2. Layers: each Dense statement becomes loops (unrolled when small, a loop over its
-    // inputs when wide), so the passes below see loops over local arrays.
+    // inputs when wide), so the passes below see loops over local arrays; on tensor cores, each
+    // chain of them one MmaChain statement.
     log.start();
-    Stmt layers = lower_layers(analysis.body);
+    LayerLowering layer_options;
+    const TensorCores tensor_cores = schedule.tensor_cores.value_or(TensorCores::Off);
+    if (tensor_cores != TensorCores::Off)
+        layer_options.tensor_operand = tensor_cores == TensorCores::BFloat16 ? ScalarType::BFloat16 : ScalarType::Float16;
+    Stmt layers = lower_layers(analysis.body, layer_options);
     log.record("lower_layers", analysis.body, layers);
+    const bool mma = count_mma_chains(layers) > 0;
+    if (tensor_cores != TensorCores::Off && !mma)
+        throw UserError(fmt::format(
+            "kernel '{}' has Schedule::tensor_cores set, but no layer to compute on tensor cores: they "
+            "take chains of nn::Dense layers with runtime float32 weights (nn::Dense::runtime); "
+            "leave tensor_cores unset for this kernel",
+            config.name));
 
     // 3. Simplify: fold constants, drop identities.
     log.start();
@@ -406,6 +420,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         for (const FieldPtr& f : analysis.fields)
             facts.widest_element = std::max(facts.widest_element, bit_width(f->type) / 8);
         facts.updates_a_field = updates_a_field(cse);
+        facts.tensor_cores = mma;
         // 7a-7b'. The schedule, the GPU mapping and the stages, with a smaller chosen tile while
         // the stages' tiles do not fit the shared memory (many stages, time steps, 3D halos).
         GpuMapped threads;
@@ -436,6 +451,15 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
                                                   : fused.too_big + fmt::format(
                                                         " (loom already shrank the tile it chose "
                                                         "to {})", k.schedule.describe(schedule)));
+        }
+
+        // 7b+. Tensor cores: every lane of a warp takes part in its chains of layers, the
+        // lanes past the last cell computing it again without storing it.
+        if (cuda && mma) {
+            log.start();
+            Stmt whole = converge_warps(fused.body);
+            log.record("converge_warps", fused.body, whole);
+            fused.body = whole;
         }
 
         // 7b*. Cells in registers: a thread's cells as one group, what several of them read
@@ -557,8 +581,24 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         k.schedule.reduce_in_block.value_or(false) ? 0
         : cuda ? *k.schedule.shared_memory_budget
                : std::min(schedule.shared_memory_budget.value_or(kDefaultSharedMemoryBudget), kMaxSharedMemoryPerBlock);
+    // 7e'. The tensor-core layers' weights and biases, rounded and padded, and the warps'
+    // tiles: their own shared arrays, copied once per block (the budget, unless the schedule
+    // sets one, is the whole of a block's shared memory).
+    std::set<const FieldInfo*> staged_layers;
+    if (mma) {
+        log.start();
+        const auto& block = *k.schedule.block;
+        const int warps = cuda ? block[0] * block[1] * block[2] / kWarpSize : 0;
+        StagedLayers staged = stage_layer_weights(flat, space.globals, warps,
+                                                  schedule.shared_memory_budget.value_or(kMaxSharedMemoryPerBlock),
+                                                  config.name);
+        log.record("stage_layer_weights", flat, staged.body);
+        flat = staged.body;
+        staged_layers = std::move(staged.fields);
+    }
     std::vector<BufferPtr> buffers;
-    for (const FieldPtr& f : analysis.buffers) buffers.push_back(space.globals.at(f.get()));
+    for (const FieldPtr& f : analysis.buffers)
+        if (!staged_layers.count(f.get())) buffers.push_back(space.globals.at(f.get()));
     mapped = stage_buffers_in_shared(flat, buffers, budget).body;
     log.record("stage_buffers_in_shared", flat, mapped);
 
@@ -567,6 +607,8 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     log.start();
     if (cuda) {
         k.launch = infer_launch_grid(mapped, k.schedule, *config.index_type);
+        // The warps' tiles are sized for the block: the kernel runs with exactly that block.
+        if (mma) k.launch.exact_block = true;
         fit_chosen_block(k.schedule, schedule, k.launch);
         k.launch.exact_grid = !across.empty();
     } else {

@@ -42,6 +42,12 @@ std::string describe_fields(const Schedule& s, const Schedule* requested) {
         s.reduce_in_warp != r.reduce_in_warp);
     add("online_softmax", s.online_softmax ? (*s.online_softmax ? "true" : "false") : "choose",
         s.online_softmax != r.online_softmax);
+    if (s.tensor_cores || r.tensor_cores) {
+        const TensorCores t = s.tensor_cores.value_or(TensorCores::Off);
+        add("tensor_cores",
+            t == TensorCores::Float16 ? "Float16" : t == TensorCores::BFloat16 ? "BFloat16" : "Off",
+            s.tensor_cores != r.tensor_cores);
+    }
     return fmt::format("{}", fmt::join(parts, ", "));
 }
 } // namespace

@@ -44,6 +44,7 @@ std::string to_text(const TuningRecord& r) {
     out += fmt::format("reduce_in_block={}\n", s.reduce_in_block ? (*s.reduce_in_block ? "1" : "0") : "");
     out += fmt::format("reduce_in_warp={}\n", s.reduce_in_warp ? (*s.reduce_in_warp ? "1" : "0") : "");
     out += fmt::format("online_softmax={}\n", s.online_softmax ? (*s.online_softmax ? "1" : "0") : "");
+    out += fmt::format("tensor_cores={}\n", s.tensor_cores ? std::to_string(int(*s.tensor_cores)) : "");
     out += fmt::format("ms={:.17g}\ndefault_ms={:.17g}\n", r.ms, r.default_ms); // exact doubles
     return out;
 }
@@ -100,6 +101,10 @@ std::optional<TuningRecord> tuning_record_from_text(const std::string& text) {
     if (auto b = maybe("reduce_in_block")) s.reduce_in_block = *b != 0;
     if (auto w = maybe("reduce_in_warp")) s.reduce_in_warp = *w != 0;
     if (auto o = maybe("online_softmax")) s.online_softmax = *o != 0;
+    if (auto t = v.count("tensor_cores") ? maybe("tensor_cores") : std::nullopt) {
+        if (*t < 0 || *t > int(TensorCores::BFloat16)) return std::nullopt;
+        s.tensor_cores = TensorCores(*t);
+    }
     try {
         r.ms = std::stod(v["ms"]);
         r.default_ms = std::stod(v["default_ms"]);

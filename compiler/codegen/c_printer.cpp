@@ -211,6 +211,19 @@ void CFamilyPrinter::warp_reduce(const WarpReduceNode*, std::string&) {
     throw InternalError("a warp reduction reached a printer without warps; warp_lockstep must run first");
 }
 
+std::string CFamilyPrinter::activation_lambda(const DenseLayer& l) {
+    const std::size_t scope = names_.mark();
+    std::string out;
+    if (l.activation.identity()) {
+        out = "[](float v) -> float { return v; }";
+    } else {
+        const std::string v = print(l.activation.input);
+        out = fmt::format("[](float {}) -> float {{ return {}; }}", v, print(l.activation.value));
+    }
+    names_.release(scope);
+    return out;
+}
+
 std::string CFamilyPrinter::last_block(const LastBlockNode*, int) {
     throw InternalError("a reduction across blocks reached a printer without blocks");
 }
@@ -410,6 +423,7 @@ std::string CFamilyPrinter::print_stmt(const Stmt& s, int indent) {
     case StmtKind::Dense:
         throw InternalError("a Dense statement reached the code generator; lower_layers must run first");
     case StmtKind::LastBlock: return last_block(s.as<LastBlockNode>(), indent);
+    case StmtKind::MmaChain: return mma_chain(s.as<MmaChainNode>(), indent);
     case StmtKind::Stage:
         throw InternalError("a Stage reached the code generator; fuse_stages must run first");
     case StmtKind::VectorLoad:

@@ -93,6 +93,11 @@ protected:
     /// The last block's part of a reduction across blocks (LastBlockNode); the CUDA and C++
     /// printers each spell it.
     virtual std::string last_block(const ir::LastBlockNode* n, int indent);
+    /// A chain of layers on tensor cores (MmaChainNode): warps with mma.sync on CUDA, loops over
+    /// the same staged arrays in C++.
+    virtual std::string mma_chain(const ir::MmaChainNode* n, int indent) = 0;
+    /// `[](float v) -> float { return ...; }`: the layer's activation as a function of one float.
+    std::string activation_lambda(const ir::DenseLayer& l);
     /// A base pointer at a field's cell; only the CUDA printer has them (point_at_cells).
     virtual std::string base_pointer(const ir::BasePointerNode* n, const std::string& pad);
     /// A load's or store's element index: a lone int64 literal within int32 without its suffix.

@@ -131,6 +131,33 @@ protected:
         return fmt::format("{}{} {}[{}]{};\n", pad, type_name_of(a->buffer->type),
                            buffer_name(*a->buffer), a->buffer->size(), a->buffer->grid_scratch ? " = {0}" : "");
     }
+    // A chain of layers on tensor cores, as the GPU computes it up to the order of the float32
+    // sums: the same staged (rounded, padded) weights and biases, each layer's inputs rounded.
+    std::string mma_chain(const MmaChainNode* n, int indent) override {
+        const std::string pad(std::size_t(indent) * 4, ' '), in = pad + "    ";
+        const std::string round = n->operand == ScalarType::BFloat16 ? "loom::to_float(loom::to_bfloat16({}))"
+                                                                     : "loom::to_float(loom::to_half({}))";
+        std::string out = pad + "{\n";
+        out += fmt::format("{}float loom_x0[{}];\n", in, n->k_pad(0));
+        out += fmt::format("{}for (int k = 0; k < {}; ++k) loom_x0[k] = k < {} ? {} : 0.0f;\n", in, n->k_pad(0),
+                           n->layers[0].inputs, fmt::format(fmt::runtime(round), buffer_name(*n->input) + "[k]"));
+        for (std::size_t l = 0; l < n->layers.size(); ++l) {
+            const bool last = l + 1 == n->layers.size();
+            out += fmt::format("{}float loom_x{}[{}];\n", in, l + 1, n->n_pad(l));
+            out += fmt::format("{}for (int n = 0; n < {}; ++n) {{\n", in, n->n_pad(l));
+            out += fmt::format("{}    float sum = {}[n];\n", in, buffer_name(*n->biases[l]));
+            out += fmt::format("{}    for (int k = 0; k < {}; ++k) sum += loom::to_float({}[n * {} + k]) * loom_x{}[k];\n",
+                               in, n->k_pad(l), buffer_name(*n->weights[l]), n->row_stride(l), l);
+            out += fmt::format("{}    const float value = ({})(sum);\n", in, activation_lambda(n->layers[l]));
+            out += fmt::format("{}    loom_x{}[n] = {};\n", in, l + 1,
+                               last ? std::string("value") : fmt::format(fmt::runtime(round), "value"));
+            out += in + "}\n";
+        }
+        out += fmt::format("{}for (int n = 0; n < {}; ++n) {}[n] = loom_x{}[n];\n", in, n->layers.back().outputs,
+                           buffer_name(*n->output), n->layers.size());
+        return out + pad + "}\n";
+    }
+
     // The blocks run on OpenMP threads: each takes a ticket (acquire-release, so the last one
     // sees every block's partials), and the thread that takes the last runs the body.
     std::string last_block(const LastBlockNode* n, int indent) override {

@@ -50,6 +50,7 @@ public:
         if (lanes_) includes += "#include \"loom/lanes.cuh\"\n";
         if (warps_) includes += "#include \"loom/warp.cuh\"\n";
         if (grid_) includes += "#include \"loom/grid.cuh\"\n";
+        if (mma_) includes += "#include \"loom/mma.cuh\"\n";
         if (!includes.empty()) includes += "\n";
         if (!scratch_.empty()) scratch_ += "\n";
         return header("CUDA") + includes + scratch_ + signature("extern \"C\" __global__") + "{\n" + body + "}\n";
@@ -188,6 +189,37 @@ protected:
         std::string body = print_stmt(n->body, indent + 1);
         names_.release(scope);
         return fmt::format("{}if ({}) {{\n{}{}}}\n", pad, cond, body, pad);
+    }
+
+    // A chain of layers on tensor cores: the warp's 32 cells through loom::mma
+    // (templates/loom/mma.cuh), the activations in registers from layer to layer.
+    std::string mma_chain(const MmaChainNode* n, int indent) override {
+        mma_ = true;
+        const std::string pad(std::size_t(indent) * 4, ' '), in = pad + "    ";
+        const char* bf16 = n->operand == ScalarType::BFloat16 ? "true" : "false";
+        std::string out = pad + "{\n";
+        out += fmt::format("{}float* const loom_tile = loom::mma::warp_tile({}, {});\n", in, buffer_name(*n->tile),
+                           n->tile_floats());
+        std::string a = "loom_a0";
+        out += fmt::format("{}unsigned {}[2][{}][4];\n", in, a, n->k_pad(0) / 16);
+        out += fmt::format("{}loom::mma::load_inputs<{}, {}, {}, {}>({}, loom_tile, {});\n", in, n->layers[0].inputs,
+                           n->k_pad(0), n->row_stride(0), bf16, a, buffer_name(*n->input));
+        for (std::size_t l = 0; l < n->layers.size(); ++l) {
+            const std::string act = activation_lambda(n->layers[l]);
+            const std::string w = buffer_name(*n->weights[l]), b = buffer_name(*n->biases[l]);
+            if (l + 1 < n->layers.size()) {
+                const std::string next = fmt::format("loom_a{}", l + 1);
+                out += fmt::format("{}unsigned {}[2][{}][4];\n", in, next, n->n_pad(l) / 16);
+                out += fmt::format("{}loom::mma::hidden<{}, {}, {}, {}>({}, {}, {}, {}, {});\n", in, n->k_pad(l),
+                                   n->n_pad(l), n->row_stride(l), bf16, a, next, w, b, act);
+                a = next;
+            } else {
+                out += fmt::format("{}loom::mma::store_outputs<{}, {}, {}, {}, {}>({}, {}, loom_tile, {}, {}, {});\n",
+                                   in, n->k_pad(l), n->n_pad(l), n->layers[l].outputs, n->row_stride(l), bf16,
+                                   buffer_name(*n->output), a, w, b, act);
+            }
+        }
+        return out + pad + "}\n";
     }
 
     // loom::warp_reduce (templates/loom/warp.cuh), the combination spelled as the IR's operator
@@ -392,6 +424,7 @@ protected:
     bool warps_ = false;  ///< a warp reduction was printed: include warp.cuh
     bool fast_tanh_ = false; ///< tanh under fast_math was printed: include fast_math.cuh
     bool grid_ = false;   ///< a reduction across blocks was printed: include grid.cuh
+    bool mma_ = false;    ///< a chain of layers on tensor cores was printed: include mma.cuh
     std::string scratch_; ///< the `__device__` scratch arrays, at file scope
     bool waiting_ = false; ///< a staging copy was printed since the last barrier: wait there
 };

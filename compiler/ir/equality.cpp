@@ -184,6 +184,23 @@ StmtParts parts(const Stmt& s) {
         p.ints = {s.as<StageNode>()->index};
         p.stmts = {s.as<StageNode>()->body};
         break;
+    case StmtKind::MmaChain: {
+        auto n = s.as<MmaChainNode>();
+        p.objects = {n->output.get(), n->input.get(), n->tile.get()};
+        for (const BufferPtr& b : n->weights) p.objects.push_back(b.get());
+        for (const BufferPtr& b : n->biases) p.objects.push_back(b.get());
+        p.ints = {std::int64_t(n->operand)};
+        for (const DenseLayer& l : n->layers) {
+            p.exprs.push_back(l.activation.input);
+            p.exprs.push_back(l.activation.value);
+            p.objects.push_back(l.weight_field.get());
+            p.objects.push_back(l.bias_field.get());
+            p.ints.push_back(l.outputs);
+            p.ints.push_back(l.inputs);
+            p.text += l.activation.name + ",";
+        }
+        break;
+    }
     case StmtKind::Dense: {
         auto n = s.as<DenseNode>();
         const DenseLayer& l = n->layer;

@@ -617,6 +617,50 @@ struct DenseNode : StmtNode {
     static Stmt make(BufferPtr output, BufferPtr input, DenseLayer layer);
 };
 
+/// A chain of Dense layers on tensor cores (Schedule::tensor_cores): `output` =
+/// layers.back()(... layers.front()(input)), each layer's inputs, weights and outputs (but the
+/// last layer's) rounded to `operand` (Float16 or BFloat16), bias and activation applied to the
+/// float32 sums. Widths are padded with zeros: each layer's inputs to a multiple of 16
+/// (k_pad), its outputs to a multiple of 16, the last layer's to 8 (n_pad). Made by
+/// lower_layers from consecutive float32 Dense statements with runtime weights, each reading
+/// the one before; stage_layer_weights gives it, per layer, the weights rounded in a shared
+/// array of n_pad rows of row_stride elements (`weights`) and the biases as float32 n_pad
+/// (`biases`), and on CUDA the warps' shared tile (`tile`, float32, tile_floats per warp). The
+/// CUDA printer computes it with mma.sync by the 32 lanes of a warp together, a cell per lane
+/// (every lane must reach it: converge_warps), the C++ printer as loops over the same arrays.
+struct MmaChainNode : StmtNode {
+    static constexpr StmtKind static_kind = StmtKind::MmaChain;
+    MmaChainNode(BufferPtr o, BufferPtr i, std::vector<DenseLayer> l, ScalarType t,
+                 std::vector<BufferPtr> w, std::vector<BufferPtr> b, BufferPtr tl)
+        : StmtNode(static_kind), output(std::move(o)), input(std::move(i)), layers(std::move(l)),
+          operand(t), weights(std::move(w)), biases(std::move(b)), tile(std::move(tl)) {}
+    const BufferPtr output, input;
+    const std::vector<DenseLayer> layers;
+    const ScalarType operand;
+    const std::vector<BufferPtr> weights, biases; ///< empty until stage_layer_weights
+    const BufferPtr tile;                         ///< null until stage_layer_weights (CUDA)
+
+    int k_pad(std::size_t l) const { return (layers[l].inputs + 15) / 16 * 16; }
+    int n_pad(std::size_t l) const {
+        const int m = l + 1 == layers.size() ? 8 : 16;
+        return (layers[l].outputs + m - 1) / m * m;
+    }
+    /// Elements per row of a staged weight array: 8 more than k_pad, so that the 8 rows an
+    /// ldmatrix reads start 16 bytes apart modulo 128 and fall into distinct banks.
+    int row_stride(std::size_t l) const { return k_pad(l) + 8; }
+    /// float32 words of a warp's tile: 32 rows of the first layer's 16-bit inputs, or of the
+    /// last layer's float32 outputs (each row 4 words longer, for the same reason).
+    std::int64_t tile_floats() const {
+        return 32 * std::max<std::int64_t>(row_stride(0) / 2, n_pad(layers.size() - 1) + 4);
+    }
+    /// Checks: float32 local arrays of the first layer's inputs and the last layer's outputs;
+    /// layers that chain, each float32 with runtime weights; operand Float16 or BFloat16; one
+    /// weight and one bias array per layer or none, as described above.
+    static Stmt make(BufferPtr output, BufferPtr input, std::vector<DenseLayer> layers, ScalarType operand,
+                     std::vector<BufferPtr> weights = {}, std::vector<BufferPtr> biases = {},
+                     BufferPtr tile = nullptr);
+};
+
 
 /// Accessors used everywhere.
 inline bool is_const(const Expr& e) { return e.is<ir::ConstNode>(); }

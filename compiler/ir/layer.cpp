@@ -89,4 +89,45 @@ Stmt DenseNode::make(BufferPtr output, BufferPtr input, DenseLayer layer) {
     return Stmt(std::make_shared<DenseNode>(std::move(output), std::move(input), std::move(layer)));
 }
 
+Stmt MmaChainNode::make(BufferPtr output, BufferPtr input, std::vector<DenseLayer> layers,
+                        ScalarType operand, std::vector<BufferPtr> weights, std::vector<BufferPtr> biases,
+                        BufferPtr tile) {
+    const char* node = "MmaChain node";
+    check(!layers.empty(), node, "no layers");
+    check(operand == ScalarType::Float16 || operand == ScalarType::BFloat16, node,
+          fmt::format("operands of type {}", type_name(operand)));
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+        check_layer(layers[l], node);
+        check(layers[l].type == ScalarType::Float32 && layers[l].weight_field, node,
+              "layers must be float32 with runtime weights");
+        check(l == 0 || layers[l].inputs == layers[l - 1].outputs, node,
+              fmt::format("layer {} has {} inputs after {} outputs", l, layers[l].inputs,
+                          layers[l - 1].outputs));
+    }
+    for (const BufferPtr& a : {output, input})
+        check(a && a->scope == Scope::Local && a->type == ScalarType::Float32, node,
+              "its arrays must be float32 local arrays");
+    check(input->elements() == layers.front().inputs && output->elements() == layers.back().outputs, node,
+          "arrays of the wrong size");
+    check((weights.empty() && biases.empty()) ||
+              (weights.size() == layers.size() && biases.size() == layers.size()),
+          node, "one weight and one bias array per layer, or none");
+    Stmt s(std::make_shared<MmaChainNode>(std::move(output), std::move(input), std::move(layers), operand,
+                                          std::move(weights), std::move(biases), std::move(tile)));
+    auto n = s.as<MmaChainNode>();
+    for (std::size_t l = 0; l < n->weights.size(); ++l) {
+        check(n->weights[l]->scope == Scope::Shared && n->weights[l]->type == operand &&
+                  n->weights[l]->elements() == std::int64_t(n->n_pad(l)) * n->row_stride(l),
+              node, fmt::format("layer {}'s weight array is not [{}][{}] {}", l, n->n_pad(l),
+                                n->row_stride(l), type_name(operand)));
+        check(n->biases[l]->scope == Scope::Shared && n->biases[l]->type == ScalarType::Float32 &&
+                  n->biases[l]->elements() == n->n_pad(l),
+              node, fmt::format("layer {}'s bias array is not [{}] float32", l, n->n_pad(l)));
+    }
+    check(!n->tile || (n->tile->scope == Scope::Shared && n->tile->type == ScalarType::Float32 &&
+                       n->tile->elements() % n->tile_floats() == 0),
+          node, "the tile is not a float32 shared array of whole warps' tiles");
+    return s;
+}
+
 } // namespace loom::ir

@@ -296,6 +296,20 @@ public:
             break;
         }
         case StmtKind::Comment: out += fmt::format("{}# {}\n", pad, s.as<CommentNode>()->text); break;
+        case StmtKind::MmaChain: {
+            // mma float16 y[3] = [l0 14 -> 64 relu, l1 64 -> 3 identity](x[14])
+            auto n = s.as<MmaChainNode>();
+            std::vector<std::string> layers;
+            for (std::size_t l = 0; l < n->layers.size(); ++l)
+                layers.push_back(fmt::format("{} {} -> {} {}", n->weights.empty() ? n->layers[l].weight_field->name
+                                                                                    : n->weights[l]->name,
+                                             n->layers[l].inputs, n->layers[l].outputs,
+                                             n->layers[l].activation.name));
+            out += fmt::format("{}mma {} {}[{}] = [{}]({}[{}]){}\n", pad, type_name(n->operand), n->output->name,
+                               n->output->elements(), fmt::join(layers, ", "), n->input->name,
+                               n->input->elements(), n->tile ? " tile " + n->tile->name : "");
+            break;
+        }
         case StmtKind::Dense: {
             // dense h[4] = relu(h_W[4, 4] x h_in[4] + h_b[4]), constants as <4 x 4 constants>
             auto n = s.as<DenseNode>();

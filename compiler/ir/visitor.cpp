@@ -94,6 +94,13 @@ void IRVisitor::visit_BasePointer(const BasePointerNode* n) {
     for (auto& e : n->at) visit(e);
 }
 void IRVisitor::visit_VectorStore(const VectorStoreNode* n) { visit(n->first); }
+void IRVisitor::visit_MmaChain(const MmaChainNode* n) {
+    for (const DenseLayer& l : n->layers) {
+        if (l.activation.identity()) continue;
+        visit(l.activation.input);
+        visit(l.activation.value);
+    }
+}
 void IRVisitor::visit_Dense(const DenseNode* n) {
     if (n->layer.activation.identity()) return;
     visit(n->layer.activation.input);
@@ -257,6 +264,20 @@ Stmt IRMutator::visit_IfThen(const IfThenNode* n, const Stmt& self) {
     return c.same_as(n->cond) && t.same_as(n->then_case) ? self : IfThenNode::make(c, t);
 }
 Stmt IRMutator::visit_Comment(const CommentNode*, const Stmt& self) { return self; }
+Stmt IRMutator::visit_MmaChain(const MmaChainNode* n, const Stmt& self) {
+    std::vector<DenseLayer> layers = n->layers;
+    bool changed = false;
+    for (DenseLayer& l : layers) {
+        if (l.activation.identity()) continue;
+        Expr input = mutate(l.activation.input), value = mutate(l.activation.value);
+        changed = changed || !input.same_as(l.activation.input) || !value.same_as(l.activation.value);
+        l.activation.input = input;
+        l.activation.value = value;
+    }
+    return changed ? MmaChainNode::make(n->output, n->input, std::move(layers), n->operand, n->weights,
+                                        n->biases, n->tile)
+                   : self;
+}
 Stmt IRMutator::visit_Dense(const DenseNode* n, const Stmt& self) {
     const LayerActivation& a = n->layer.activation;
     Expr input = mutate(a.input), value = mutate(a.value);

@@ -53,6 +53,27 @@ void check_schedule(const Schedule& s, const std::string& kernel) {
         fail(kernel, "stream_cells = true with cells_per_thread = 1: streaming shares reads between "
                      "a thread's cells, and each thread has one; set cells_per_thread to 2 or more "
                      "(4 in 2D and up by default), or leave stream_cells unset");
+    if (s.tensor_cores && *s.tensor_cores != TensorCores::Off) {
+        if (*s.tensor_cores != TensorCores::Float16 && *s.tensor_cores != TensorCores::BFloat16)
+            fail(kernel, fmt::format("tensor_cores = {}; use TensorCores::Off, Float16 or BFloat16",
+                                     int(*s.tensor_cores)));
+        // A warp's 32 lanes compute 32 cells together: one cell per thread, whole warps of cells.
+        const char* form = s.shared_tiles ? "shared_tiles = true"
+                         : s.reduce_in_block.value_or(false) ? "reduce_in_block = true"
+                         : s.reduce_in_warp.value_or(false) ? "reduce_in_warp = true"
+                         : s.manual_launch_grid ? "manual_launch_grid = true"
+                         : s.cells_per_thread > 1 ? "cells_per_thread > 1"
+                         : s.vector_width > 1 ? "vector_width > 1" : nullptr;
+        if (form)
+            fail(kernel, fmt::format("tensor_cores with {}: on tensor cores the 32 lanes of a warp "
+                                     "compute 32 cells together, one each; set tensor_cores to "
+                                     "TensorCores::Off, or leave that option unset", form));
+        if (s.block && (*s.block)[0] % 32 != 0)
+            fail(kernel, fmt::format("tensor_cores with block ({}): a warp's 32 cells must lie along "
+                                     "x, so the block's x must be a multiple of 32, e.g. ({}, {}, {})",
+                                     fmt::join(*s.block, ", "), std::max(32, (*s.block)[0] / 32 * 32),
+                                     (*s.block)[1], (*s.block)[2]));
+    }
     if (s.vector_width > 1) {
         const char* form = s.shared_tiles ? "shared_tiles = true" : s.reduce_in_block.value_or(false) ? "reduce_in_block = true"
                          : s.reduce_in_warp.value_or(false) ? "reduce_in_warp = true"

@@ -39,6 +39,9 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     // by few blocks: blocks of 1024 keep more loads in flight (softmax over 2048 rows of 32768
     // floats on an H200: 0.62 of copy with 1024 threads, 0.40 with 256).
     const bool uncached_rows = facts.longest_reduction > std::int64_t(kMaxRowSharedBytes / sizeof(float));
+    // Tensor cores: 4 warps, each with a tile of shared memory (width 64: 8.7 KB), leave room
+    // for the weights and for several blocks per SM.
+    if (!s.block && facts.tensor_cores) s.block = mapped == 1 ? std::array<int, 3>{128, 1, 1} : std::array<int, 3>{64, 2, 1};
     if (!s.block)
         s.block = blocks && uncached_rows                 ? std::array<int, 3>{1024, 1, 1}
                   : mapped == 1 || blocks || warps ? std::array<int, 3>{256, 1, 1}

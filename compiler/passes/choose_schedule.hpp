@@ -76,6 +76,7 @@ struct ScheduleFacts {
     std::array<int, 3> axis_of_dim{-1, -1, -1}; ///< the spatial axis each block dimension walks
     bool manual_grid = false; ///< manual_launch_grid, or slice bounds that use another counter
     bool has_layers = false;  ///< the body computes local arrays in loops (neural layers)
+    bool tensor_cores = false; ///< chains of layers on tensor cores (MmaChain): whole warps of cells
     bool stage_halos = false; ///< a later stage reads an earlier one at neighbouring cells
     /// Lanes would serve: a CUDA kernel that reads every field at the cell only, or a 1D one
     /// whose other reads are at neighbouring cells (along the lanes), whose slice steps by 1

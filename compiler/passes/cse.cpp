@@ -227,8 +227,8 @@ public:
                 roots_[i].expr = d->value;
             else if (auto st = s.as<BufferStoreNode>(); st && st->buffer->scope != Scope::Global)
                 roots_[i].expr = st->value; // a layer's array (fields are written by Assign here)
-            else if (s.is<ForNode>() || s.is<AllocateNode>())
-                ; // a layer's loops: opaque, their values are not shared with other statements
+            else if (s.is<ForNode>() || s.is<AllocateNode>() || s.is<MmaChainNode>())
+                ; // a layer's loops or chain: opaque, their values are not shared with other statements
             else if (!s.is<CommentNode>())
                 throw InternalError(fmt::format(
                     "common-subexpression elimination expects only comments, assignments, "
@@ -286,6 +286,7 @@ private:
         struct Collect : IRVisitor {
             std::vector<const BufferInfo*> out;
             void visit_BufferStore(const BufferStoreNode* n) override { out.push_back(n->buffer.get()); }
+            void visit_MmaChain(const MmaChainNode* n) override { out.push_back(n->output.get()); }
         } c;
         c.visit(s);
         return c.out;

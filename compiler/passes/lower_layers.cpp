@@ -3,6 +3,8 @@
 #include "compiler/ir/visitor.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 namespace loom::ir {
 
@@ -122,17 +124,65 @@ private:
     const LayerLowering& o_;
 };
 
+/// How many loads of each local array `body` makes.
+std::map<const BufferInfo*, int> array_reads(const Stmt& body) {
+    struct Count : IRVisitor {
+        std::map<const BufferInfo*, int> reads;
+        void visit_BufferLoad(const BufferLoadNode* l) override {
+            ++reads[l->buffer.get()];
+            IRVisitor::visit_BufferLoad(l);
+        }
+    } c;
+    c.visit(body);
+    return c.reads;
+}
+
+bool on_tensor_cores(const DenseNode* d) {
+    return d && d->layer.type == ScalarType::Float32 && d->layer.weight_field;
+}
+
 class LowerLayers : public IRMutator {
 public:
-    explicit LowerLayers(const LayerLowering& o) : o_(o) {}
+    LowerLayers(const LayerLowering& o, const Stmt& body) : o_(o), reads_(array_reads(body)) {}
 
 protected:
+    /// The arrays between the layers of a chain are gone.
+    Stmt visit_Allocate(const AllocateNode* n, const Stmt& self) override {
+        Stmt b = mutate(n->body);
+        if (inside_chains_.count(n->buffer.get())) return b;
+        return b.same_as(n->body) ? self : AllocateNode::make(n->buffer, b);
+    }
     /// A layer's loops take its place in the block (CSE expects a flat block of statements).
     Stmt visit_Block(const BlockNode* n, const Stmt& self) override {
         std::vector<Stmt> stmts;
         bool changed = false;
-        for (const Stmt& s : n->stmts) {
-            if (auto d = s.as<DenseNode>()) {
+        for (std::size_t i = 0; i < n->stmts.size(); ++i) {
+            const Stmt& s = n->stmts[i];
+            auto d = s.as<DenseNode>();
+            if (o_.tensor_operand && on_tensor_cores(d)) {
+                // The run of layers that follow, each reading the one before (comments between
+                // them kept before the chain), the arrays between them read by nothing else.
+                std::vector<DenseLayer> layers{d->layer};
+                BufferPtr output = d->output;
+                std::vector<Stmt> comments;
+                std::size_t last = i;
+                for (std::size_t j = i + 1; j < n->stmts.size(); ++j) {
+                    if (n->stmts[j].is<CommentNode>()) continue;
+                    auto next = n->stmts[j].as<DenseNode>();
+                    if (!on_tensor_cores(next) || next->input != output || reads_[output.get()] != 0) break;
+                    for (std::size_t c = last + 1; c < j; ++c) comments.push_back(n->stmts[c]);
+                    inside_chains_.insert(output.get());
+                    layers.push_back(next->layer);
+                    output = next->output;
+                    last = j;
+                }
+                for (Stmt& c : comments) stmts.push_back(std::move(c));
+                stmts.push_back(MmaChainNode::make(output, d->input, std::move(layers), *o_.tensor_operand));
+                i = last;
+                changed = true;
+                continue;
+            }
+            if (d) {
                 for (Stmt& t : LayerLowerer(d, o_).run()) stmts.push_back(std::move(t));
                 changed = true;
                 continue;
@@ -148,12 +198,23 @@ protected:
 
 private:
     const LayerLowering& o_;
+    std::map<const BufferInfo*, int> reads_;
+    std::set<const BufferInfo*> inside_chains_;
 };
 
 } // namespace
 
 Stmt lower_layers(const Stmt& body, const LayerLowering& options) {
-    return LowerLayers(options).mutate(body);
+    return LowerLayers(options, body).mutate(body);
+}
+
+int count_mma_chains(const Stmt& body) {
+    struct Count : IRVisitor {
+        int n = 0;
+        void visit_MmaChain(const MmaChainNode*) override { ++n; }
+    } c;
+    c.visit(body);
+    return c.n;
 }
 
 } // namespace loom::ir

@@ -26,13 +26,22 @@ namespace loom::ir {
 /// Constant weights (a Dense node the frontend does not make today: constant layers stay
 /// expressions, see docs/architecture.md) are unrolled into one sum per output, in runs of 64
 /// products, whatever the size.
+///
+/// Tensor cores (`tensor_operand` Float16 or BFloat16, Schedule::tensor_cores): each run of
+/// consecutive float32 Dense statements with runtime weights, each reading the one before and
+/// its array read by nothing else, becomes one MmaChain statement, whose intermediate arrays
+/// are no longer allocated.
 struct LayerLowering {
     long long unroll_limit = 32 * 32;
     int row_tile = 64;
+    std::optional<ScalarType> tensor_operand;
 };
 
 /// Replaces every Dense statement of `body` (a block, as analyze_kernel builds it) by its
 /// loops, spliced into the block. Returns `body` itself when it holds no Dense statement.
 Stmt lower_layers(const Stmt& body, const LayerLowering& options = {});
+
+/// The number of MmaChain statements in `body`.
+int count_mma_chains(const Stmt& body);
 
 } // namespace loom::ir

@@ -39,6 +39,14 @@ protected:
     void visit_Dense(const DenseNode* n) override {
         fail(fmt::format("a Dense statement computing {}", n->output->name), "lower_layers");
     }
+    /// Its arrays in scope, its weights staged; its activations are functions of a placeholder.
+    void visit_MmaChain(const MmaChainNode* n) override {
+        if (n->weights.empty()) fail(fmt::format("a chain of layers computing {} without staged weights", n->output->name), "stage_layer_weights");
+        for (const BufferPtr& b : {n->input, n->output}) check_array(b.get(), "used");
+        for (const BufferPtr& b : n->weights) check_array(b.get(), "read");
+        for (const BufferPtr& b : n->biases) check_array(b.get(), "read");
+        if (n->tile) check_array(n->tile.get(), "used");
+    }
     void visit_Var(const VarNode* v) override {
         if (!defined_.count(v))
             throw InternalError(fmt::format("verify: variable '{}' is used before it is declared",

@@ -15,6 +15,14 @@
 
 namespace loom {
 
+/// What tensor cores a kernel's layers (chains of nn::Dense with runtime float32 weights)
+/// multiply on: Schedule::tensor_cores.
+enum class TensorCores {
+    Off,      ///< the CUDA cores, in the layer's type
+    Float16,  ///< mma.sync m16n8k16: operands rounded to float16, sums in float32
+    BFloat16, ///< the same with bfloat16 operands (8 bits of mantissa, float32's range)
+};
+
 struct Schedule {
     /// Threads per block (x, y, z). Unset: (256, 1, 1) when one axis is mapped onto threads,
     /// (64, 4, 1) for more, trimmed to extents known at generation time. Each dimension within
@@ -118,6 +126,18 @@ struct Schedule {
     /// memory, a warp up to 128 elements per lane in registers); else off.
     /// Kernel::schedule() says whether a pair was rewritten. Both targets follow it.
     std::optional<bool> online_softmax;
+    /// Tensor cores for layers: each chain of nn::Dense layers with runtime float32 weights
+    /// (consecutive layers, each reading the one before) is computed by the warps together, 32
+    /// cells per warp (two tiles of 16 rows), with `mma.sync` on Float16 or BFloat16 operands
+    /// and float32 sums. The weights are copied into shared memory once per block, rounded to
+    /// that type; the layer's inputs are rounded as they enter, each layer's bias and
+    /// activation are applied to its float32 sums, which are rounded again as the next layer's
+    /// inputs, in registers; the last layer's outputs stay float32. Widths of any size up to
+    /// 256 (padded with zeros to 16 inputs and 8 outputs). The CPU target rounds the same
+    /// values in software, so it computes what the GPU does up to the order of the float32
+    /// sums. Needs the CUDA target's sm_80 or newer, cells_per_thread 1, vector_width 1, and
+    /// not shared_tiles, reduce_in_block, reduce_in_warp or a manual grid. Unset: Off.
+    std::optional<TensorCores> tensor_cores;
 
     /// One line, the fields as C++ names them: "block = (64, 4, 1), cells_per_thread = 4, ...";
     /// an open field reads "choose".

@@ -19,7 +19,7 @@
 #define LOOM_FOR_EACH_STMT_NODE(X) \
     X(Assign) X(Declare) X(BufferStore) X(Allocate) X(Barrier) X(Block) X(For) \
     X(IfThen) X(Comment) X(Dense) X(Stage) X(VectorLoad) X(VectorStore) X(BasePointer) \
-    X(LastBlock)
+    X(LastBlock) X(MmaChain)
 // clang-format on
 
 namespace loom {

@@ -1,0 +1,189 @@
+// Chains of Dense layers on tensor cores in generated CUDA (Schedule::tensor_cores, the IR's
+// MmaChainNode). A warp computes its 32 cells together, a cell per lane, as two tiles of 16 rows
+// (m16n8k16 on float16 or bfloat16 operands, float32 sums):
+//   1. each lane writes its cell's inputs, rounded, as row `lane` of the warp's tile in shared
+//      memory, and the warp reads them back as operand fragments (ldmatrix);
+//   2. per layer, per 8 outputs: the sums start at the bias, take one mma per 16 inputs with the
+//      weights read from shared memory (ldmatrix: the staged array is [n][k], which is the
+//      column-major B operand), then get the activation and are rounded into the next layer's
+//      operand fragments: an m16n8 accumulator's registers are half of an m16k16 operand's, so
+//      the activations stay in registers from layer to layer;
+//   3. the last layer's float32 outputs go to the tile, and each lane reads its cell's row.
+// Rows are padded (weights: 8 16-bit values, tile: 4 floats) so that the 8 rows an ldmatrix or a
+// 16-byte access reads fall into distinct banks. Fragment layouts: PTX ISA, "Matrix Fragments
+// for mma.m16n8k16". Needs sm_80 or newer.
+#pragma once
+
+namespace loom {
+namespace mma {
+
+__device__ __forceinline__ unsigned lane_id() {
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return lane;
+}
+
+/// The warp's tile: `floats` words per warp of the block, warps numbered by linear thread index.
+__device__ __forceinline__ float* warp_tile(float* tiles, int floats) {
+    const unsigned thread = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+    return tiles + (thread / 32u) * unsigned(floats);
+}
+
+/// Two floats rounded to nearest even into one register, `lo` in the low 16 bits.
+template <bool BF16>
+__device__ __forceinline__ unsigned pack(float lo, float hi) {
+    unsigned r;
+    if (BF16)
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    else
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+template <bool BF16>
+__device__ __forceinline__ void mma16816(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    if (BF16)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                     "{%8,%9}, {%0,%1,%2,%3};"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                     "{%8,%9}, {%0,%1,%2,%3};"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(shared_address(p)));
+}
+
+__device__ __forceinline__ void ldmatrix_x2(unsigned (&r)[2], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(shared_address(p)));
+}
+
+/// Step 1: the cell's K inputs, rounded, then zeros up to KP, as row `lane` of the tile (rows of
+/// STRIDE 16-bit values), 16 bytes at a time; then the warp's operand fragments of its 32 rows.
+template <int K, int KP, int STRIDE, bool BF16>
+__device__ __forceinline__ void load_inputs(unsigned (&a)[2][KP / 16][4], float* tile, const float (&in)[K]) {
+    const unsigned lane = lane_id();
+    unsigned short* rows = reinterpret_cast<unsigned short*>(tile);
+    uint4* row = reinterpret_cast<uint4*>(rows + lane * STRIDE);
+#pragma unroll
+    for (int j = 0; j < KP; j += 8) {
+        unsigned w[4];
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+            const int k = j + 2 * p;
+            w[p] = pack<BF16>(k < K ? in[k < K ? k : 0] : 0.0f, k + 1 < K ? in[k + 1 < K ? k + 1 : 0] : 0.0f);
+        }
+        row[j / 8] = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+    __syncwarp();
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int kc = 0; kc < KP / 16; ++kc)
+            ldmatrix_x4(a[mt][kc], rows + (mt * 16 + (lane & 15u)) * STRIDE + kc * 16 + (lane >> 4) * 8);
+    __syncwarp();
+}
+
+/// One layer's float32 sums for outputs [n0, n0 + 8) of the warp's 32 rows: c[mt] holds rows
+/// mt * 16 + lane / 4 (c[mt][0], c[mt][1]) and + 8 (c[mt][2], c[mt][3]), at columns
+/// n0 + 2 (lane % 4) and + 1.
+template <int KP, int STRIDE, bool BF16>
+__device__ __forceinline__ void sums(float (&c)[2][4], const unsigned (&a)[2][KP / 16][4],
+                                     const unsigned short* w, const float* bias, int n0, unsigned lane) {
+    const int col = n0 + 2 * int(lane & 3u);
+    const float b0 = bias[col], b1 = bias[col + 1];
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt) {
+        c[mt][0] = b0;
+        c[mt][1] = b1;
+        c[mt][2] = b0;
+        c[mt][3] = b1;
+    }
+    // B fragments of 16 inputs, two k-steps per ldmatrix.x4 (its 4 matrices: 8 inputs each).
+    const unsigned short* rows = w + (n0 + int(lane & 7u)) * STRIDE;
+#pragma unroll
+    for (int kc = 0; kc + 1 < KP / 16; kc += 2) {
+        unsigned b[4];
+        ldmatrix_x4(b, rows + kc * 16 + int(lane >> 3) * 8);
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) {
+            mma16816<BF16>(c[mt], a[mt][kc], b[0], b[1]);
+            mma16816<BF16>(c[mt], a[mt][kc + 1], b[2], b[3]);
+        }
+    }
+    if ((KP / 16) % 2 == 1) {
+        constexpr int kc = KP / 16 - 1;
+        unsigned b[2];
+        ldmatrix_x2(b, rows + kc * 16 + int((lane >> 3) & 1u) * 8);
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) mma16816<BF16>(c[mt], a[mt][kc < 0 ? 0 : kc], b[0], b[1]);
+    }
+}
+
+/// Step 2: a hidden layer, KP inputs to NP outputs (NP a multiple of 16), its activations
+/// rounded into the next layer's operand fragments: outputs [8t, 8t + 8) are inputs
+/// [16 (t / 2) + 8 (t % 2), + 8) of the next layer, registers 2 (t % 2) and + 1 of its k-step t / 2.
+template <int KP, int NP, int STRIDE, bool BF16, class Act>
+__device__ __forceinline__ void hidden(const unsigned (&a)[2][KP / 16][4], unsigned (&h)[2][NP / 16][4],
+                                       const void* weights, const float* bias, Act act) {
+    const unsigned lane = lane_id();
+    const unsigned short* w = static_cast<const unsigned short*>(weights);
+#pragma unroll
+    for (int t = 0; t < NP / 8; ++t) {
+        float c[2][4];
+        sums<KP, STRIDE, BF16>(c, a, w, bias, 8 * t, lane);
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) {
+            h[mt][t / 2][2 * (t % 2)] = pack<BF16>(act(c[mt][0]), act(c[mt][1]));
+            h[mt][t / 2][2 * (t % 2) + 1] = pack<BF16>(act(c[mt][2]), act(c[mt][3]));
+        }
+    }
+}
+
+/// Step 3: the last layer, KP inputs to NP outputs (a multiple of 8) in float32, into the tile
+/// (rows of NP + 4 floats); then the cell's N outputs from row `lane`.
+template <int KP, int NP, int N, int STRIDE, bool BF16, class Act>
+__device__ __forceinline__ void store_outputs(float (&out)[N], const unsigned (&a)[2][KP / 16][4], float* tile,
+                                              const void* weights, const float* bias, Act act) {
+    constexpr int kRow = NP + 4;
+    const unsigned lane = lane_id();
+    const unsigned short* w = static_cast<const unsigned short*>(weights);
+#pragma unroll
+    for (int t = 0; t < NP / 8; ++t) {
+        float c[2][4];
+        sums<KP, STRIDE, BF16>(c, a, w, bias, 8 * t, lane);
+        const int col = 8 * t + 2 * int(lane & 3u);
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) {
+            const int row = mt * 16 + int(lane >> 2);
+            *reinterpret_cast<float2*>(tile + row * kRow + col) = make_float2(act(c[mt][0]), act(c[mt][1]));
+            *reinterpret_cast<float2*>(tile + (row + 8) * kRow + col) = make_float2(act(c[mt][2]), act(c[mt][3]));
+        }
+    }
+    __syncwarp();
+    const float* row = tile + lane * kRow;
+#pragma unroll
+    for (int n = 0; n < N; n += 4) {
+        const float4 v = *reinterpret_cast<const float4*>(row + n);
+        out[n] = v.x;
+        if (n + 1 < N) out[n + 1 < N ? n + 1 : 0] = v.y;
+        if (n + 2 < N) out[n + 2 < N ? n + 2 : 0] = v.z;
+        if (n + 3 < N) out[n + 3 < N ? n + 3 : 0] = v.w;
+    }
+    __syncwarp();
+}
+
+} // namespace mma
+} // namespace loom

@@ -1,0 +1,107 @@
+// Chains of Dense layers on tensor cores (Schedule::tensor_cores) on the GPU: mma.sync on float16
+// and bfloat16 operands, against the CPU target, which rounds the same values in software, and
+// against the double reference of tests/support/tensor_core_chains.hpp (where the tolerance is
+// explained). Cell counts that are not multiples of 32 (the last warp's lanes past the end
+// compute the last cell again and store nothing: cells past the end of a larger array stay
+// poisoned), 1D and 2D, several block shapes. Skips with the driver's reason without a GPU.
+#include "tests/gpu/gpu_test_support.hpp"
+#include "tests/support/tensor_core_chains.hpp"
+
+#include <loom/loom.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace loom {
+namespace {
+
+using test::TensorCoreCase;
+
+/// y = chain(x) over a `dims`-D array of `shape`, run on the GPU with `schedule` and on the CPU
+/// target with the same schedule; every output checked against both.
+void check_on_gpu(const TensorCoreCase& c, const Shape& shape, Schedule schedule, const std::string& name) {
+    const int in = c.widths.front(), out = c.widths.back();
+    const std::string dims = std::to_string(shape.size()) + "D";
+    auto [x, y] = fields<2>("x(" + std::to_string(in) + "), y(" + std::to_string(out) + "): float32[" + dims + "]");
+    AssignmentCollection ac;
+    c.chain().assign(ac, y.vec(), x.vec());
+    schedule.tensor_cores = c.operand;
+    KernelConfig cfg;
+    cfg.name = name;
+    KernelFunction gpu = create_kernel(ac, cfg, schedule).compile();
+    cfg.target = Target::CPU;
+    KernelFunction cpu = create_kernel(ac, cfg, schedule).compile();
+
+    Shape xs = shape, ys = shape;
+    xs.push_back(in);
+    ys.push_back(out);
+    auto hx = HostArray<float>::random(xs, 7 + c.seed);
+    auto hy = HostArray<float>::zeros(ys);
+    hy.fill(std::numeric_limits<float>::quiet_NaN());
+    auto dx = DeviceArray<float>::from_host(hx.to_host(), xs);
+    auto dy = DeviceArray<float>::from_host(hy.to_host(), ys);
+    nn::Weights<HostArray<float>> hw(c.chain(), c.weights, c.biases);
+    nn::Weights<DeviceArray<float>> dw(c.chain(), c.weights, c.biases);
+    Args ha = args("x", hx, "y", hy), da = args("x", dx, "y", dy);
+    hw.add_to(ha);
+    dw.add_to(da);
+    cpu(ha);
+    gpu(da);
+    const std::vector<float> xv = hx.to_host(), want_cpu = hy.to_host(), got = dy.to_host();
+    std::int64_t cells = 1;
+    for (auto s : shape) cells *= s;
+    std::vector<double> want, scale;
+    for (std::int64_t cell = 0; cell < cells; ++cell) {
+        c.reference(std::vector<double>(xv.begin() + cell * in, xv.begin() + (cell + 1) * in), want, scale);
+        for (int i = 0; i < out; ++i) {
+            const std::size_t at = std::size_t(cell * out + i);
+            const double tol = c.tolerance(scale[std::size_t(i)]);
+            ASSERT_LE(std::fabs(got[at] - want[std::size_t(i)]), tol)
+                << name << ": cell " << cell << " output " << i << ": GPU " << got[at] << ", reference "
+                << want[std::size_t(i)] << "\n"
+                << gpu.source();
+            ASSERT_LE(std::fabs(got[at] - want_cpu[at]), tol)
+                << name << ": cell " << cell << " output " << i << ": GPU " << got[at] << ", CPU target " << want_cpu[at];
+        }
+    }
+}
+
+TEST(GpuTensorCores, SeedModelShape) {
+    LOOM_REQUIRE_GPU();
+    auto c = TensorCoreCase::make({14, 64, 64, 3}, {nn::relu, nn::relu, nn::identity}, TensorCores::Float16, 1);
+    check_on_gpu(c, {1000}, {}, "gtc_seed");
+}
+
+TEST(GpuTensorCores, SquareChainsFloat16AndBFloat16) {
+    LOOM_REQUIRE_GPU();
+    for (int w : {16, 32, 64, 128})
+        for (TensorCores t : {TensorCores::Float16, TensorCores::BFloat16}) {
+            SCOPED_TRACE("width " + std::to_string(w) + (t == TensorCores::BFloat16 ? " bfloat16" : " float16"));
+            auto c = TensorCoreCase::make({w, w, w, w, w}, {nn::relu, nn::tanh, nn::relu, nn::identity}, t,
+                                          std::uint64_t(w));
+            check_on_gpu(c, {4099}, {}, "gtc_square" + std::to_string(w));
+        }
+}
+
+TEST(GpuTensorCores, OddWidthsAndBlocks) {
+    LOOM_REQUIRE_GPU();
+    auto c = TensorCoreCase::make({5, 24, 40, 7}, {nn::sigmoid, nn::relu, nn::tanh}, TensorCores::BFloat16, 7);
+    for (int threads : {32, 96, 256}) {
+        SCOPED_TRACE("block " + std::to_string(threads));
+        Schedule s;
+        s.block = std::array<int, 3>{threads, 1, 1};
+        check_on_gpu(c, {777}, s, "gtc_odd" + std::to_string(threads));
+    }
+}
+
+TEST(GpuTensorCores, TwoDimensionalGrid) {
+    LOOM_REQUIRE_GPU();
+    auto c = TensorCoreCase::make({14, 64, 64, 3}, {nn::relu, nn::relu, nn::identity}, TensorCores::Float16, 3);
+    check_on_gpu(c, {37, 45}, {}, "gtc_2d");
+}
+
+} // namespace
+} // namespace loom

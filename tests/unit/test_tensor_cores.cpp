@@ -1,0 +1,183 @@
+// Chains of Dense layers on tensor cores (Schedule::tensor_cores) on the CPU target, which
+// rounds what the GPU's mma.sync rounds (inputs, weights, activations between layers) in
+// software: each network runs on fresh random inputs (outputs poisoned first) and is checked
+// against a double-precision reference that rounds the same values (tests/support/
+// tensor_core_chains.hpp, where the tolerance is explained). Each kernel's CUDA version is
+// compiled by NVRTC for sm_90. Errors: a schedule with nothing for the tensor cores, forms that
+// do not give a warp 32 cells, too little shared memory.
+#include "tests/support/cpu_config.hpp"
+#include "tests/support/expect_error.hpp"
+#include "tests/support/nvrtc_check.hpp"
+#include "tests/support/tensor_core_chains.hpp"
+
+#include <loom/loom.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace loom {
+namespace {
+
+using test::TensorCoreCase;
+
+Schedule on_tensor_cores(TensorCores t) {
+    Schedule s;
+    s.tensor_cores = t;
+    return s;
+}
+
+/// The kernel y = chain(x) over `cells` cells of float32 (or float16) vectors.
+Kernel chain_kernel(const TensorCoreCase& c, Target target, const std::string& name, ScalarType io,
+                    const Schedule& schedule) {
+    const std::string t = io == ScalarType::Float16 ? "float16" : "float32";
+    auto [x, y] = fields<2>("x(" + std::to_string(c.widths.front()) + "), y(" + std::to_string(c.widths.back()) +
+                            "): " + t + "[1D]");
+    AssignmentCollection ac;
+    c.chain().assign(ac, y.vec(), x.vec());
+    KernelConfig cfg = test::cpu(name);
+    cfg.target = target;
+    return create_kernel(ac, cfg, schedule);
+}
+
+/// Runs the case on the CPU target and checks every output of `cells` cells.
+template <typename T>
+void check_on_cpu(const TensorCoreCase& c, std::int64_t cells, const std::string& name) {
+    const ScalarType io = std::is_same_v<T, half> ? ScalarType::Float16 : ScalarType::Float32;
+    const Schedule s = on_tensor_cores(c.operand);
+    Kernel cpu = chain_kernel(c, Target::CPU, name, io, s);
+    test::expect_compiles_for_sm90(chain_kernel(c, Target::CUDA, name, io, s));
+    const int in = c.widths.front(), out = c.widths.back();
+    auto x = HostArray<T>::random({cells, in}, 1000 + c.seed);
+    auto y = HostArray<T>::zeros({cells, out});
+    y.fill(T(std::numeric_limits<float>::quiet_NaN()));
+    nn::Weights<HostArray<float>> weights(c.chain(), c.weights, c.biases);
+    Args a = args("x", x, "y", y);
+    weights.add_to(a);
+    cpu.compile()(a);
+    const std::vector<T> xs = x.to_host(), ys = y.to_host();
+    std::vector<double> want, scale;
+    for (std::int64_t cell = 0; cell < cells; ++cell) {
+        std::vector<double> xc;
+        for (int j = 0; j < in; ++j) xc.push_back(double(float(xs[std::size_t(cell * in + j)])));
+        c.reference(xc, want, scale);
+        for (int i = 0; i < out; ++i) {
+            const double got = double(float(ys[std::size_t(cell * out + i)]));
+            // A float16 output rounds once more.
+            const double tol = c.tolerance(scale[std::size_t(i)]) +
+                               (io == ScalarType::Float16 ? std::fabs(want[std::size_t(i)]) * std::ldexp(1.0, -11) : 0.0);
+            ASSERT_LE(std::fabs(got - want[std::size_t(i)]), tol)
+                << name << ": cell " << cell << " output " << i << ": got " << got << ", expected "
+                << want[std::size_t(i)] << " (scale " << scale[std::size_t(i)] << ")";
+        }
+    }
+}
+
+TEST(TensorCores, SeedModelShapeFloat16) {
+    // 14 -> 64 -> 64 -> 3, as in seed 001: inputs padded to 16, outputs to 8.
+    auto c = TensorCoreCase::make({14, 64, 64, 3}, {nn::relu, nn::relu, nn::identity}, TensorCores::Float16, 1);
+    check_on_cpu<float>(c, 131, "tc_seed");
+}
+
+TEST(TensorCores, SquareChainsAtWidths16To128) {
+    for (int w : {16, 32, 64, 128}) {
+        SCOPED_TRACE("width " + std::to_string(w));
+        auto c = TensorCoreCase::make({w, w, w, w, w}, {nn::relu, nn::tanh, nn::relu, nn::identity},
+                                      TensorCores::Float16, std::uint64_t(w));
+        check_on_cpu<float>(c, 67, "tc_square" + std::to_string(w));
+    }
+}
+
+TEST(TensorCores, BFloat16OperandsAndOddWidths) {
+    // Widths that pad everywhere: 5 inputs, 24 and 40 hidden (not multiples of 16), 7 outputs.
+    auto c = TensorCoreCase::make({5, 24, 40, 7}, {nn::sigmoid, nn::relu, nn::tanh}, TensorCores::BFloat16, 7);
+    check_on_cpu<float>(c, 45, "tc_bf16");
+}
+
+TEST(TensorCores, Float16FieldsInAndOut) {
+    auto c = TensorCoreCase::make({32, 32, 16}, {nn::relu, nn::identity}, TensorCores::Float16, 11);
+    check_on_cpu<half>(c, 99, "tc_f16_io");
+}
+
+TEST(TensorCores, OneLayer) {
+    auto c = TensorCoreCase::make({48, 8}, {nn::identity}, TensorCores::Float16, 13);
+    check_on_cpu<float>(c, 40, "tc_one");
+}
+
+TEST(TensorCores, TheRoundingIsThereToSee) {
+    // The tolerance above is a bound for the rare activation whose rounding tips; typical errors
+    // are far below it. So compare averages: the tensor-core kernel is at least 20 times closer to
+    // the rounded reference than the same network in plain float32 is, on the same inputs.
+    auto c = TensorCoreCase::make({64, 64, 64}, {nn::relu, nn::identity}, TensorCores::Float16, 17);
+    auto [x, y] = fields<2>("x(64), y(64): float32[1D]");
+    AssignmentCollection ac;
+    c.chain().assign(ac, y.vec(), x.vec());
+    auto run = [&](const Schedule& s, const std::string& name) {
+        auto xs = HostArray<float>::random({32, 64}, 5);
+        auto ys = HostArray<float>::zeros({32, 64});
+        nn::Weights<HostArray<float>> weights(c.chain(), c.weights, c.biases);
+        Args a = args("x", xs, "y", ys);
+        weights.add_to(a);
+        create_kernel(ac, test::cpu(name), s).compile()(a);
+        std::vector<double> want, scale;
+        const std::vector<float> xv = xs.to_host(), yv = ys.to_host();
+        double error = 0;
+        for (int cell = 0; cell < 32; ++cell) {
+            c.reference(std::vector<double>(xv.begin() + cell * 64, xv.begin() + (cell + 1) * 64), want, scale);
+            for (int i = 0; i < 64; ++i) error += std::fabs(yv[std::size_t(cell * 64 + i)] - want[std::size_t(i)]);
+        }
+        return error;
+    };
+    const double rounded = run(on_tensor_cores(TensorCores::Float16), "tc_rounded");
+    const double plain = run(Schedule{}, "tc_plain");
+    EXPECT_GT(plain, 0.0);
+    EXPECT_LT(rounded * 20, plain) << "tensor cores " << rounded << ", plain float32 " << plain;
+}
+
+TEST(TensorCores, TheCudaSourceUsesMmaAndTheScheduleSaysSo) {
+    auto c = TensorCoreCase::make({14, 64, 3}, {nn::relu, nn::identity}, TensorCores::Float16, 3);
+    Kernel k = chain_kernel(c, Target::CUDA, "tc_source", ScalarType::Float32, on_tensor_cores(TensorCores::Float16));
+    const std::string& src = k.source();
+    EXPECT_NE(src.find("#include \"loom/mma.cuh\""), std::string::npos) << src;
+    EXPECT_NE(src.find("loom::mma::hidden<16, 64, 24, false>"), std::string::npos) << src;
+    EXPECT_NE(src.find("loom::mma::store_outputs<64, 8, 3, 72, false>"), std::string::npos) << src;
+    EXPECT_NE(k.schedule().describe().find("tensor_cores = Float16"), std::string::npos);
+    EXPECT_EQ((*k.schedule().block)[0], 128);
+    EXPECT_EQ(Schedule{}.describe().find("tensor_cores"), std::string::npos); // unset: not said
+}
+
+TEST(TensorCoreErrors, NothingForTheTensorCores) {
+    auto [x, y] = fields<2>("x(4), y(4): float32[1D]");
+    AssignmentCollection ac;
+    nn::Chain(nn::Dense(nn::glorot_uniform(4, 4, 1))).assign(ac, y.vec(), x.vec());
+    LOOM_EXPECT_ERROR(create_kernel(ac, test::cpu("tc_none"), on_tensor_cores(TensorCores::Float16)), UserError,
+                      {"kernel 'tc_none' has Schedule::tensor_cores set, but no layer to compute on tensor cores",
+                             "nn::Dense::runtime"});
+}
+
+TEST(TensorCoreErrors, FormsThatDoNotGiveAWarp32Cells) {
+    auto c = TensorCoreCase::make({16, 16}, {nn::relu}, TensorCores::Float16, 1);
+    Schedule s = on_tensor_cores(TensorCores::Float16);
+    s.vector_width = 4;
+    LOOM_EXPECT_ERROR(chain_kernel(c, Target::CUDA, "tc_lanes", ScalarType::Float32, s), UserError,
+                      {"kernel 'tc_lanes' has Schedule::tensor_cores with vector_width > 1",
+                             "32 lanes of a warp compute 32 cells together"});
+    s = on_tensor_cores(TensorCores::BFloat16);
+    s.block = std::array<int, 3>{48, 2, 1};
+    LOOM_EXPECT_ERROR(chain_kernel(c, Target::CUDA, "tc_block", ScalarType::Float32, s), UserError,
+                      {"tensor_cores with block (48, 2, 1)", "multiple of 32, e.g. (32, 2, 1)"});
+}
+
+TEST(TensorCoreErrors, TooLittleSharedMemory) {
+    auto c = TensorCoreCase::make({64, 64, 64}, {nn::relu, nn::identity}, TensorCores::Float16, 1);
+    Schedule s = on_tensor_cores(TensorCores::Float16);
+    s.shared_memory_budget = 16 * 1024;
+    LOOM_EXPECT_ERROR(chain_kernel(c, Target::CUDA, "tc_budget", ScalarType::Float32, s), UserError,
+                      {"kernel 'tc_budget' computes its layers on tensor cores", "layer0_W_mma 9216 bytes",
+                             "the tiles of 4 warps", "more than the 16384 bytes of Schedule::shared_memory_budget"});
+}
+
+} // namespace
+} // namespace loom
