@@ -45,6 +45,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -73,6 +74,7 @@ constexpr double kRotateBytes = 200e6; // the input and output sets of a row tog
 struct Options {
     std::string json;
     bool quick = false, wide = false;
+    int cells = 0, block = 0; // --cells, --block: Schedule::cells_per_thread and block x (0: loom's choice)
     double peak_tflops = 989; // H100 SXM, dense float16 with float32 sums
 };
 
@@ -82,6 +84,7 @@ struct Case {
     ScalarType io = ScalarType::Float16;
     TensorCores operand = TensorCores::Float16;
     bool optional = false; // added by --wide: a build error is reported, not a failure
+    int cells = 0, block = 0; // the schedule's cells_per_thread and block x, 0: loom's choice
 };
 
 const char* io_name(ScalarType t) { return t == ScalarType::Float16 ? "float16" : "float32"; }
@@ -163,7 +166,9 @@ Kernel make_kernel(const Case& c) {
     cfg.name = "tensor_mlp" + w;
     cfg.index_type = ScalarType::Int32; // N * W <= 2^28 components: one variant to compile
     Schedule s;
-    s.tensor_cores = c.operand; // everything else as loom chooses
+    s.tensor_cores = c.operand; // everything else as loom chooses, unless --cells / --block
+    s.cells_per_thread = c.cells;
+    if (c.block > 0) s.block = std::array<int, 3>{c.block, 1, 1};
     return create_kernel(ac, cfg, s);
 }
 
@@ -384,6 +389,10 @@ bool parse_args(int argc, char** argv, Options& opt) {
             opt.quick = true;
         } else if (a == "--wide") {
             opt.wide = true;
+        } else if (a == "--cells" && i + 1 < argc) {
+            opt.cells = std::atoi(argv[++i]);
+        } else if (a == "--block" && i + 1 < argc) {
+            opt.block = std::atoi(argv[++i]);
         } else if (a == "--peak-tflops" && i + 1 < argc) {
             char* end = nullptr;
             opt.peak_tflops = std::strtod(argv[++i], &end);
@@ -402,7 +411,7 @@ int main(int argc, char** argv) {
     Options opt;
     if (!parse_args(argc, argv, opt)) {
         std::fprintf(stderr,
-                     "usage: %s [--json PATH] [--quick] [--wide] [--peak-tflops T]\n"
+                     "usage: %s [--json PATH] [--quick] [--wide] [--peak-tflops T] [--cells C] [--block B]\n"
                      "  --quick: N = 2^14, 5 runs, 2 array sets (smoke test)\n"
                      "  --wide: also width 256\n"
                      "  --peak-tflops: the tensor-core peak the TFLOP/s are compared with (default 989)\n",
@@ -423,6 +432,10 @@ int main(int argc, char** argv) {
     if (opt.wide) cases.push_back({256, ScalarType::Float16, TensorCores::Float16, /*optional=*/true});
     cases.push_back({64, ScalarType::Float16, TensorCores::BFloat16});
     cases.push_back({64, ScalarType::Float32, TensorCores::Float16});
+    for (Case& c : cases) {
+        c.cells = opt.cells;
+        c.block = opt.block;
+    }
 
     // Why nothing is timed ("" when everything is): no GPU, or one without mma.sync on 16-bit types.
     std::string untimed;

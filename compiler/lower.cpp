@@ -294,13 +294,28 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         layer_options.tensor_operand = tensor_cores == TensorCores::BFloat16 ? ScalarType::BFloat16 : ScalarType::Float16;
     Stmt layers = lower_layers(analysis.body, layer_options);
     log.record("lower_layers", analysis.body, layers);
-    const bool mma = count_mma_chains(layers) > 0;
+    std::int64_t mma_weight_bytes = 0;
+    const bool mma = count_mma_chains(layers, &mma_weight_bytes) > 0;
     if (tensor_cores != TensorCores::Off && !mma)
         throw UserError(fmt::format(
             "kernel '{}' has Schedule::tensor_cores set, but no layer to compute on tensor cores: they "
             "take chains of nn::Dense layers with runtime float32 weights (nn::Dense::runtime); "
             "leave tensor_cores unset for this kernel",
             config.name));
+    for (const std::string& why : tensor_core_width_errors(layers))
+        throw UserError(fmt::format("kernel '{}' has Schedule::tensor_cores, but {}; tensor cores take "
+                                    "layers of at most {} inputs and outputs (their fragments live in "
+                                    "registers): split the layer, or leave tensor_cores unset",
+                                    config.name, why, kMaxTensorCoreWidth));
+    // A warp's 32 lanes compute its cells' chain together: not where blocks share out the cells
+    // of a reduction across cells, or compute stages on tiles.
+    if (mma && (!cell_reduction_targets(assignments).empty() || analysis.stage_halos))
+        throw UserError(fmt::format(
+            "kernel '{}' has Schedule::tensor_cores with {}: on tensor cores the 32 lanes of a warp "
+            "compute 32 cells together, which that form does not give them; compute the layers in "
+            "a kernel of their own, or leave tensor_cores unset",
+            config.name, analysis.stage_halos ? "stages that read an earlier stage at neighbouring cells"
+                                             : "a reduction across cells"));
 
     // 3. Simplify: fold constants, drop identities.
     log.start();
@@ -421,6 +436,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             facts.widest_element = std::max(facts.widest_element, bit_width(f->type) / 8);
         facts.updates_a_field = updates_a_field(cse);
         facts.tensor_cores = mma;
+        facts.tensor_core_weight_bytes = mma_weight_bytes;
         // 7a-7b'. The schedule, the GPU mapping and the stages, with a smaller chosen tile while
         // the stages' tiles do not fit the shared memory (many stages, time steps, 3D halos).
         GpuMapped threads;
@@ -435,7 +451,11 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             // 7b. GPU mapping: each mapped loop is bound to the grid, the fastest memory axis
             // to x.
             log.start();
-            threads = map_to_gpu(nest, plan_thread_mapping(*analysis.primary, k.schedule));
+            // On tensor cores a thread's cells are 32 apart along x (converge_warps), not a
+            // group along cells_axis.
+            Schedule mapping = k.schedule;
+            if (mma) mapping.cells_per_thread = 1;
+            threads = map_to_gpu(nest, plan_thread_mapping(*analysis.primary, mapping));
             log.record("map_to_gpu", nest, threads.body);
 
             // 7b'. Stages: each block computes the earlier stages over its tile plus a halo,
@@ -457,7 +477,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         // lanes past the last cell computing it again without storing it.
         if (cuda && mma) {
             log.start();
-            Stmt whole = converge_warps(fused.body);
+            Stmt whole = converge_warps(fused.body, k.schedule.cells_per_thread);
             log.record("converge_warps", fused.body, whole);
             fused.body = whole;
         }
@@ -466,7 +486,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         // loaded once (register streaming along the cells' axis).
         const Stmt unstreamed = fused.body;
         bool for_lanes = false; // streamed only because lanes would load the group's rows at once
-        if (cuda && *k.schedule.stream_cells) {
+        if (cuda && *k.schedule.stream_cells && !mma) {
             log.start();
             // Asked for: wherever cells share a read; chosen: where that saves enough of them,
             // or, with lanes, wherever they share one and the group's rows fit in registers.
@@ -587,10 +607,9 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     std::set<const FieldInfo*> staged_layers;
     if (mma) {
         log.start();
-        const auto& block = *k.schedule.block;
-        const int warps = cuda ? block[0] * block[1] * block[2] / kWarpSize : 0;
+        const int warps = cuda ? (*k.schedule.block)[0] * (*k.schedule.block)[1] * (*k.schedule.block)[2] / kWarpSize : 0;
         StagedLayers staged = stage_layer_weights(flat, space.globals, warps,
-                                                  schedule.shared_memory_budget.value_or(kMaxSharedMemoryPerBlock),
+                                                  k.schedule.shared_memory_budget.value_or(kMaxSharedMemoryPerBlock),
                                                   config.name);
         log.record("stage_layer_weights", flat, staged.body);
         flat = staged.body;

@@ -7,7 +7,12 @@
 //   - the feature grid is a *buffer*: a field read at computed positions, grid.at({i, j})(c),
 //     not at offsets from the current cell, so it has its own shape;
 //   - the layers have *runtime weights* (nn::Dense::runtime): kernel arguments l0_W, l0_b, ...
-//     that the GPU kernel copies into shared memory once per block.
+//     that the GPU kernel copies into shared memory once per block;
+//   - the same kernel with Schedule::tensor_cores = TensorCores::Float16: each warp computes the
+//     MLP for 32 pixels together with mma.sync, the weights and the activations between layers
+//     rounded to float16, the sums in float32. The CPU target rounds the same values in software;
+//     both are compared with the float32 loop within 4e-3 (a float16 rounding is 2^-11 relative;
+//     the outputs, sigmoids in (0, 1), move by less than a quarter of what reaches them).
 // The kernel runs on the CPU target and (if there is one) on the GPU, both are compared with a
 // hand-written loop, and the image is written to image_model.ppm (or the path in argv[1]).
 #include <loom/loom.hpp>
@@ -166,6 +171,35 @@ int main(int argc, char** argv) {
                     "image comes from the CPU target.\n", cubin.size(),
                     cuda_unavailable_reason().c_str());
     }
+    // ---- On tensor cores: float16 operands, float32 sums ----
+    const double tensor_tolerance = 4e-3;
+    const Schedule tensor{.tensor_cores = TensorCores::Float16};
+    KernelFunction tensor_cpu = create_kernel(ac, {.target = Target::CPU, .name = "image_model_tc"}, tensor).compile();
+    host_image.fill(std::numeric_limits<float>::quiet_NaN());
+    tensor_cpu(cpu_args);
+    const double tensor_cpu_error = max_difference(host_image.to_host(), expected);
+    std::printf("tensor cores, float16 operands, as the CPU target rounds them: max |cpu - loop| = %.3g (%s)\n",
+                tensor_cpu_error, tensor_cpu_error < tensor_tolerance ? "ok" : "MISMATCH");
+    if (!(tensor_cpu_error < tensor_tolerance)) return 1;
+    Kernel tensor_kernel = create_kernel(ac, {.name = "image_model_tc"}, tensor);
+    if (cuda_available()) {
+        KernelFunction on_gpu = tensor_kernel.compile();
+        auto device_image = DeviceArray<float>::zeros({kImage, kImage, 3});
+        device_image.fill(std::numeric_limits<float>::quiet_NaN());
+        auto device_grid = DeviceArray<float>::from_host(features, {kCorners, kCorners, kFeatures});
+        const nn::Weights<DeviceArray<float>> device_weights(mlp, matrices, biases);
+        Args gpu_args = args("image", device_image, "grid", device_grid);
+        device_weights.add_to(gpu_args);
+        on_gpu(gpu_args);
+        on_gpu.synchronize();
+        const double error = max_difference(device_image.to_host(), expected);
+        std::printf("tensor cores on the GPU (%s, %s): max |gpu - loop| = %.3g (%s)\n", device_info().name.c_str(),
+                    tensor_kernel.schedule().describe().c_str(), error, error < tensor_tolerance ? "ok" : "MISMATCH");
+        if (!(error < tensor_tolerance)) return 1;
+    } else {
+        std::printf("The tensor-core kernel compiles to a %zu-byte sm_90 CUBIN.\n", tensor_kernel.cubin(90).size());
+    }
+
     const std::string path = argc > 1 ? argv[1] : "image_model.ppm";
     write_ppm(path, rgb);
     std::printf("wrote %s\n", path.c_str());

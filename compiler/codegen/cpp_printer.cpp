@@ -139,21 +139,21 @@ protected:
                                                                      : "loom::to_float(loom::to_half({}))";
         std::string out = pad + "{\n";
         out += fmt::format("{}float loom_x0[{}];\n", in, n->k_pad(0));
-        out += fmt::format("{}for (int k = 0; k < {}; ++k) loom_x0[k] = k < {} ? {} : 0.0f;\n", in, n->k_pad(0),
-                           n->layers[0].inputs, fmt::format(fmt::runtime(round), buffer_name(*n->input) + "[k]"));
+        out += fmt::format("{}for (int loom_k = 0; loom_k < {}; ++loom_k) loom_x0[loom_k] = loom_k < {} ? {} : 0.0f;\n", in, n->k_pad(0),
+                           n->layers[0].inputs, fmt::format(fmt::runtime(round), buffer_name(*n->input) + "[loom_k]"));
         for (std::size_t l = 0; l < n->layers.size(); ++l) {
             const bool last = l + 1 == n->layers.size();
             out += fmt::format("{}float loom_x{}[{}];\n", in, l + 1, n->n_pad(l));
-            out += fmt::format("{}for (int n = 0; n < {}; ++n) {{\n", in, n->n_pad(l));
-            out += fmt::format("{}    float sum = {}[n];\n", in, buffer_name(*n->biases[l]));
-            out += fmt::format("{}    for (int k = 0; k < {}; ++k) sum += loom::to_float({}[n * {} + k]) * loom_x{}[k];\n",
+            out += fmt::format("{}for (int loom_n = 0; loom_n < {}; ++loom_n) {{\n", in, n->n_pad(l));
+            out += fmt::format("{}    float loom_sum = {}[loom_n];\n", in, buffer_name(*n->biases[l]));
+            out += fmt::format("{}    for (int loom_k = 0; loom_k < {}; ++loom_k) loom_sum += loom::to_float({}[loom_n * {} + loom_k]) * loom_x{}[loom_k];\n",
                                in, n->k_pad(l), buffer_name(*n->weights[l]), n->row_stride(l), l);
-            out += fmt::format("{}    const float value = ({})(sum);\n", in, activation_lambda(n->layers[l]));
-            out += fmt::format("{}    loom_x{}[n] = {};\n", in, l + 1,
-                               last ? std::string("value") : fmt::format(fmt::runtime(round), "value"));
+            out += fmt::format("{}    const float loom_value = ({})(loom_sum);\n", in, activation_lambda(n->layers[l]));
+            out += fmt::format("{}    loom_x{}[loom_n] = {};\n", in, l + 1,
+                               last ? std::string("loom_value") : fmt::format(fmt::runtime(round), "loom_value"));
             out += in + "}\n";
         }
-        out += fmt::format("{}for (int n = 0; n < {}; ++n) {}[n] = loom_x{}[n];\n", in, n->layers.back().outputs,
+        out += fmt::format("{}for (int loom_n = 0; loom_n < {}; ++loom_n) {}[loom_n] = loom_x{}[loom_n];\n", in, n->layers.back().outputs,
                            buffer_name(*n->output), n->layers.size());
         return out + pad + "}\n";
     }

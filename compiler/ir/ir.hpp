@@ -649,9 +649,16 @@ struct MmaChainNode : StmtNode {
     /// ldmatrix reads start 16 bytes apart modulo 128 and fall into distinct banks.
     int row_stride(std::size_t l) const { return k_pad(l) + 8; }
     /// float32 words of a warp's tile: 32 rows of the first layer's 16-bit inputs, or of the
-    /// last layer's float32 outputs (each row 4 words longer, for the same reason).
+    /// last layer's float32 outputs, up to 32 at a time (each row 4 words longer, for the same
+    /// reason).
     std::int64_t tile_floats() const {
-        return 32 * std::max<std::int64_t>(row_stride(0) / 2, n_pad(layers.size() - 1) + 4);
+        return 32 * std::max<std::int64_t>(row_stride(0) / 2, std::min(n_pad(layers.size() - 1), 32) + 4);
+    }
+    /// Bytes of the staged weights, all layers.
+    std::int64_t weight_bytes() const {
+        std::int64_t b = 0;
+        for (std::size_t l = 0; l < layers.size(); ++l) b += std::int64_t(n_pad(l)) * row_stride(l) * 2;
+        return b;
     }
     /// Checks: float32 local arrays of the first layer's inputs and the last layer's outputs;
     /// layers that chain, each float32 with runtime weights; operand Float16 or BFloat16; one

@@ -62,8 +62,8 @@ void check_schedule(const Schedule& s, const std::string& kernel) {
                          : s.reduce_in_block.value_or(false) ? "reduce_in_block = true"
                          : s.reduce_in_warp.value_or(false) ? "reduce_in_warp = true"
                          : s.manual_launch_grid ? "manual_launch_grid = true"
-                         : s.cells_per_thread > 1 ? "cells_per_thread > 1"
-                         : s.vector_width > 1 ? "vector_width > 1" : nullptr;
+                         : s.vector_width > 1 ? "vector_width > 1"
+                         : s.stream_cells.value_or(false) ? "stream_cells = true" : nullptr;
         if (form)
             fail(kernel, fmt::format("tensor_cores with {}: on tensor cores the 32 lanes of a warp "
                                      "compute 32 cells together, one each; set tensor_cores to "

@@ -46,7 +46,16 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
         s.block = blocks && uncached_rows                 ? std::array<int, 3>{1024, 1, 1}
                   : mapped == 1 || blocks || warps ? std::array<int, 3>{256, 1, 1}
                                                    : std::array<int, 3>{64, 4, 1};
-    if (mapped < 2 || facts.manual_grid || blocks || warps)
+    if (facts.tensor_cores) {
+        // Each warp computes cells_per_thread tiles of 32 cells in turn, so that a block stages
+        // its weights once for that many (W = 64 on an H200: 0.83 ms with one tile per warp).
+        if (s.cells_per_thread == 0) {
+            s.cells_per_thread = kMinTensorCoreTiles;
+            while (s.cells_per_thread < kMaxTensorCoreTiles && std::int64_t(s.cells_per_thread) * 2 * 2048 <= facts.tensor_core_weight_bytes)
+                s.cells_per_thread *= 2;
+        }
+        s.stream_cells = false;
+    } else if (mapped < 2 || facts.manual_grid || blocks || warps)
         s.cells_per_thread = 1;
     else if (s.cells_per_thread == 0)
         // Pointwise: GELU over 8192^2 on an H200 ran at 0.970 of copy with one cell (lanes of 4)
@@ -59,7 +68,8 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     }
     if (!s.cells_axis && mapped > 0) s.cells_axis = facts.axis_of_dim[std::size_t(mapped - 1)];
     if (!s.stream_cells) s.stream_cells = s.cells_per_thread > 1;
-    if (!s.shared_memory_budget) s.shared_memory_budget = kDefaultSharedMemoryBudget;
+    // Tensor-core layers stage their weights and the warps' tiles: a block's whole shared memory.
+    if (!s.shared_memory_budget) s.shared_memory_budget = facts.tensor_cores ? kMaxSharedMemoryPerBlock : kDefaultSharedMemoryBudget;
     if (s.vector_width == 0) {
         const bool cells_along_lanes = s.cells_per_thread > 1 && s.cells_axis == facts.lane_axis;
         // Few rows per cell, or a group whose rows stream with the lanes.

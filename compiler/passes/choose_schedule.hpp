@@ -64,6 +64,12 @@
 namespace loom::ir {
 
 /// The shared memory staged buffers may take per block when the schedule leaves it open.
+/// Tensor cores: the tiles of 32 cells each warp computes in turn (Schedule::cells_per_thread):
+/// the power of two at or below one per 2 KiB of staged weights, from 8 to 64, so that a block
+/// copies its weights once for many cells (H200, 4 layers W -> W with float16 fields, N = 2^20,
+/// tiles 8 / 16 / 32 / 64: W = 16 0.035 / 0.042 / 0.059 / 0.091 ms, W = 64 0.32 / 0.21 / 0.23 /
+/// 0.31 ms, W = 128 2.2 / 1.35 / 0.98 / 0.79 ms).
+inline constexpr int kMinTensorCoreTiles = 8, kMaxTensorCoreTiles = 64;
 inline constexpr std::size_t kDefaultSharedMemoryBudget = std::size_t(100) * 1024;
 /// The most shared memory any GPU loom targets gives one block (sm_90: 227 KiB).
 inline constexpr std::size_t kMaxSharedMemoryPerBlock = std::size_t(227) * 1024;
@@ -77,6 +83,7 @@ struct ScheduleFacts {
     bool manual_grid = false; ///< manual_launch_grid, or slice bounds that use another counter
     bool has_layers = false;  ///< the body computes local arrays in loops (neural layers)
     bool tensor_cores = false; ///< chains of layers on tensor cores (MmaChain): whole warps of cells
+    std::int64_t tensor_core_weight_bytes = 0; ///< their staged weights, all chains
     bool stage_halos = false; ///< a later stage reads an earlier one at neighbouring cells
     /// Lanes would serve: a CUDA kernel that reads every field at the cell only, or a 1D one
     /// whose other reads are at neighbouring cells (along the lanes), whose slice steps by 1

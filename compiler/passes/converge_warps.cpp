@@ -3,6 +3,8 @@
 #include "compiler/ir/visitor.hpp"
 #include "compiler/passes/simplify.hpp"
 
+#include <algorithm>
+
 namespace loom::ir {
 
 namespace {
@@ -64,6 +66,9 @@ private:
 };
 
 class Converge : public IRMutator {
+public:
+    explicit Converge(int tiles) : tiles_(std::max(1, tiles)) {}
+
 protected:
     Stmt visit_For(const ForNode* f, const Stmt& self) override {
         if (f->kind != ForKind::GpuGrid || f->dim != 0 || !contains_mma_chain(f->body))
@@ -72,23 +77,43 @@ protected:
         const ScalarType t = v->type;
         auto c = [&](std::int64_t x) { return ConstNode::make_int(t, x); };
         auto op = [](BinaryOp o, Expr a, Expr b) { return BinaryNode::make(o, std::move(a), std::move(b)); };
+        // Thread `thread` is lane thread % 32 of warp thread / 32, whose tiles of 32 cells are
+        // [32 tiles w, 32 tiles (w + 1)); in its tile `tile` it computes cell
+        // start + (32 tiles w + 32 tile + lane) step.
         Expr thread = VarNode::make(t, v->name + "_thread", v->role, v->field, v->axis);
-        // start + ceil((stop - start) / (32 step)) * 32 step: whole warps of threads.
-        Expr warp = op(BinaryOp::Mul, c(32), f->step);
+        Expr tile = VarNode::make(ScalarType::Int32, "tile", VarRole::LoopIndex);
         Expr span = op(BinaryOp::Sub, f->stop, f->start);
-        Expr stop = op(BinaryOp::Add, f->start,
-                       op(BinaryOp::Mul, op(BinaryOp::Div, op(BinaryOp::Add, span, op(BinaryOp::Sub, warp, c(1))), warp), warp));
-        // The last cell: start + ((stop - start - 1) / step) * step.
-        Expr last = op(BinaryOp::Add, f->start,
-                       op(BinaryOp::Mul, op(BinaryOp::Div, op(BinaryOp::Sub, span, c(1)), f->step), f->step));
-        Stmt body = GuardStores(op(BinaryOp::Lt, thread, f->stop)).mutate(f->body);
-        body = BlockNode::make({DeclareNode::make(f->var, op(BinaryOp::Min, thread, simplify(last))), body});
-        return ForNode::make(thread, f->start, simplify(stop), f->step, body, f->axis, f->kind, f->dim);
+        Expr cells_per_warp = c(32 * std::int64_t(tiles_));
+        Expr per_warp = op(BinaryOp::Mul, cells_per_warp, f->step);
+        // ceil((stop - start) / (32 tiles step)) warps of 32 threads.
+        Expr stop = op(BinaryOp::Mul, op(BinaryOp::Div, op(BinaryOp::Add, span, op(BinaryOp::Sub, per_warp, c(1))), per_warp),
+                       c(32));
+        Expr warp_first = op(BinaryOp::Add, op(BinaryOp::Mul, op(BinaryOp::Div, thread, c(32)), cells_per_warp),
+                             op(BinaryOp::Mul, CastNode::make(t, tile), c(32)));
+        auto at = [&](Expr k) { return op(BinaryOp::Add, f->start, op(BinaryOp::Mul, k, f->step)); };
+        Expr cell = VarNode::make(t, v->name + "_cell", VarRole::LoopIndex);
+        // The last cell: start + ((stop - start - 1) / step) step.
+        Expr last = at(op(BinaryOp::Div, op(BinaryOp::Sub, span, c(1)), f->step));
+        Stmt body = GuardStores(op(BinaryOp::Lt, cell, f->stop)).mutate(f->body);
+        body = BlockNode::make({DeclareNode::make(cell, simplify(at(op(BinaryOp::Add, warp_first, op(BinaryOp::Mod, thread, c(32)))))),
+                                DeclareNode::make(f->var, op(BinaryOp::Min, cell, simplify(last))), body});
+        // A tile past the last cell is skipped by the whole warp (the condition is the warp's).
+        body = IfThenNode::make(simplify(op(BinaryOp::Lt, at(warp_first), f->stop)), body);
+        if (tiles_ > 1)
+            body = ForNode::make(tile, ConstNode::make_int(ScalarType::Int32, 0),
+                                 ConstNode::make_int(ScalarType::Int32, tiles_), ConstNode::make_int(ScalarType::Int32, 1),
+                                 body, -1, ForKind::Rolled);
+        else
+            body = BlockNode::make({DeclareNode::make(tile, ConstNode::make_int(ScalarType::Int32, 0)), body});
+        return ForNode::make(thread, c(0), simplify(stop), c(1), body, f->axis, f->kind, f->dim);
     }
+
+private:
+    const int tiles_;
 };
 
 } // namespace
 
-Stmt converge_warps(const Stmt& body) { return Converge().mutate(body); }
+Stmt converge_warps(const Stmt& body, int tiles) { return Converge(tiles).mutate(body); }
 
 } // namespace loom::ir

@@ -2,6 +2,8 @@
 
 #include "compiler/ir/visitor.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -124,7 +126,7 @@ private:
     const LayerLowering& o_;
 };
 
-/// How many loads of each local array `body` makes.
+/// How many times `body` reads each local array: each load, and each Dense reading it whole.
 std::map<const BufferInfo*, int> array_reads(const Stmt& body) {
     struct Count : IRVisitor {
         std::map<const BufferInfo*, int> reads;
@@ -132,6 +134,7 @@ std::map<const BufferInfo*, int> array_reads(const Stmt& body) {
             ++reads[l->buffer.get()];
             IRVisitor::visit_BufferLoad(l);
         }
+        void visit_Dense(const DenseNode* d) override { ++reads[d->input.get()]; } // the whole array
     } c;
     c.visit(body);
     return c.reads;
@@ -169,7 +172,7 @@ protected:
                 for (std::size_t j = i + 1; j < n->stmts.size(); ++j) {
                     if (n->stmts[j].is<CommentNode>()) continue;
                     auto next = n->stmts[j].as<DenseNode>();
-                    if (!on_tensor_cores(next) || next->input != output || reads_[output.get()] != 0) break;
+                    if (!on_tensor_cores(next) || next->input != output || reads_[output.get()] != 1) break;
                     for (std::size_t c = last + 1; c < j; ++c) comments.push_back(n->stmts[c]);
                     inside_chains_.insert(output.get());
                     layers.push_back(next->layer);
@@ -208,12 +211,33 @@ Stmt lower_layers(const Stmt& body, const LayerLowering& options) {
     return LowerLayers(options, body).mutate(body);
 }
 
-int count_mma_chains(const Stmt& body) {
+std::vector<std::string> tensor_core_width_errors(const Stmt& body) {
+    struct Find : IRVisitor {
+        std::vector<std::string> out;
+        void visit_MmaChain(const MmaChainNode* c) override {
+            for (const DenseLayer& l : c->layers) {
+                if (l.inputs > kMaxTensorCoreWidth)
+                    out.push_back(fmt::format("its layer with weights {} has {} inputs", l.weight_field->name, l.inputs));
+                if (l.outputs > kMaxTensorCoreWidth)
+                    out.push_back(fmt::format("its layer with weights {} has {} outputs", l.weight_field->name, l.outputs));
+            }
+        }
+    } f;
+    f.visit(body);
+    return f.out;
+}
+
+int count_mma_chains(const Stmt& body, std::int64_t* weight_bytes) {
     struct Count : IRVisitor {
         int n = 0;
-        void visit_MmaChain(const MmaChainNode*) override { ++n; }
+        std::int64_t bytes = 0;
+        void visit_MmaChain(const MmaChainNode* c) override {
+            ++n;
+            bytes += c->weight_bytes();
+        }
     } c;
     c.visit(body);
+    if (weight_bytes) *weight_bytes = c.bytes;
     return c.n;
 }
 

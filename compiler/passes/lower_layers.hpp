@@ -4,6 +4,9 @@
 
 #include "compiler/ir/ir.hpp"
 
+#include <string>
+#include <vector>
+
 namespace loom::ir {
 
 /// The forms of a Dense layer with runtime weights; each computes out_i = act(b_i + sum_j
@@ -41,7 +44,13 @@ struct LayerLowering {
 /// loops, spliced into the block. Returns `body` itself when it holds no Dense statement.
 Stmt lower_layers(const Stmt& body, const LayerLowering& options = {});
 
-/// The number of MmaChain statements in `body`.
-int count_mma_chains(const Stmt& body);
+/// The widest layer a tensor-core chain takes, inputs and outputs: the warp holds a layer's
+/// inputs and outputs as fragments in registers (2 x 4 x width / 16 per lane each).
+inline constexpr int kMaxTensorCoreWidth = 256;
+/// "layer l0_W has 300 inputs" for each layer of an MmaChain in `body` wider than that.
+std::vector<std::string> tensor_core_width_errors(const Stmt& body);
+
+/// The number of MmaChain statements in `body`, and the bytes of their staged weights.
+int count_mma_chains(const Stmt& body, std::int64_t* weight_bytes = nullptr);
 
 } // namespace loom::ir

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 namespace loom::ir {
@@ -36,18 +37,26 @@ private:
     const std::map<const BufferInfo*, BufferPtr>& to_;
 };
 
-/// The bytes of the shared arrays `body` allocates already (tiles), each 16-byte aligned.
-std::size_t shared_bytes_of(const Stmt& body) {
+/// The shared arrays `body` allocates already: the bytes of the static ones (tiles), each
+/// 16-byte aligned, and the end of the dynamic ones (the tensor-core layers' arrays).
+struct SharedInUse {
+    std::size_t static_bytes = 0, dynamic_end = 0;
+};
+SharedInUse shared_bytes_of(const Stmt& body) {
     struct Sum : IRVisitor {
-        std::size_t bytes = 0;
+        SharedInUse in_use;
         void visit_Allocate(const AllocateNode* a) override {
-            if (a->buffer->scope == Scope::Shared)
-                bytes += (std::size_t(a->buffer->size()) * std::size_t(bit_width(a->buffer->type) / 8) + 15) / 16 * 16;
+            const BufferInfo& b = *a->buffer;
+            const std::size_t bytes = std::size_t(b.size()) * std::size_t(bit_width(b.type) / 8);
+            if (b.scope == Scope::Shared && !b.grid_scratch) {
+                if (b.static_shared) in_use.static_bytes += (bytes + 15) / 16 * 16;
+                else in_use.dynamic_end = std::max(in_use.dynamic_end, b.shared_offset + bytes);
+            }
             IRVisitor::visit_Allocate(a);
         }
     } sum;
     sum.visit(body);
-    return sum.bytes;
+    return sum.in_use;
 }
 
 /// Whether `body` reads `buffer` at an element that depends on the cell (an index that reads a
@@ -69,9 +78,12 @@ bool read_at_cells(const Stmt& body, const BufferPtr& buffer) {
 SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<BufferPtr>& buffers,
                                       std::size_t budget) {
     SharedStaging out;
-    const std::size_t reserved = shared_bytes_of(body); // the tiles' (static) arrays
+    // After the arrays the body has: the tiles' (static) ones, and the dynamic ones, after
+    // which these go (the dynamic memory is one block of the launch's size).
+    const SharedInUse in_use = shared_bytes_of(body);
+    const std::size_t reserved = in_use.static_bytes;
     budget = budget > reserved ? budget - reserved : 0;
-    std::size_t used = 0; // bytes of shared memory so far
+    std::size_t used = in_use.dynamic_end; // bytes of dynamic shared memory so far
     // 1. Which buffers fit, and where.
     std::vector<std::pair<BufferPtr, std::shared_ptr<BufferInfo>>> staged;
     for (const BufferPtr& global : buffers) {
@@ -95,7 +107,8 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<Buffer
         return out;
     }
     // 2. Static arrays while everything fits the static limit (see BufferInfo::static_shared).
-    for (auto& entry : staged) entry.second->static_shared = used + reserved <= kMaxStaticSharedMemory;
+    for (auto& entry : staged)
+        entry.second->static_shared = in_use.dynamic_end == 0 && used + reserved <= kMaxStaticSharedMemory;
 
     // 3. The copies: a cooperative loop each (the block's threads share its iterations),
     // W_shared[k] = W[k].

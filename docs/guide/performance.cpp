@@ -56,6 +56,17 @@ int main() {
     expect(!contains(layer.source(), "__shared__"), "no staging with a zero budget");
     expect(!layer.cubin(90).empty(), "NVRTC compiles the layer");
 
+    // [guide:tensor_cores]
+    auto [p, q] = fields<2>("p(64), q(64): float16[1D]", Layout::SoA);
+    const nn::Chain mlp(nn::Dense::runtime("t0", 64, 64, nn::relu), nn::Dense::runtime("t1", 64, 64));
+    AssignmentCollection net;
+    mlp.assign(net, q.vec(), p.vec());
+    Kernel on_tensor_cores = create_kernel(net, {.name = "mlp64"},
+                                           Schedule{.tensor_cores = TensorCores::Float16});
+    // [/guide:tensor_cores]
+    expect(contains(on_tensor_cores.source(), "loom::mma::hidden<64, 64, 72, false>"), "the chain on tensor cores");
+    expect(!on_tensor_cores.cubin(90).empty(), "NVRTC compiles the tensor-core chain");
+
     // Both layers on the CPU target, with the same weights, against a plain loop.
     const std::int64_t n = 2000;
     const nn::Matrix& w = fixed.weights();

@@ -31,7 +31,10 @@ struct Schedule {
     std::optional<std::array<int, 3>> block;
     /// Consecutive cells each thread computes along `cells_axis`, 1 to 64; 0 chooses (4 in 2D
     /// and up, 1 for kernels with layers). 1D kernels and manual grids always compute one cell
-    /// per thread (a manual grid means one thread per cell).
+    /// per thread (a manual grid means one thread per cell). With tensor_cores: the tiles of 32
+    /// consecutive cells along x each warp computes in turn, a cell per lane, so a thread's
+    /// cells are 32 apart (0 chooses 8 to 64, more for larger weights: the block copies them
+    /// into shared memory once for all its tiles).
     int cells_per_thread = 0;
     /// The spatial axis (0 = the slowest index of the array, as in `ctr(0)`) a thread's cells
     /// run along. Unset: the slowest memory axis that is mapped onto threads, so that a warp
@@ -135,8 +138,11 @@ struct Schedule {
     /// inputs, in registers; the last layer's outputs stay float32. Widths of any size up to
     /// 256 (padded with zeros to 16 inputs and 8 outputs). The CPU target rounds the same
     /// values in software, so it computes what the GPU does up to the order of the float32
-    /// sums. Needs the CUDA target's sm_80 or newer, cells_per_thread 1, vector_width 1, and
-    /// not shared_tiles, reduce_in_block, reduce_in_warp or a manual grid. Unset: Off.
+    /// sums. The block is then fixed (each warp has a tile of shared memory), its x a multiple
+    /// of 32 (unset: (128, 1, 1), or (64, 2, 1) in 2D and up); see cells_per_thread for the
+    /// tiles of 32 cells each warp computes. All shared arrays must fit shared_memory_budget
+    /// (unset here: a block's 227 KiB). Needs sm_80 or newer, and not vector_width > 1,
+    /// stream_cells, shared_tiles, reduce_in_block, reduce_in_warp or a manual grid. Unset: Off.
     std::optional<TensorCores> tensor_cores;
 
     /// One line, the fields as C++ names them: "block = (64, 4, 1), cells_per_thread = 4, ...";

@@ -152,37 +152,41 @@ __device__ __forceinline__ void hidden(const unsigned (&a)[2][KP / 16][4], unsig
     }
 }
 
-/// Step 3: the last layer, KP inputs to NP outputs (a multiple of 8) in float32, into the tile
-/// (rows of NP + 4 floats); then the cell's N outputs from row `lane`.
+/// Step 3: the last layer, KP inputs to NP outputs (a multiple of 8) in float32, CHUNK outputs at
+/// a time (at most 32: the tile's rows are CHUNK + 4 floats) into the tile, from which each lane
+/// reads its cell's outputs of the chunk (of N in all).
 template <int KP, int NP, int N, int STRIDE, bool BF16, class Act>
 __device__ __forceinline__ void store_outputs(float (&out)[N], const unsigned (&a)[2][KP / 16][4], float* tile,
                                               const void* weights, const float* bias, Act act) {
-    constexpr int kRow = NP + 4;
+    constexpr int kChunk = NP < 32 ? NP : 32, kRow = kChunk + 4;
     const unsigned lane = lane_id();
     const unsigned short* w = static_cast<const unsigned short*>(weights);
 #pragma unroll
-    for (int t = 0; t < NP / 8; ++t) {
-        float c[2][4];
-        sums<KP, STRIDE, BF16>(c, a, w, bias, 8 * t, lane);
-        const int col = 8 * t + 2 * int(lane & 3u);
+    for (int first = 0; first < NP; first += kChunk) {
 #pragma unroll
-        for (int mt = 0; mt < 2; ++mt) {
-            const int row = mt * 16 + int(lane >> 2);
-            *reinterpret_cast<float2*>(tile + row * kRow + col) = make_float2(act(c[mt][0]), act(c[mt][1]));
-            *reinterpret_cast<float2*>(tile + (row + 8) * kRow + col) = make_float2(act(c[mt][2]), act(c[mt][3]));
+        for (int t = first / 8; t < (first + kChunk) / 8 && t < NP / 8; ++t) {
+            float c[2][4];
+            sums<KP, STRIDE, BF16>(c, a, w, bias, 8 * t, lane);
+            const int col = 8 * t - first + 2 * int(lane & 3u);
+#pragma unroll
+            for (int mt = 0; mt < 2; ++mt) {
+                const int row = mt * 16 + int(lane >> 2);
+                *reinterpret_cast<float2*>(tile + row * kRow + col) = make_float2(act(c[mt][0]), act(c[mt][1]));
+                *reinterpret_cast<float2*>(tile + (row + 8) * kRow + col) = make_float2(act(c[mt][2]), act(c[mt][3]));
+            }
         }
-    }
-    __syncwarp();
-    const float* row = tile + lane * kRow;
+        __syncwarp();
+        const float* row = tile + lane * kRow;
 #pragma unroll
-    for (int n = 0; n < N; n += 4) {
-        const float4 v = *reinterpret_cast<const float4*>(row + n);
-        out[n] = v.x;
-        if (n + 1 < N) out[n + 1 < N ? n + 1 : 0] = v.y;
-        if (n + 2 < N) out[n + 2 < N ? n + 2 : 0] = v.z;
-        if (n + 3 < N) out[n + 3 < N ? n + 3 : 0] = v.w;
+        for (int n = first; n < first + kChunk && n < N; n += 4) {
+            const float4 v = *reinterpret_cast<const float4*>(row + (n - first));
+            out[n < N ? n : 0] = v.x;
+            if (n + 1 < N) out[n + 1 < N ? n + 1 : 0] = v.y;
+            if (n + 2 < N) out[n + 2 < N ? n + 2 : 0] = v.z;
+            if (n + 3 < N) out[n + 3 < N ? n + 3 : 0] = v.w;
+        }
+        __syncwarp();
     }
-    __syncwarp();
 }
 
 } // namespace mma

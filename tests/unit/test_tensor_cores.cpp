@@ -148,6 +148,60 @@ TEST(TensorCores, TheCudaSourceUsesMmaAndTheScheduleSaysSo) {
     EXPECT_EQ(Schedule{}.describe().find("tensor_cores"), std::string::npos); // unset: not said
 }
 
+TEST(TensorCores, TwoHeadsOnOneHiddenLayer) {
+    // h = l0(x) feeds two layers: no chain swallows h. Each head equals, bit for bit, the chain
+    // of l0 and that head alone (the rounding of h is the same: at a chain's entry or between
+    // its layers).
+    const nn::Dense l0 = nn::Dense::runtime("l0", 32, 14, nn::relu), la = nn::Dense::runtime("la", 3, 32),
+                    lb = nn::Dense::runtime("lb", 5, 32, nn::tanh);
+    auto [x, a, b] = fields<3>("x(14), a(3), b(5): float32[1D]");
+    const Schedule s = on_tensor_cores(TensorCores::Float16);
+    const Vec h = l0(x.vec());
+    AssignmentCollection both;
+    both.add(Assignment(a.vec(), la(h)));
+    both.add(Assignment(b.vec(), lb(h)));
+    test::expect_compiles_for_sm90(create_kernel(both, {.name = "tc_heads"}, s));
+    KernelFunction heads = create_kernel(both, test::cpu("tc_heads"), s).compile();
+    AssignmentCollection only_a, only_b;
+    nn::Chain(l0, la).assign(only_a, a.vec(), x.vec());
+    nn::Chain(l0, lb).assign(only_b, b.vec(), x.vec());
+    KernelFunction ka = create_kernel(only_a, test::cpu("tc_head_a"), s).compile();
+    KernelFunction kb = create_kernel(only_b, test::cpu("tc_head_b"), s).compile();
+
+    const std::int64_t n = 77;
+    auto xs = HostArray<float>::random({n, 14}, 3);
+    auto w0 = HostArray<float>::random({32, 14}, 4), b0 = HostArray<float>::random({32}, 5);
+    auto wa = HostArray<float>::random({3, 32}, 6), ba = HostArray<float>::random({3}, 7);
+    auto wb = HostArray<float>::random({5, 32}, 8), bb = HostArray<float>::random({5}, 9);
+    auto a1 = HostArray<float>::zeros({n, 3}), b1 = HostArray<float>::zeros({n, 5});
+    auto a2 = HostArray<float>::zeros({n, 3}), b2 = HostArray<float>::zeros({n, 5});
+    heads(args("x", xs, "a", a1, "b", b1, "l0_W", w0, "l0_b", b0, "la_W", wa, "la_b", ba, "lb_W", wb, "lb_b", bb));
+    ka(args("x", xs, "a", a2, "l0_W", w0, "l0_b", b0, "la_W", wa, "la_b", ba));
+    kb(args("x", xs, "b", b2, "l0_W", w0, "l0_b", b0, "lb_W", wb, "lb_b", bb));
+    EXPECT_EQ(a1.to_host(), a2.to_host());
+    EXPECT_EQ(b1.to_host(), b2.to_host());
+}
+
+TEST(TensorCoreErrors, FormsWhereAWarpDoesNotOwnItsCells) {
+    // The sum over all cells of a layer's first output.
+    Field x = field("x(16): float32[1D]");
+    Field total = field("total: float32[1]");
+    AssignmentCollection ac;
+    ac.add(sum_over_cells(total.at({0}), nn::Dense::runtime("l0", 16, 16)(x.vec())[0]));
+    LOOM_EXPECT_ERROR(create_kernel(ac, {.name = "tc_across"}, on_tensor_cores(TensorCores::Float16)), UserError,
+                      {"kernel 'tc_across' has Schedule::tensor_cores with a reduction across cells",
+                       "compute the layers in a kernel of their own"});
+}
+
+TEST(TensorCoreErrors, LayersWiderThanTheRegistersHold) {
+    auto [x, y] = fields<2>("x(300), y(8): float32[1D]");
+    AssignmentCollection ac;
+    nn::Chain(nn::Dense::runtime("wide", 8, 300)).assign(ac, y.vec(), x.vec());
+    LOOM_EXPECT_ERROR(create_kernel(ac, {.name = "tc_wide"}, on_tensor_cores(TensorCores::Float16)), UserError,
+                      {"kernel 'tc_wide' has Schedule::tensor_cores, but its layer with weights wide_W has 300 inputs",
+                       "at most 256 inputs and outputs"});
+}
+
 TEST(TensorCoreErrors, NothingForTheTensorCores) {
     auto [x, y] = fields<2>("x(4), y(4): float32[1D]");
     AssignmentCollection ac;
