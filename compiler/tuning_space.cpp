@@ -56,6 +56,15 @@ TuningSpace tuning_space(const LoweredKernel& k, const std::vector<SourceAssignm
     auto add = [&](Knob knob, std::vector<KnobValue> values) {
         if (values.size() > 1) space.dimensions.push_back({knob, std::move(values)});
     };
+    // Tensor cores: the tiles per warp and the block (whose x must be a multiple of 32; the
+    // warps' tiles grow with it), nothing that would take a warp's cells apart.
+    if (req.tensor_cores.value_or(TensorCores::Off) != TensorCores::Off) {
+        if (req.cells_per_thread == 0) add(Knob::CellsPerThread, {{4}, {8}, {16}, {32}, {64}});
+        if (!req.block)
+            add(Knob::Block, mapped == 1 ? std::vector<KnobValue>{{64, 1, 1}, {128, 1, 1}, {256, 1, 1}}
+                                         : std::vector<KnobValue>{{32, 2, 1}, {64, 2, 1}, {32, 4, 1}, {64, 4, 1}});
+        return space;
+    }
     // The algorithmic choices first: they change what the later fields mean.
     if (reductions && !req.reduce_in_block && !req.reduce_in_warp && mapped <= 3) {
         add(Knob::ReduceInBlock, {{0}, {1}});

@@ -141,6 +141,17 @@ TEST(AutotuneSpace, EveryCandidateOf27PointsIn3DAndOfAReduction) {
     expect_space_compiles(row_mean(), 4, 3);
 }
 
+TEST(AutotuneSpace, TensorCoresTuneTheTilesPerWarpAndTheBlockOnly) {
+    auto [x, y] = fields<2>("x(32), y(8): float32[1D]");
+    AssignmentCollection ac;
+    nn::Chain(nn::Dense::runtime("l0", 32, 32, nn::relu), nn::Dense::runtime("l1", 8, 32)).assign(ac, y.vec(), x.vec());
+    Kernel k = create_kernel(ac, {.name = "tc_tune"}, Schedule{.tensor_cores = TensorCores::Float16});
+    const TuningSpace space = k.spec().tuning;
+    EXPECT_EQ(knobs(space), (std::set<Knob>{Knob::CellsPerThread, Knob::Block}));
+    EXPECT_EQ(space.combinations(), 5u * 3);
+    expect_space_compiles(k, 4, 4);
+}
+
 TEST(AutotuneSpace, RescheduleLowersTheSameKernelWithAnotherSchedule) {
     const KernelSpec spec = five_point().spec();
     const KernelSpec two = spec.reschedule({.cells_per_thread = 2});
