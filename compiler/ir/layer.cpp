@@ -100,9 +100,10 @@ Stmt MmaChainNode::make(BufferPtr output, BufferPtr input, std::vector<DenseLaye
         check_layer(layers[l], node);
         check(layers[l].type == ScalarType::Float32 && layers[l].weight_field, node,
               "layers must be float32 with runtime weights");
-        check(l == 0 || layers[l].inputs == layers[l - 1].outputs, node,
-              fmt::format("layer {} has {} inputs after {} outputs", l, layers[l].inputs,
-                          layers[l - 1].outputs));
+        if (l > 0) // (the message is built before the test: no layer before the first)
+            check(layers[l].inputs == layers[l - 1].outputs, node,
+                  fmt::format("layer {} has {} inputs after {} outputs", l, layers[l].inputs,
+                              layers[l - 1].outputs));
     }
     for (const BufferPtr& a : {output, input})
         check(a && a->scope == Scope::Local && a->type == ScalarType::Float32, node,
