@@ -400,6 +400,15 @@ std::set<const ExprNode*> declared_variables(const Stmt& root) {
     return std::move(d.vars);
 }
 
+bool stores_to_a_field(const Stmt& s) {
+    struct Find : IRVisitor {
+        bool found = false;
+        void visit_BufferStore(const BufferStoreNode* n) override { found |= n->buffer->scope == Scope::Global; }
+    } f;
+    f.visit(s);
+    return f.found;
+}
+
 std::vector<Expr> subexpressions(const Stmt& root) {
     StmtExprCollector c;
     c.mutate(root);

@@ -48,6 +48,8 @@ protected:
 /// For analyses that need handles rather than nodes.
 std::vector<Expr> subexpressions(const Expr& root);
 std::vector<Expr> subexpressions(const Stmt& root);
+/// Whether `s` stores to a field (a Global buffer) anywhere.
+bool stores_to_a_field(const Stmt& s);
 
 /// The fields `root` stores to: through their buffers, views of them and vector stores.
 std::set<const FieldInfo*> written_fields(const Stmt& root);

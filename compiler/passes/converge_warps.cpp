@@ -1,6 +1,7 @@
 #include "compiler/passes/converge_warps.hpp"
 
 #include "compiler/ir/visitor.hpp"
+#include "compiler/passes/lower_layers.hpp"
 #include "compiler/passes/simplify.hpp"
 
 #include <algorithm>
@@ -9,23 +10,7 @@ namespace loom::ir {
 
 namespace {
 
-bool contains_mma_chain(const Stmt& s) {
-    struct Find : IRVisitor {
-        bool found = false;
-        void visit_MmaChain(const MmaChainNode*) override { found = true; }
-    } f;
-    f.visit(s);
-    return f.found;
-}
-
-bool stores_to_a_field(const Stmt& s) {
-    struct Find : IRVisitor {
-        bool found = false;
-        void visit_BufferStore(const BufferStoreNode* n) override { found |= n->buffer->scope == Scope::Global; }
-    } f;
-    f.visit(s);
-    return f.found;
-}
+bool contains_mma_chain(const Stmt& s) { return count_mma_chains(s) > 0; }
 
 /// Every store to a field under `cond`: a run of statements that store (a field's elements after
 /// the chain, with their comments) under one guard, any other such store under its own.

@@ -108,14 +108,6 @@ GpuMapped map_tiles(const std::vector<const ForNode*>& loops, const Stmt& inner,
     return out;
 }
 
-bool stores(const Stmt& s) {
-    struct Find : IRVisitor {
-        bool found = false;
-        void visit_BufferStore(const BufferStoreNode* n) override { found |= n->buffer->scope == Scope::Global; }
-    } f;
-    f.visit(s);
-    return f.found;
-}
 
 /// The statements of one cell, shared by the threads of its block (see map_to_gpu).
 Stmt share_among_threads(const Stmt& s) {
@@ -124,7 +116,7 @@ Stmt share_among_threads(const Stmt& s) {
         for (const Stmt& x : b->stmts) out.push_back(share_among_threads(x));
         return BlockNode::make(std::move(out));
     }
-    if (!stores(s)) return s;
+    if (!stores_to_a_field(s)) return s;
     auto f = s.as<ForNode>();
     if (f && f->var.as<VarNode>()->role == VarRole::Index)
         return ForNode::make(f->var, f->start, f->stop, f->step, f->body, f->axis, ForKind::Cooperative);
@@ -164,7 +156,7 @@ Stmt share_among_lanes(const Stmt& s, const Expr& lane) {
         for (const Stmt& x : b->stmts) out.push_back(share_among_lanes(x, lane));
         return BlockNode::make(std::move(out));
     }
-    if (!stores(s)) return s;
+    if (!stores_to_a_field(s)) return s;
     auto f = s.as<ForNode>();
     if (f && f->var.as<VarNode>()->role == VarRole::Index) return lane_strided_loop(f, lane, f->body);
     return IfThenNode::make(BinaryNode::make(BinaryOp::Eq, lane, ConstNode::make_int(lane.type(), 0)), s);
