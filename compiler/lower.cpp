@@ -294,8 +294,8 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         layer_options.tensor_operand = tensor_cores == TensorCores::BFloat16 ? ScalarType::BFloat16 : ScalarType::Float16;
     Stmt layers = lower_layers(analysis.body, layer_options);
     log.record("lower_layers", analysis.body, layers);
-    std::int64_t mma_weight_bytes = 0;
-    const bool mma = count_mma_chains(layers, &mma_weight_bytes) > 0;
+    const MmaChainSizes mma_sizes = mma_chain_sizes(layers);
+    const bool mma = mma_sizes.chains > 0;
     if (tensor_cores != TensorCores::Off && !mma)
         throw UserError(fmt::format(
             "kernel '{}' has Schedule::tensor_cores set, but no layer to compute on tensor cores: they "
@@ -436,7 +436,10 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             facts.widest_element = std::max(facts.widest_element, bit_width(f->type) / 8);
         facts.updates_a_field = updates_a_field(cse);
         facts.tensor_cores = mma;
-        facts.tensor_core_weight_bytes = mma_weight_bytes;
+        facts.tensor_core_weight_bytes = mma_sizes.weight_bytes;
+        facts.tensor_core_staged_bytes = mma_sizes.staged_bytes;
+        facts.tensor_core_tile_bytes = mma_sizes.tile_bytes;
+        facts.tensor_core_width = mma_sizes.widest;
         // 7a-7b'. The schedule, the GPU mapping and the stages, with a smaller chosen tile while
         // the stages' tiles do not fit the shared memory (many stages, time steps, 3D halos).
         GpuMapped threads;
@@ -626,9 +629,15 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     log.start();
     if (cuda) {
         k.launch = infer_launch_grid(mapped, k.schedule, *config.index_type);
-        // The warps' tiles are sized for the block: the kernel runs with exactly that block.
-        if (mma) k.launch.exact_block = true;
+        // The warps' tiles are sized for the block: the kernel runs with exactly that block, and
+        // is compiled for it (__launch_bounds__: a block of 512 threads gets at most 128
+        // registers each, so that it always launches).
         fit_chosen_block(k.schedule, schedule, k.launch);
+        if (mma) {
+            k.launch.exact_block = true;
+            const auto& b = *k.schedule.block;
+            k.launch.max_threads_per_block = b[0] * b[1] * b[2];
+        }
         k.launch.exact_grid = !across.empty();
     } else {
         k.launch = LaunchDescription::none("CPU target: loops, no launch grid");

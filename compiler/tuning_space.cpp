@@ -61,8 +61,8 @@ TuningSpace tuning_space(const LoweredKernel& k, const std::vector<SourceAssignm
     if (req.tensor_cores.value_or(TensorCores::Off) != TensorCores::Off) {
         if (req.cells_per_thread == 0) add(Knob::CellsPerThread, {{4}, {8}, {16}, {32}, {64}});
         if (!req.block)
-            add(Knob::Block, mapped == 1 ? std::vector<KnobValue>{{64, 1, 1}, {128, 1, 1}, {256, 1, 1}}
-                                         : std::vector<KnobValue>{{32, 2, 1}, {64, 2, 1}, {32, 4, 1}, {64, 4, 1}});
+            add(Knob::Block, mapped == 1 ? std::vector<KnobValue>{{128, 1, 1}, {256, 1, 1}, {512, 1, 1}}
+                                         : std::vector<KnobValue>{{64, 2, 1}, {128, 2, 1}, {256, 2, 1}, {64, 4, 1}});
         return space;
     }
     // The algorithmic choices first: they change what the later fields mean.

@@ -246,9 +246,10 @@ std::string CompileCache::host_key(const std::string& source, const std::string&
     hash_field(h, "host");
     hash_field(h, name);
     hash_field(h, source);
-    std::vector<std::string> command = options.command(name);
-    hash_field(h, std::to_string(command.size()));
-    for (auto& word : command) hash_field(h, word);
+    for (const std::vector<std::string>& command : {options.command(name), options.link_command(name)}) {
+        hash_field(h, std::to_string(command.size()));
+        for (auto& word : command) hash_field(h, word);
+    }
     hash_field(h, host_compiler_identity(options.compiler));
     hash_field(h, host_cpu_identity());
     return h.hex_digest();

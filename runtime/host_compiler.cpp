@@ -115,8 +115,7 @@ HostCompilerOptions HostCompilerOptions::from_environment() {
 }
 
 std::vector<std::string> HostCompilerOptions::flags() const {
-    std::vector<std::string> f = {"-std=c++17", "-O3", "-march=native", "-fopenmp", "-shared",
-                                  "-fPIC"};
+    std::vector<std::string> f = {"-std=c++17", "-O3", "-march=native", "-fopenmp", "-fPIC"};
     if (fast_math) f.push_back("-ffast-math");
     f.insert(f.end(), extra.begin(), extra.end());
     return f;
@@ -126,7 +125,14 @@ std::vector<std::string> HostCompilerOptions::command(const std::string& name) c
     const std::string stem = file_stem(name);
     std::vector<std::string> c = compiler;
     for (auto& f : flags()) c.push_back(f);
-    c.insert(c.end(), {"-o", stem + ".so", stem + ".cpp"});
+    c.insert(c.end(), {"-c", "-o", stem + ".o", stem + ".cpp"});
+    return c;
+}
+
+std::vector<std::string> HostCompilerOptions::link_command(const std::string& name) const {
+    const std::string stem = file_stem(name);
+    std::vector<std::string> c = compiler;
+    c.insert(c.end(), {"-shared", "-fopenmp", "-o", stem + ".so", stem + ".o"});
     return c;
 }
 
@@ -186,15 +192,22 @@ HostCompileResult host_compile(const std::string& source, const std::string& nam
     in_dir.cwd = dir.path();
     ProcessResult r = run_process(command, in_dir);
     if (r.not_runnable()) cannot_run(command, r);
+    std::string log = r.output, joined = join(command);
+    if (r.exited_ok()) {
+        const std::vector<std::string> link = options.link_command(name);
+        r = run_process(link, in_dir);
+        if (r.not_runnable()) cannot_run(link, r);
+        log += r.output;
+        joined += " && " + join(link);
+    }
 
     HostCompileResult out;
-    out.log = trimmed(r.output);
+    out.log = trimmed(log);
     std::ifstream in(lib, std::ios::binary);
     if (r.exited_ok() && in) {
         out.library.assign(std::istreambuf_iterator<char>(in), {});
         if (!out.library.empty()) return out;
     }
-    std::string joined = join(command);
     std::string path = dump_source(source, name);
     std::string where = path.empty()
                             ? "set LOOM_DUMP_SOURCE_ON_ERROR=1 to write the source to a file"

@@ -17,11 +17,15 @@ struct HostCompilerOptions {
     /// The options for the current value of LOOM_CXX (read on every call, so a program or test
     /// can change it between compiles).
     static HostCompilerOptions from_environment();
-    /// -std=c++17 -O3 -march=native -fopenmp -shared -fPIC [-ffast-math] extra...
+    /// -std=c++17 -O3 -march=native -fopenmp -fPIC [-ffast-math] extra...
     std::vector<std::string> flags() const;
-    /// The complete argv, run in a fresh directory: compiler, flags, -o <stem>.so <stem>.cpp,
-    /// where <stem> is the kernel name with anything but [A-Za-z0-9_] replaced by '_'.
+    /// The compile step's argv, run in a fresh directory: compiler, flags, -c -o <stem>.o
+    /// <stem>.cpp, where <stem> is the kernel name with anything but [A-Za-z0-9_] replaced by '_'.
     std::vector<std::string> command(const std::string& name) const;
+    /// The link step's argv: compiler, -shared -fopenmp -o <stem>.so <stem>.o. A separate step
+    /// without -ffast-math: linked with it, GCC (before 13) adds crtfastmath.o, whose constructor
+    /// sets flush-to-zero and denormals-are-zero for the whole process when the library loads.
+    std::vector<std::string> link_command(const std::string& name) const;
 };
 
 struct HostCompileResult {

@@ -382,6 +382,7 @@ std::shared_ptr<KernelFunction::Module> load_host(const KernelSpec& spec) {
 /// Compiles (through the cache) for the device's architecture and loads the module.
 std::shared_ptr<KernelFunction::Module> load_cuda(const KernelSpec& spec, int device) {
     Context& ctx = Context::current(device);
+    check_device_can_run(spec, ctx.properties());
     const NvrtcOptions options = cuda_compile_options(spec, ctx.properties().compute_capability());
     CachedCubin cubin = CompileCache::global().get(spec.source, spec.name, options);
     auto m = std::make_shared<KernelFunction::Module>();
@@ -406,6 +407,19 @@ std::shared_ptr<KernelFunction::Module> load_cuda(const KernelSpec& spec, int de
 }
 
 } // namespace
+
+void check_device_can_run(const KernelSpec& spec, const DeviceProperties& device) {
+    const TensorCores tc = spec.schedule.tensor_cores.value_or(TensorCores::Off);
+    if (spec.backend != Backend::Cuda || tc == TensorCores::Off || device.compute_capability() >= 80) return;
+    throw UserError(fmt::format(
+        "kernel '{}' runs its Dense layers on tensor cores (Schedule::tensor_cores = {}), with "
+        "mma.sync.m16n8k16{} instructions that need a GPU of compute capability 8.0 or newer; "
+        "device {} ({}) is {}.{}. Leave Schedule::tensor_cores Off for this device: the layers then "
+        "run in float32 on the CUDA cores",
+        spec.name, tc == TensorCores::BFloat16 ? "BFloat16" : "Float16",
+        tc == TensorCores::BFloat16 ? " and cvt.bf16x2" : "", device.ordinal, device.name, device.cc_major,
+        device.cc_minor));
+}
 
 NvrtcOptions cuda_compile_options(const KernelSpec& spec, int arch) {
     NvrtcOptions options;
@@ -594,10 +608,15 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
     p.function = module_->function;
     if (host) p.entry = module_->library->entry();
     if (k.index_type == DType::Int32) {
-        // A reduction across cells counts its cells, chunks and rounds in int32 too: it keeps
-        // to half the range, so that a chunk's end and a thread's next cell cannot overflow.
-        const std::int64_t limit = k.launch.exact_grid ? std::numeric_limits<std::int32_t>::max() / 2
-                                                       : std::numeric_limits<std::int32_t>::max();
+        // A reduction across cells counts its cells, chunks and rounds in int32 too, and
+        // tensor-core layers round the cells up to whole warps of tiles: both keep to half the
+        // range, so that a chunk's end, a thread's next cell or a warp's last tile cannot overflow.
+        const bool half_range = k.launch.exact_grid || k.schedule.tensor_cores.value_or(TensorCores::Off) != TensorCores::Off;
+        const char* why = k.launch.exact_grid ? " of a reduction across cells (at most 2^30 - 1)"
+                          : half_range        ? " of tensor-core layers (at most 2^30 - 1)"
+                                              : "";
+        const std::int64_t limit = half_range ? std::numeric_limits<std::int32_t>::max() / 2
+                                              : std::numeric_limits<std::int32_t>::max();
         for (std::size_t i = 0; i < arrays.size(); ++i) {
             std::int64_t span = 0;
             for (int ax = 0; ax < arrays[i].ndim(); ++ax)
@@ -608,8 +627,7 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
                 arg_error(k, fmt::format("argument '{}' spans {} elements, too many for the int32 "
                                          "index type{}; generate the kernel with index_type int64, "
                                          "or leave index_type unset so loom switches per call",
-                                         k.fields[i].name, span,
-                                         k.launch.exact_grid ? " of a reduction across cells (at most 2^30 - 1)" : ""));
+                                         k.fields[i].name, span, why));
             if (!wide_module_) wide_module_ = load_module(*k.wide, device);
             p.spec = k.wide.get();
             p.function = wide_module_->function;

@@ -30,6 +30,9 @@ struct KernelFunction::Module {
 
 /// NVRTC's options for a CUDA kernel of `spec` on a device of compute capability `arch`.
 NvrtcOptions cuda_compile_options(const KernelSpec& spec, int arch);
+/// Throws UserError when `device` cannot run what `spec` needs (tensor cores: compute capability
+/// 8.0 or newer), before NVRTC or ptxas would refuse it with a message about PTX instructions.
+void check_device_can_run(const KernelSpec& spec, const DeviceProperties& device);
 /// Compiles `spec` through the compile cache and loads it (a CUBIN on `device`, or a host
 /// library).
 std::shared_ptr<KernelFunction::Module> load_module(const KernelSpec& spec, int device);

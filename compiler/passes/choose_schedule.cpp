@@ -2,6 +2,7 @@
 
 #include "compiler/ir/ir.hpp"
 #include "compiler/passes/check_schedule.hpp"
+#include "compiler/passes/lower_layers.hpp"
 #include "compiler/passes/row_cache.hpp"
 
 #include <algorithm>
@@ -12,6 +13,26 @@ bool can_shrink(const Schedule& requested, const Schedule& chosen) {
     return (requested.cells_per_thread == 0 && chosen.cells_per_thread > 1) ||
            (!requested.block && ((*chosen.block)[1] > 1 || (*chosen.block)[0] > 32));
 }
+
+namespace {
+
+/// Warps of a tensor-core block (H200, 4 layers W -> W, fp16 fields, N = 2^20, 4 / 8 / 16 warps:
+/// W = 16 0.035 / 0.034 / 0.033 ms, W = 32 0.095 / 0.084 / 0.071 ms, W = 64 0.209 / 0.218 /
+/// 0.176 ms, W = 128 0.80 / 0.57 (32 tiles) / - ms): 16 while the widest layer is at
+/// most 64 (its fragments then fit 128 registers, 65536 / 512 threads), 8 up to 128, and fewer
+/// where the warps' tiles and the weights do not fit the shared memory.
+int tensor_core_block_warps(const ScheduleFacts& f, std::size_t budget) {
+    auto fits = [&](int warps) {
+        const int widest = warps >= 16 ? 64 : warps >= 8 ? 128 : kMaxTensorCoreWidth;
+        return f.tensor_core_width <= widest &&
+               f.tensor_core_staged_bytes + warps * f.tensor_core_tile_bytes <= std::int64_t(budget);
+    };
+    int warps = 16;
+    while (warps > 4 && !fits(warps)) warps /= 2;
+    return warps;
+}
+
+} // namespace
 
 Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) {
     Schedule s = requested;
@@ -39,19 +60,29 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     // by few blocks: blocks of 1024 keep more loads in flight (softmax over 2048 rows of 32768
     // floats on an H200: 0.62 of copy with 1024 threads, 0.40 with 256).
     const bool uncached_rows = facts.longest_reduction > std::int64_t(kMaxRowSharedBytes / sizeof(float));
-    // Tensor cores: 4 warps, each with a tile of shared memory (width 64: 8.7 KB), leave room
-    // for the weights and for several blocks per SM.
-    if (!s.block && facts.tensor_cores) s.block = mapped == 1 ? std::array<int, 3>{128, 1, 1} : std::array<int, 3>{64, 2, 1};
+    // Tensor cores: the most warps, up to 16, that share one copy of the weights, while their
+    // tiles fit beside the weights and the fragments of the widest layer fit the registers a
+    // thread has in a block that size (width 64 takes 123 registers, 128 takes 252).
+    const int tensor_core_warps = tensor_core_block_warps(facts, s.shared_memory_budget.value_or(kMaxSharedMemoryPerBlock));
+    if (!s.block && facts.tensor_cores) {
+        const int threads = tensor_core_warps * kWarpSize;
+        s.block = mapped == 1 ? std::array<int, 3>{threads, 1, 1} : std::array<int, 3>{threads / 2, 2, 1};
+    }
     if (!s.block)
         s.block = blocks && uncached_rows                 ? std::array<int, 3>{1024, 1, 1}
                   : mapped == 1 || blocks || warps ? std::array<int, 3>{256, 1, 1}
                                                    : std::array<int, 3>{64, 4, 1};
     if (facts.tensor_cores) {
         // Each warp computes cells_per_thread tiles of 32 cells in turn, so that a block stages
-        // its weights once for that many (W = 64 on an H200: 0.83 ms with one tile per warp).
+        // its weights once for that many (W = 64 on an H200: 0.83 ms with one tile per warp):
+        // one tile per 2 KiB of weights, but at most 8192 cells a block, so that 2^20 cells
+        // still fill the SMs with blocks (kMaxTensorCoreBlockCells).
         if (s.cells_per_thread == 0) {
+            const int warps = (*s.block)[0] * (*s.block)[1] * (*s.block)[2] / kWarpSize;
+            const int most = std::max(kMinTensorCoreTiles, kMaxTensorCoreBlockCells / (kWarpSize * std::max(1, warps)));
             s.cells_per_thread = kMinTensorCoreTiles;
-            while (s.cells_per_thread < kMaxTensorCoreTiles && std::int64_t(s.cells_per_thread) * 2 * 2048 <= facts.tensor_core_weight_bytes)
+            while (s.cells_per_thread < std::min(most, kMaxTensorCoreTiles) &&
+                   std::int64_t(s.cells_per_thread) * 2 * 2048 <= facts.tensor_core_weight_bytes)
                 s.cells_per_thread *= 2;
         }
         s.stream_cells = false;

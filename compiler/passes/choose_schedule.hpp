@@ -67,9 +67,12 @@ namespace loom::ir {
 /// Tensor cores: the tiles of 32 cells each warp computes in turn (Schedule::cells_per_thread):
 /// the power of two at or below one per 2 KiB of staged weights, from 8 to 64, so that a block
 /// copies its weights once for many cells (H200, 4 layers W -> W with float16 fields, N = 2^20,
-/// tiles 8 / 16 / 32 / 64: W = 16 0.035 / 0.042 / 0.059 / 0.091 ms, W = 64 0.32 / 0.21 / 0.23 /
-/// 0.31 ms, W = 128 2.2 / 1.35 / 0.98 / 0.79 ms).
-inline constexpr int kMinTensorCoreTiles = 8, kMaxTensorCoreTiles = 64;
+/// blocks of 4 warps, tiles 8 / 16 / 32 / 64: W = 16 0.035 / 0.042 / 0.059 / 0.091 ms, W = 64
+/// 0.32 / 0.21 / 0.23 / 0.31 ms, W = 128 2.2 / 1.35 / 0.98 / 0.79 ms), and at most 8192 cells
+/// a block: larger blocks leave SMs idle at 2^20 cells (16 warps, W = 64, tiles 8 / 16 / 32:
+/// 0.196 / 0.177 / 0.290 ms; 8 warps, W = 128, tiles 16 / 32 / 64: 0.68 / 0.57 / 0.93 ms).
+/// The count does not depend on the cells of a call (a persistent grid sized to the SMs would).
+inline constexpr int kMinTensorCoreTiles = 8, kMaxTensorCoreTiles = 64, kMaxTensorCoreBlockCells = 8192;
 inline constexpr std::size_t kDefaultSharedMemoryBudget = std::size_t(100) * 1024;
 /// The most shared memory any GPU loom targets gives one block (sm_90: 227 KiB).
 inline constexpr std::size_t kMaxSharedMemoryPerBlock = std::size_t(227) * 1024;
@@ -84,6 +87,9 @@ struct ScheduleFacts {
     bool has_layers = false;  ///< the body computes local arrays in loops (neural layers)
     bool tensor_cores = false; ///< chains of layers on tensor cores (MmaChain): whole warps of cells
     std::int64_t tensor_core_weight_bytes = 0; ///< their staged weights, all chains
+    std::int64_t tensor_core_staged_bytes = 0; ///< their weights and biases in shared memory
+    std::int64_t tensor_core_tile_bytes = 0;   ///< one warp's tiles, all chains
+    int tensor_core_width = 0;                 ///< their widest layer, padded
     bool stage_halos = false; ///< a later stage reads an earlier one at neighbouring cells
     /// Lanes would serve: a CUDA kernel that reads every field at the cell only, or a 1D one
     /// whose other reads are at neighbouring cells (along the lanes), whose slice steps by 1

@@ -227,18 +227,22 @@ std::vector<std::string> tensor_core_width_errors(const Stmt& body) {
     return f.out;
 }
 
-int count_mma_chains(const Stmt& body, std::int64_t* weight_bytes) {
+MmaChainSizes mma_chain_sizes(const Stmt& body) {
     struct Count : IRVisitor {
-        int n = 0;
-        std::int64_t bytes = 0;
+        MmaChainSizes s;
         void visit_MmaChain(const MmaChainNode* c) override {
-            ++n;
-            bytes += c->weight_bytes();
+            ++s.chains;
+            s.weight_bytes += c->weight_bytes();
+            s.tile_bytes += c->tile_floats() * 4;
+            auto aligned = [](std::int64_t bytes) { return (bytes + 15) / 16 * 16; };
+            for (std::size_t l = 0; l < c->layers.size(); ++l) {
+                s.widest = std::max({s.widest, c->k_pad(l), c->n_pad(l)});
+                s.staged_bytes += aligned(std::int64_t(c->n_pad(l)) * c->row_stride(l) * 2) + aligned(c->n_pad(l) * 4);
+            }
         }
     } c;
     c.visit(body);
-    if (weight_bytes) *weight_bytes = c.bytes;
-    return c.n;
+    return c.s;
 }
 
 } // namespace loom::ir

@@ -50,7 +50,16 @@ inline constexpr int kMaxTensorCoreWidth = 256;
 /// "layer l0_W has 300 inputs" for each layer of an MmaChain in `body` wider than that.
 std::vector<std::string> tensor_core_width_errors(const Stmt& body);
 
-/// The number of MmaChain statements in `body`, and the bytes of their staged weights.
-int count_mma_chains(const Stmt& body, std::int64_t* weight_bytes = nullptr);
+/// What the MmaChain statements of a body take: the schedule sizes blocks and tiles by it.
+struct MmaChainSizes {
+    int chains = 0;
+    std::int64_t weight_bytes = 0; ///< their staged weights and padding, all chains
+    std::int64_t staged_bytes = 0; ///< the weights and biases as staged (16-byte aligned arrays)
+    std::int64_t tile_bytes = 0;   ///< one warp's tiles, all chains
+    int widest = 0;                ///< the widest layer's padded inputs or outputs
+};
+MmaChainSizes mma_chain_sizes(const Stmt& body);
+/// The number of MmaChain statements in `body`.
+inline int count_mma_chains(const Stmt& body) { return mma_chain_sizes(body).chains; }
 
 } // namespace loom::ir

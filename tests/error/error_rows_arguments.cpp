@@ -52,6 +52,19 @@ KernelFunction shaped() {
     return k;
 }
 
+/// y = Dense(16 -> 16)(x) on tensor cores (float16 operands): int32 index math, float32 1D.
+KernelFunction tensor_core_layer() {
+    static KernelFunction k = [] {
+        auto [x, y] = fields<2>("x(16), y(16): float32[1D]");
+        AssignmentCollection ac;
+        nn::Chain(nn::Dense::runtime("tc", 16, 16)).assign(ac, y.vec(), x.vec());
+        KernelConfig c = cpu("table_tensor_cores");
+        c.index_type = ScalarType::Int32;
+        return create_kernel(ac, c, Schedule{.tensor_cores = TensorCores::Float16}).compile();
+    }();
+    return k;
+}
+
 HostArray<float> grid(std::uint64_t seed = 1) {
     return HostArray<float>::random({6, 5}, seed);
 }
@@ -212,6 +225,21 @@ std::vector<ErrorRow> argument_rows() {
          U,
          {"argument 'g' spans 10737418244 elements", "too many for the int32 index type",
           "index_type int64", "leave index_type unset"}},
+        {"tensor_cores_beyond_half_the_int32_range",
+         [] {
+             // 2^26 + 2 cells of 16 floats: 2^30 + 31 elements, within int32 but not within half
+             // its range, where whole warps of tiles past the last cell could overflow.
+             // Addresses far apart, never dereferenced: the call is refused before it runs.
+             const std::int64_t n = (std::int64_t(1) << 26) + 2;
+             auto at = [](std::uintptr_t a) { return reinterpret_cast<float*>(a); };
+             ArrayRef x = HostView<float>(at(std::uintptr_t(1) << 40), {n, 16}, {16, 1}).ref();
+             ArrayRef y = HostView<float>(at(std::uintptr_t(1) << 41), {n, 16}, {16, 1}).ref();
+             static HostArray<float> w = HostArray<float>::random({16, 16}, 4), b = HostArray<float>::random({16}, 5);
+             tensor_core_layer()(args("x", x, "y", y, "tc_W", w, "tc_b", b));
+         },
+         U,
+         {"spans 1073741855 elements", "too many for the int32 index type of tensor-core layers (at most 2^30 - 1)",
+          "leave index_type unset"}},
         {"read_only_array_written",
          [] {
              static const std::vector<float> frozen(30);

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -400,6 +401,22 @@ TEST(CpuKernels, MathSelectAndCountersWithFastMath) {
             if (i[0] * i[0] + i[1] * i[1] == 100) return near(i);
             return std::nullopt;
         }));
+}
+
+TEST(CpuKernels, FastMathLeavesTheProcessFloatingPointModeAlone) {
+    // A -ffast-math shared library linked by GCC before 13 carries crtfastmath.o, whose
+    // constructor turns on flush-to-zero and denormals-are-zero for the whole process when the
+    // library loads: every later subnormal in the user's program would become zero. loom links
+    // the kernel's library in a step of its own, without -ffast-math.
+    volatile float smallest_normal = std::numeric_limits<float>::min();
+    ASSERT_NE(smallest_normal / 4.0f, 0.0f) << "subnormals already flushed before the test";
+    KernelFunction k = golden::math_select().create(Target::CPU).compile();
+    HostArray<float> out = poisoned<float>(Shape{5, 7});
+    k(args("f", out, "g", to_array(random_grid<float>(Shape{5, 7}, 3))));
+    volatile float half_of_it = smallest_normal / 2.0f; // a subnormal, unless FTZ is on
+    EXPECT_EQ(double(half_of_it), std::ldexp(1.0, -127)) << "loading a fast-math kernel flushed subnormals to zero";
+    volatile float subnormal = std::ldexp(1.0f, -140);
+    EXPECT_NE(subnormal * 1.0f, 0.0f) << "loading a fast-math kernel turned on denormals-are-zero";
 }
 
 // ---- Beyond the goldens -----------------------------------------------------------------------

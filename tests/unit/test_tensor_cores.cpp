@@ -5,6 +5,7 @@
 // tensor_core_chains.hpp, where the tolerance is explained). Each kernel's CUDA version is
 // compiled by NVRTC for sm_90. Errors: a schedule with nothing for the tensor cores, forms that
 // do not give a warp 32 cells, too little shared memory.
+#include "runtime/kernel_loading.hpp"
 #include "tests/support/cpu_config.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tests/support/nvrtc_check.hpp"
@@ -16,6 +17,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace loom {
@@ -144,8 +146,30 @@ TEST(TensorCores, TheCudaSourceUsesMmaAndTheScheduleSaysSo) {
     EXPECT_NE(src.find("loom::mma::hidden<16, 64, 24, false>"), std::string::npos) << src;
     EXPECT_NE(src.find("loom::mma::store_outputs<64, 8, 3, 72, false>"), std::string::npos) << src;
     EXPECT_NE(k.schedule().describe().find("tensor_cores = Float16"), std::string::npos);
-    EXPECT_EQ((*k.schedule().block)[0], 128);
+    EXPECT_EQ((*k.schedule().block)[0], 512); // 16 warps share the weights: widths up to 64
+    EXPECT_NE(src.find("__launch_bounds__(512)"), std::string::npos) << "at most 128 registers, so that it launches";
     EXPECT_EQ(Schedule{}.describe().find("tensor_cores"), std::string::npos); // unset: not said
+}
+
+TEST(TensorCores, TheBlockHasTheMostWarpsThatFit) {
+    auto block_and_tiles = [](const std::vector<int>& widths, std::optional<std::size_t> budget) {
+        auto c = TensorCoreCase::make(widths, std::vector<nn::Activation>(widths.size() - 1, nn::relu),
+                                      TensorCores::Float16, 1);
+        Schedule s = on_tensor_cores(TensorCores::Float16);
+        s.shared_memory_budget = budget;
+        Kernel k = chain_kernel(c, Target::CUDA, "tc_warps", ScalarType::Float32, s);
+        return std::pair{(*k.schedule().block)[0], k.schedule().cells_per_thread};
+    };
+    // Width 128: 8 warps (16 would need more than 128 registers a thread); 4 x 128 x 136 x 2 =
+    // 139264 bytes of weights, one tile per 2 KiB: 64 tiles, but at most 8192 cells a block: 32.
+    EXPECT_EQ(block_and_tiles({128, 128, 128, 128, 128}, std::nullopt), std::pair(256, 32));
+    // One layer: 34816 bytes, 16 tiles (under the cap).
+    EXPECT_EQ(block_and_tiles({128, 128}, std::nullopt), std::pair(256, 16));
+    // Width 64 in 60000 bytes: weights 9472, each warp's tile 4608 bytes: 8 warps fit, 16 not.
+    EXPECT_EQ(block_and_tiles({64, 64}, 60000), std::pair(256, 8));
+    EXPECT_EQ(block_and_tiles({64, 64}, std::nullopt), std::pair(512, 8));
+    // In 20000 bytes no block fits: 4 warps, and the staging names the sizes.
+    LOOM_EXPECT_ERROR(block_and_tiles({64, 64}, 20000), UserError, {"the tiles of 4 warps 18432 bytes"});
 }
 
 TEST(TensorCores, TwoHeadsOnOneHiddenLayer) {
@@ -222,6 +246,28 @@ TEST(TensorCoreErrors, FormsThatDoNotGiveAWarp32Cells) {
     s.block = std::array<int, 3>{48, 2, 1};
     LOOM_EXPECT_ERROR(chain_kernel(c, Target::CUDA, "tc_block", ScalarType::Float32, s), UserError,
                       {"tensor_cores with block (48, 2, 1)", "multiple of 32, e.g. (32, 2, 1)"});
+}
+
+TEST(TensorCoreErrors, DevicesOlderThanAmpere) {
+    auto c = TensorCoreCase::make({16, 16}, {nn::relu}, TensorCores::BFloat16, 1);
+    const KernelSpec spec = chain_kernel(c, Target::CUDA, "tc_turing", ScalarType::Float32,
+                                         on_tensor_cores(TensorCores::BFloat16))
+                                .spec();
+    DeviceProperties t4;
+    t4.name = "Tesla T4";
+    t4.cc_major = 7;
+    t4.cc_minor = 5;
+    LOOM_EXPECT_ERROR(check_device_can_run(spec, t4), UserError,
+                      {"kernel 'tc_turing' runs its Dense layers on tensor cores (Schedule::tensor_cores = BFloat16)",
+                       "compute capability 8.0 or newer", "device 0 (Tesla T4) is 7.5",
+                       "Leave Schedule::tensor_cores Off for this device"});
+    DeviceProperties a100 = t4;
+    a100.cc_major = 8;
+    a100.cc_minor = 0;
+    EXPECT_NO_THROW(check_device_can_run(spec, a100));
+    // Without tensor cores the same layers run anywhere.
+    Schedule off;
+    EXPECT_NO_THROW(check_device_can_run(chain_kernel(c, Target::CUDA, "tc_off", ScalarType::Float32, off).spec(), t4));
 }
 
 TEST(TensorCoreErrors, TooLittleSharedMemory) {
