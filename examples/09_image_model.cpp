@@ -146,10 +146,9 @@ int main(int argc, char** argv) {
     if (!(cpu_error < tolerance)) return 1;
 
     // ---- Then on the GPU ----
-    Kernel gpu_kernel = create_kernel(ac, {.name = "image_model"});
-    std::cout << gpu_kernel.source() << "\n";
-    if (cuda_available()) {
-        KernelFunction on_gpu = gpu_kernel.compile();
+    // A kernel's image on the GPU: device arrays (the image poisoned), the weights uploaded.
+    auto run_on_gpu = [&](const Kernel& kernel) {
+        KernelFunction on_gpu = kernel.compile();
         auto device_image = DeviceArray<float>::zeros({kImage, kImage, 3});
         device_image.fill(std::numeric_limits<float>::quiet_NaN());
         auto device_grid = DeviceArray<float>::from_host(features, {kCorners, kCorners, kFeatures});
@@ -158,7 +157,12 @@ int main(int argc, char** argv) {
         device_weights.add_to(gpu_args);
         on_gpu(gpu_args);
         on_gpu.synchronize();
-        rgb = device_image.to_host();
+        return device_image.to_host();
+    };
+    Kernel gpu_kernel = create_kernel(ac, {.name = "image_model"});
+    std::cout << gpu_kernel.source() << "\n";
+    if (cuda_available()) {
+        rgb = run_on_gpu(gpu_kernel);
         const double gpu_error = max_difference(rgb, expected);
         std::printf("GPU (%s): %zu bytes of weights and features staged in shared memory per "
                     "block; max |gpu - loop| = %.3g (%s)\n",
@@ -183,16 +187,7 @@ int main(int argc, char** argv) {
     if (!(tensor_cpu_error < tensor_tolerance)) return 1;
     Kernel tensor_kernel = create_kernel(ac, {.name = "image_model_tc"}, tensor);
     if (cuda_available()) {
-        KernelFunction on_gpu = tensor_kernel.compile();
-        auto device_image = DeviceArray<float>::zeros({kImage, kImage, 3});
-        device_image.fill(std::numeric_limits<float>::quiet_NaN());
-        auto device_grid = DeviceArray<float>::from_host(features, {kCorners, kCorners, kFeatures});
-        const nn::Weights<DeviceArray<float>> device_weights(mlp, matrices, biases);
-        Args gpu_args = args("image", device_image, "grid", device_grid);
-        device_weights.add_to(gpu_args);
-        on_gpu(gpu_args);
-        on_gpu.synchronize();
-        const double error = max_difference(device_image.to_host(), expected);
+        const double error = max_difference(run_on_gpu(tensor_kernel), expected);
         std::printf("tensor cores on the GPU (%s, %s): max |gpu - loop| = %.3g (%s)\n", device_info().name.c_str(),
                     tensor_kernel.schedule().describe().c_str(), error, error < tensor_tolerance ? "ok" : "MISMATCH");
         if (!(error < tensor_tolerance)) return 1;
