@@ -186,6 +186,13 @@ protected:
                 continue;
             }
             if (d) {
+                // Said in the source, where a user reading it looks for the mma calls.
+                if (o_.tensor_operand)
+                    stmts.push_back(CommentNode::make(fmt::format(
+                        "{}: not on tensor cores ({}): they take float32 layers with runtime weights",
+                        d->output->name,
+                        d->layer.type != ScalarType::Float32 ? fmt::format("{} layer", type_name(d->layer.type))
+                                                              : std::string("constant weights"))));
                 for (Stmt& t : LayerLowerer(d, o_).run()) stmts.push_back(std::move(t));
                 changed = true;
                 continue;

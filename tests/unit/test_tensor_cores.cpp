@@ -172,6 +172,23 @@ TEST(TensorCores, TheBlockHasTheMostWarpsThatFit) {
     LOOM_EXPECT_ERROR(block_and_tiles({64, 64}, 20000), UserError, {"the tiles of 4 warps 18432 bytes"});
 }
 
+TEST(TensorCores, ALayerLeftOffTheTensorCoresSaysWhyInTheSource) {
+    // A float64 runtime layer (on the CUDA cores) beside a float32 chain (on tensor cores).
+    auto [x, y] = fields<2>("x(16), y(16): float32[1D]");
+    auto [u, v] = fields<2>("u(16), v(16): float64[1D]");
+    AssignmentCollection ac;
+    nn::Chain(nn::Dense::runtime("d0", 16, 16, nn::relu, true, ScalarType::Float64)).assign(ac, v.vec(), u.vec());
+    nn::Chain(nn::Dense::runtime("r0", 16, 16, nn::relu), nn::Dense::runtime("r1", 16, 16)).assign(ac, y.vec(), x.vec());
+    KernelConfig cfg = test::cpu("tc_mixed");
+    cfg.target = Target::CUDA;
+    const Kernel k = create_kernel(ac, cfg, on_tensor_cores(TensorCores::Float16));
+    const std::string& src = k.source();
+    test::expect_compiles_for_sm90(k);
+    EXPECT_NE(src.find("not on tensor cores (float64 layer): they take float32 layers with runtime weights"),
+              std::string::npos) << src;
+    EXPECT_NE(src.find("loom::mma::hidden<16, 16, 24, false>"), std::string::npos) << src;
+}
+
 TEST(TensorCores, TwoHeadsOnOneHiddenLayer) {
     // h = l0(x) feeds two layers: no chain swallows h. Each head equals, bit for bit, the chain
     // of l0 and that head alone (the rounding of h is the same: at a chain's entry or between
