@@ -26,6 +26,7 @@
 #include "compiler/passes/lower_layers.hpp"
 #include "compiler/passes/lower_reductions.hpp"
 #include "compiler/passes/name_parameters.hpp"
+#include "compiler/passes/narrow_chain_io.hpp"
 #include "compiler/passes/online_softmax.hpp"
 #include "compiler/passes/row_cache.hpp"
 #include "compiler/passes/shared_staging.hpp"
@@ -296,6 +297,14 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     log.record("lower_layers", analysis.body, layers);
     const MmaChainSizes mma_sizes = mma_chain_sizes(layers);
     const bool mma = mma_sizes.chains > 0;
+    if (mma) {
+        // 6b'. A chain's arrays take the operand type where they only pass 16-bit field values
+        // in or out (no float32 round trip).
+        log.start();
+        Stmt narrowed = narrow_chain_io(layers);
+        log.record("narrow_chain_io", layers, narrowed);
+        layers = narrowed;
+    }
     if (tensor_cores != TensorCores::Off && !mma)
         throw UserError(fmt::format(
             "kernel '{}' has Schedule::tensor_cores set, but no layer to compute on tensor cores: they "

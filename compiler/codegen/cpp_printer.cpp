@@ -139,8 +139,11 @@ protected:
                                                                      : "loom::to_float(loom::to_half({}))";
         std::string out = pad + "{\n";
         out += fmt::format("{}float loom_x0[{}];\n", in, n->k_pad(0));
+        // Inputs of the operand type (narrow_chain_io) are rounded already.
+        const std::string first = buffer_name(*n->input) + "[loom_k]";
         out += fmt::format("{}for (int loom_k = 0; loom_k < {}; ++loom_k) loom_x0[loom_k] = loom_k < {} ? {} : 0.0f;\n", in, n->k_pad(0),
-                           n->layers[0].inputs, fmt::format(fmt::runtime(round), buffer_name(*n->input) + "[loom_k]"));
+                           n->layers[0].inputs,
+                           n->input->type == n->operand ? "loom::to_float(" + first + ")" : fmt::format(fmt::runtime(round), first));
         for (std::size_t l = 0; l < n->layers.size(); ++l) {
             const bool last = l + 1 == n->layers.size();
             out += fmt::format("{}float loom_x{}[{}];\n", in, l + 1, n->n_pad(l));
@@ -153,8 +156,13 @@ protected:
                                last ? std::string("loom_value") : fmt::format(fmt::runtime(round), "loom_value"));
             out += in + "}\n";
         }
-        out += fmt::format("{}for (int loom_n = 0; loom_n < {}; ++loom_n) {}[loom_n] = loom_x{}[loom_n];\n", in, n->layers.back().outputs,
-                           buffer_name(*n->output), n->layers.size());
+        // Outputs of the operand type (narrow_chain_io) are rounded to it here.
+        const std::string last = fmt::format("loom_x{}[loom_n]", n->layers.size());
+        const std::string value = n->output->type == ScalarType::Float32 ? last
+                                  : n->output->type == ScalarType::BFloat16 ? "loom::to_bfloat16(" + last + ")"
+                                                                             : "loom::to_half(" + last + ")";
+        out += fmt::format("{}for (int loom_n = 0; loom_n < {}; ++loom_n) {}[loom_n] = {};\n", in, n->layers.back().outputs,
+                           buffer_name(*n->output), value);
         return out + pad + "}\n";
     }
 

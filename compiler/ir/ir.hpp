@@ -660,7 +660,9 @@ struct MmaChainNode : StmtNode {
         for (std::size_t l = 0; l < layers.size(); ++l) b += std::int64_t(n_pad(l)) * row_stride(l) * 2;
         return b;
     }
-    /// Checks: float32 local arrays of the first layer's inputs and the last layer's outputs;
+    /// Checks: local arrays of the first layer's inputs and the last layer's outputs, float32 or
+    /// of the operand type (narrow_chain_io: the values are the operand's already, or rounded to
+    /// it once the chain is done);
     /// layers that chain, each float32 with runtime weights; operand Float16 or BFloat16; one
     /// weight and one bias array per layer or none, as described above.
     static Stmt make(BufferPtr output, BufferPtr input, std::vector<DenseLayer> layers, ScalarType operand,

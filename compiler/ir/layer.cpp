@@ -106,8 +106,8 @@ Stmt MmaChainNode::make(BufferPtr output, BufferPtr input, std::vector<DenseLaye
                               layers[l - 1].outputs));
     }
     for (const BufferPtr& a : {output, input})
-        check(a && a->scope == Scope::Local && a->type == ScalarType::Float32, node,
-              "its arrays must be float32 local arrays");
+        check(a && a->scope == Scope::Local && (a->type == ScalarType::Float32 || a->type == operand), node,
+              "its arrays must be local arrays of float32 or of the operand type");
     check(input->elements() == layers.front().inputs && output->elements() == layers.back().outputs, node,
           "arrays of the wrong size");
     check((weights.empty() && biases.empty()) ||

@@ -70,23 +70,21 @@ __device__ __forceinline__ void ldmatrix_x2(unsigned (&r)[2], const void* p) {
                  : "r"(shared_address(p)));
 }
 
-/// Step 1: the cell's K inputs, rounded, then zeros up to KP, as row `lane` of the tile (rows of
-/// STRIDE 16-bit values), 16 bytes at a time; then the warp's operand fragments of its 32 rows.
-template <int K, int KP, int STRIDE, bool BF16>
-__device__ __forceinline__ void load_inputs(unsigned (&a)[2][KP / 16][4], float* tile, const float (&in)[K]) {
-    const unsigned lane = lane_id();
+/// Step 1, the row: lane `lane` writes row `lane` of the tile (rows of STRIDE 16-bit values), 16
+/// bytes at a time, `pair(k)` giving its values k and k + 1 (k even) in one register.
+template <int KP, int STRIDE, class Pair>
+__device__ __forceinline__ unsigned short* write_row(float* tile, unsigned lane, Pair pair) {
     unsigned short* rows = reinterpret_cast<unsigned short*>(tile);
     uint4* row = reinterpret_cast<uint4*>(rows + lane * STRIDE);
 #pragma unroll
-    for (int j = 0; j < KP; j += 8) {
-        unsigned w[4];
-#pragma unroll
-        for (int p = 0; p < 4; ++p) {
-            const int k = j + 2 * p;
-            w[p] = pack<BF16>(k < K ? in[k < K ? k : 0] : 0.0f, k + 1 < K ? in[k + 1 < K ? k + 1 : 0] : 0.0f);
-        }
-        row[j / 8] = make_uint4(w[0], w[1], w[2], w[3]);
-    }
+    for (int j = 0; j < KP; j += 8) row[j / 8] = make_uint4(pair(j), pair(j + 2), pair(j + 4), pair(j + 6));
+    return rows;
+}
+
+/// Step 1, the fragments: once every lane has written its row, the warp's operand fragments of
+/// its 32 rows.
+template <int KP, int STRIDE>
+__device__ __forceinline__ void read_rows(unsigned (&a)[2][KP / 16][4], const unsigned short* rows, unsigned lane) {
     __syncwarp();
 #pragma unroll
     for (int mt = 0; mt < 2; ++mt)
@@ -94,6 +92,26 @@ __device__ __forceinline__ void load_inputs(unsigned (&a)[2][KP / 16][4], float*
         for (int kc = 0; kc < KP / 16; ++kc)
             ldmatrix_x4(a[mt][kc], rows + (mt * 16 + (lane & 15u)) * STRIDE + kc * 16 + (lane >> 4) * 8);
     __syncwarp();
+}
+
+/// Step 1: the cell's K inputs, rounded, then zeros up to KP, as the lane's row of the tile; then
+/// the warp's operand fragments.
+template <int K, int KP, int STRIDE, bool BF16>
+__device__ __forceinline__ void load_inputs(unsigned (&a)[2][KP / 16][4], float* tile, const float (&in)[K]) {
+    const unsigned lane = lane_id();
+    auto value = [&](int k) { return k < K ? in[k < K ? k : 0] : 0.0f; };
+    read_rows<KP, STRIDE>(a, write_row<KP, STRIDE>(tile, lane, [&](int k) { return pack<BF16>(value(k), value(k + 1)); }),
+                          lane);
+}
+
+/// Step 1 for inputs that are 16-bit values of the operand type already (narrow_chain_io): their
+/// bits, paired, are the row.
+template <int K, int KP, int STRIDE, bool BF16, class T>
+__device__ __forceinline__ void load_inputs(unsigned (&a)[2][KP / 16][4], float* tile, const T (&in)[K]) {
+    const unsigned lane = lane_id();
+    auto bits = [&](int k) { return k < K ? unsigned(in[k < K ? k : 0].bits) : 0u; };
+    read_rows<KP, STRIDE>(a, write_row<KP, STRIDE>(tile, lane, [&](int k) { return bits(k) | (bits(k + 1) << 16); }),
+                          lane);
 }
 
 /// One layer's float32 sums for outputs [n0, n0 + 8) of the warp's 32 rows: c[mt] holds rows
@@ -184,6 +202,43 @@ __device__ __forceinline__ void store_outputs(float (&out)[N], const unsigned (&
             if (n + 1 < N) out[n + 1 < N ? n + 1 : 0] = v.y;
             if (n + 2 < N) out[n + 2 < N ? n + 2 : 0] = v.z;
             if (n + 3 < N) out[n + 3 < N ? n + 3 : 0] = v.w;
+        }
+        __syncwarp();
+    }
+}
+
+/// Step 3 for outputs of the operand type (narrow_chain_io): the sums rounded in pairs into the
+/// tile (rows of CHUNK / 2 + 4 words), each lane reads its cell's values of the chunk.
+template <int KP, int NP, int N, int STRIDE, bool BF16, class Act, class T>
+__device__ __forceinline__ void store_outputs(T (&out)[N], const unsigned (&a)[2][KP / 16][4], float* tile,
+                                              const void* weights, const float* bias, Act act) {
+    constexpr int kChunk = NP < 32 ? NP : 32, kRow = kChunk / 2 + 4;
+    const unsigned lane = lane_id();
+    const unsigned short* w = static_cast<const unsigned short*>(weights);
+    unsigned* words = reinterpret_cast<unsigned*>(tile);
+#pragma unroll
+    for (int first = 0; first < NP; first += kChunk) {
+#pragma unroll
+        for (int t = first / 8; t < (first + kChunk) / 8 && t < NP / 8; ++t) {
+            float c[2][4];
+            sums<KP, STRIDE, BF16>(c, a, w, bias, 8 * t, lane);
+            const int col = (8 * t - first) / 2 + int(lane & 3u);
+#pragma unroll
+            for (int mt = 0; mt < 2; ++mt) {
+                const int row = mt * 16 + int(lane >> 2);
+                words[row * kRow + col] = pack<BF16>(act(c[mt][0]), act(c[mt][1]));
+                words[(row + 8) * kRow + col] = pack<BF16>(act(c[mt][2]), act(c[mt][3]));
+            }
+        }
+        __syncwarp();
+        const unsigned* row = words + lane * kRow;
+#pragma unroll
+        for (int n = first; n < first + kChunk && n < N; n += 8) {
+            const uint4 v = *reinterpret_cast<const uint4*>(row + (n - first) / 2);
+            const unsigned q[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int p = 0; p < 8; ++p)
+                if (n + p < N) out[n + p < N ? n + p : 0].bits = (unsigned short)(p % 2 ? q[p / 2] >> 16 : q[p / 2] & 0xffffu);
         }
         __syncwarp();
     }

@@ -87,6 +87,62 @@ void check_on_gpu(const TensorCoreCase& c, const Shape& shape, Schedule schedule
     }
 }
 
+/// y = chain(x) with float16 fields (SoA) and float16 operands: the chain's arrays pass the
+/// fields' 16-bit values straight in and out (narrow_chain_io). GPU against the CPU target and
+/// against the reference, whose float16 output rounds once more.
+void check_float16_io_on_gpu(const TensorCoreCase& c, std::int64_t cells, const std::string& name) {
+    const int in = c.widths.front(), out = c.widths.back();
+    auto [x, y] = fields<2>("x(" + std::to_string(in) + "), y(" + std::to_string(out) + "): float16[1D]", Layout::SoA);
+    AssignmentCollection ac;
+    c.chain().assign(ac, y.vec(), x.vec());
+    const Schedule schedule{.tensor_cores = c.operand};
+    KernelConfig cfg;
+    cfg.name = name;
+    const Kernel kernel = create_kernel(ac, cfg, schedule);
+    ASSERT_NE(kernel.source().find("loom::half " + c.layer_name(0) + "_in["), std::string::npos) << kernel.source();
+    KernelFunction gpu = kernel.compile();
+    cfg.target = Target::CPU;
+    KernelFunction cpu = create_kernel(ac, cfg, schedule).compile();
+    auto hx = HostArray<half>::random({cells, in}, 31 + c.seed, Uniform(), MemoryOrder::Fortran);
+    auto hy = HostArray<half>::zeros({cells, out}, MemoryOrder::Fortran);
+    hy.fill(half(std::numeric_limits<float>::quiet_NaN()));
+    auto dx = DeviceArray<half>::from_host(hx.to_host(), {cells, in}, MemoryOrder::Fortran);
+    auto dy = DeviceArray<half>::from_host(hy.to_host(), {cells, out}, MemoryOrder::Fortran);
+    nn::Weights<HostArray<float>> hw(c.chain(), c.weights, c.biases);
+    nn::Weights<DeviceArray<float>> dw(c.chain(), c.weights, c.biases);
+    Args ha = args("x", hx, "y", hy), da = args("x", dx, "y", dy);
+    hw.add_to(ha);
+    dw.add_to(da);
+    cpu(ha);
+    gpu(da);
+    const std::vector<half> xv = hx.to_host(), want_cpu = hy.to_host(), got = dy.to_host();
+    std::vector<double> want, scale;
+    for (std::int64_t cell = 0; cell < cells; ++cell) {
+        std::vector<double> xc;
+        for (int k = 0; k < in; ++k) xc.push_back(double(float(xv[std::size_t(cell * in + k)]))); // logical order
+        c.reference(xc, want, scale);
+        for (int i = 0; i < out; ++i) {
+            const std::size_t at = std::size_t(cell * out + i);
+            const double tol = c.tolerance(scale[std::size_t(i)]) + std::fabs(want[std::size_t(i)]) * std::ldexp(1.0, -11);
+            const double g = double(float(got[at]));
+            ASSERT_LE(std::fabs(g - want[std::size_t(i)]), tol)
+                << name << ": cell " << cell << " output " << i << ": GPU " << g << ", reference " << want[std::size_t(i)];
+            ASSERT_LE(std::fabs(g - double(float(want_cpu[at]))), tol)
+                << name << ": cell " << cell << " output " << i << ": GPU " << g << ", CPU target "
+                << float(want_cpu[at]);
+        }
+    }
+}
+
+TEST(GpuTensorCores, Float16FieldsInAndOut) {
+    LOOM_REQUIRE_GPU();
+    // Widths 64 (rows of 32 outputs twice) and 24 -> 8 (one chunk of 8); cells not a multiple of 32.
+    check_float16_io_on_gpu(TensorCoreCase::make({64, 64, 64}, {nn::relu, nn::identity}, TensorCores::Float16, 3),
+                            5000, "gtc_f16_io");
+    check_float16_io_on_gpu(TensorCoreCase::make({24, 40, 8}, {nn::tanh, nn::sigmoid}, TensorCores::Float16, 4), 777,
+                            "gtc_f16_io_small");
+}
+
 TEST(GpuTensorCores, SeedModelShape) {
     LOOM_REQUIRE_GPU();
     auto c = TensorCoreCase::make({14, 64, 64, 3}, {nn::relu, nn::relu, nn::identity}, TensorCores::Float16, 1);

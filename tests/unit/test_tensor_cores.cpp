@@ -103,6 +103,22 @@ TEST(TensorCores, Float16FieldsInAndOut) {
     check_on_cpu<half>(c, 99, "tc_f16_io");
 }
 
+TEST(TensorCores, ChainArraysTakeTheOperandTypeWhereTheyOnlyPassFieldValues) {
+    auto c = TensorCoreCase::make({32, 32, 16}, {nn::relu, nn::identity}, TensorCores::Float16, 11);
+    // float16 fields, float16 operands: the inputs go in and the outputs out as they are.
+    std::string src = chain_kernel(c, Target::CUDA, "tc_narrow", ScalarType::Float16,
+                                   on_tensor_cores(TensorCores::Float16)).source();
+    EXPECT_NE(src.find("loom::half layer0_in[32];"), std::string::npos) << src;
+    EXPECT_NE(src.find("loom::half layer1[16];"), std::string::npos) << src;
+    EXPECT_EQ(src.find("loom::to_float(x_c"), std::string::npos) << "no widening of the inputs";
+    // float16 fields, bfloat16 operands: each value is rounded to bfloat16 on the way in.
+    c.operand = TensorCores::BFloat16;
+    src = chain_kernel(c, Target::CUDA, "tc_wide_io", ScalarType::Float16, on_tensor_cores(TensorCores::BFloat16))
+              .source();
+    EXPECT_NE(src.find("float layer0_in[32];"), std::string::npos) << src;
+    EXPECT_NE(src.find("float layer1[16];"), std::string::npos) << src;
+}
+
 TEST(TensorCores, OneLayer) {
     auto c = TensorCoreCase::make({48, 8}, {nn::identity}, TensorCores::Float16, 13);
     check_on_cpu<float>(c, 40, "tc_one");
