@@ -132,7 +132,9 @@ std::vector<std::string> HostCompilerOptions::command(const std::string& name) c
 std::vector<std::string> HostCompilerOptions::link_command(const std::string& name) const {
     const std::string stem = file_stem(name);
     std::vector<std::string> c = compiler;
-    c.insert(c.end(), {"-shared", "-fopenmp", "-o", stem + ".so", stem + ".o"});
+    c.insert(c.end(), {"-shared", "-fopenmp"});
+    c.insert(c.end(), extra.begin(), extra.end()); // --coverage, -fsanitize=...: their runtimes link too
+    c.insert(c.end(), {"-o", stem + ".so", stem + ".o"});
     return c;
 }
 

@@ -22,7 +22,7 @@ struct HostCompilerOptions {
     /// The compile step's argv, run in a fresh directory: compiler, flags, -c -o <stem>.o
     /// <stem>.cpp, where <stem> is the kernel name with anything but [A-Za-z0-9_] replaced by '_'.
     std::vector<std::string> command(const std::string& name) const;
-    /// The link step's argv: compiler, -shared -fopenmp -o <stem>.so <stem>.o. A separate step
+    /// The link step's argv: compiler, -shared -fopenmp extra... -o <stem>.so <stem>.o. A separate step
     /// without -ffast-math: linked with it, GCC (before 13) adds crtfastmath.o, whose constructor
     /// sets flush-to-zero and denormals-are-zero for the whole process when the library loads.
     std::vector<std::string> link_command(const std::string& name) const;

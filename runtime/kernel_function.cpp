@@ -375,7 +375,8 @@ std::shared_ptr<KernelFunction::Module> load_host(const KernelSpec& spec) {
     auto m = std::make_shared<KernelFunction::Module>();
     m->log = lib.log;
     m->library = HostLibrary::load(lib, cache, spec.name, spec.source,
-                                   fmt::format("{}", fmt::join(options.command(spec.name), " ")));
+                                   fmt::format("{} && {}", fmt::join(options.command(spec.name), " "),
+                                               fmt::join(options.link_command(spec.name), " ")));
     return m;
 }
 
@@ -433,8 +434,35 @@ std::shared_ptr<KernelFunction::Module> load_module(const KernelSpec& spec, int 
     return spec.backend == Backend::Host ? load_host(spec) : load_cuda(spec, device);
 }
 
+KernelSpec fit_to_device(KernelSpec spec, const DeviceProperties& device) {
+    const std::size_t most = std::size_t(device.max_shared_memory_per_block_optin);
+    // Tensor cores: the schedule sized the block for sm_90's shared memory (227 KiB); a device
+    // with less (sm_80 163 KiB, sm_86/89 99 KiB) gets the same kernel with half the warps, each
+    // with its tile, beside the one copy of the weights, while the schedule chose the block.
+    while (spec.backend == Backend::Cuda && spec.schedule.tensor_cores.value_or(TensorCores::Off) != TensorCores::Off &&
+           !spec.requested_schedule.block && spec.reschedule && spec.schedule.block &&
+           spec.launch.shared_bytes > most) {
+        auto b = *spec.schedule.block;
+        if (b[0] * b[1] * b[2] <= 128) break; // 4 warps: as the schedule's error says, no fewer
+        Schedule s = spec.requested_schedule;
+        s.block = b[1] > 1 ? std::array<int, 3>{b[0], b[1] / 2, b[2]} : std::array<int, 3>{b[0] / 2, b[1], b[2]};
+        spec = spec.reschedule(s);
+    }
+    return spec;
+}
+
+namespace {
+
+/// The spec as it runs on `device`: fit_to_device where there is a GPU to ask.
+KernelSpec fitted(KernelSpec spec, int device) {
+    if (spec.backend != Backend::Cuda) return spec;
+    return fit_to_device(std::move(spec), Context::current(device).properties());
+}
+
+} // namespace
+
 KernelFunction::KernelFunction(KernelSpec spec, int device)
-    : spec_(std::make_shared<const KernelSpec>(std::move(spec))), names_(argument_names(*spec_)) {
+    : spec_(std::make_shared<const KernelSpec>(fitted(std::move(spec), device))), names_(argument_names(*spec_)) {
     if (spec_->wide && spec_->wide->backend != spec_->backend)
         throw UserError(fmt::format("kernel '{}': its int64 variant (KernelSpec::wide) has another "
                                     "backend; both variants must run on the same target",

@@ -33,6 +33,10 @@ NvrtcOptions cuda_compile_options(const KernelSpec& spec, int arch);
 /// Throws UserError when `device` cannot run what `spec` needs (tensor cores: compute capability
 /// 8.0 or newer), before NVRTC or ptxas would refuse it with a message about PTX instructions.
 void check_device_can_run(const KernelSpec& spec, const DeviceProperties& device);
+/// `spec` as it fits `device`: a tensor-core kernel whose block the schedule chose, and whose
+/// shared memory the device does not have, lowered again with half the warps until it fits (or
+/// has 4 warps: then loading says what to change).
+KernelSpec fit_to_device(KernelSpec spec, const DeviceProperties& device);
 /// Compiles `spec` through the compile cache and loads it (a CUBIN on `device`, or a host
 /// library).
 std::shared_ptr<KernelFunction::Module> load_module(const KernelSpec& spec, int device);

@@ -100,6 +100,8 @@ void check_float16_io_on_gpu(const TensorCoreCase& c, std::int64_t cells, const 
     cfg.name = name;
     const Kernel kernel = create_kernel(ac, cfg, schedule);
     ASSERT_NE(kernel.source().find("loom::half " + c.layer_name(0) + "_in["), std::string::npos) << kernel.source();
+    ASSERT_NE(kernel.source().find("loom::half " + c.layer_name(c.widths.size() - 2) + "["), std::string::npos)
+        << kernel.source();
     KernelFunction gpu = kernel.compile();
     cfg.target = Target::CPU;
     KernelFunction cpu = create_kernel(ac, cfg, schedule).compile();

@@ -6,6 +6,7 @@
 // compiled by NVRTC for sm_90. Errors: a schedule with nothing for the tensor cores, forms that
 // do not give a warp 32 cells, too little shared memory.
 #include "runtime/kernel_loading.hpp"
+#include "runtime/nvrtc_compiler.hpp"
 #include "tests/support/cpu_config.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tests/support/nvrtc_check.hpp"
@@ -301,6 +302,34 @@ TEST(TensorCoreErrors, DevicesOlderThanAmpere) {
     // Without tensor cores the same layers run anywhere.
     Schedule off;
     EXPECT_NO_THROW(check_device_can_run(chain_kernel(c, Target::CUDA, "tc_off", ScalarType::Float32, off).spec(), t4));
+}
+
+TEST(TensorCores, ADeviceWithLessSharedMemoryGetsFewerWarps) {
+    // 4 layers of 64: 37888 bytes of weights and biases, 4608 bytes of tile a warp; 16 warps
+    // (111616 bytes) on sm_90, 8 (74752) where a block has 99 KiB (sm_86, sm_89).
+    auto c = TensorCoreCase::make({64, 64, 64, 64, 64}, {nn::relu, nn::relu, nn::relu, nn::identity},
+                                  TensorCores::Float16, 2);
+    const KernelSpec spec =
+        chain_kernel(c, Target::CUDA, "tc_fit", ScalarType::Float16, on_tensor_cores(TensorCores::Float16)).spec();
+    ASSERT_EQ((*spec.schedule.block)[0], 512);
+    ASSERT_EQ(spec.launch.shared_bytes, 111616u);
+    DeviceProperties h100, ada;
+    h100.max_shared_memory_per_block_optin = 232448;
+    ada.max_shared_memory_per_block_optin = 101376;
+    const KernelSpec same = fit_to_device(spec, h100);
+    EXPECT_EQ(same.source, spec.source);
+    const KernelSpec fewer = fit_to_device(spec, ada);
+    EXPECT_EQ((*fewer.schedule.block)[0], 256);
+    EXPECT_EQ(fewer.launch.shared_bytes, 74752u);
+    EXPECT_NE(fewer.source.find("__launch_bounds__(256)"), std::string::npos);
+    NvrtcOptions sm90;
+    sm90.arch = 90;
+    EXPECT_GT(nvrtc_compile(fewer.source, fewer.name, sm90).cubin.size(), 0u);
+    // A block the schedule fixes stays: loading then says what to change.
+    Schedule fixed = on_tensor_cores(TensorCores::Float16);
+    fixed.block = std::array<int, 3>{512, 1, 1};
+    const KernelSpec asked = chain_kernel(c, Target::CUDA, "tc_fixed", ScalarType::Float16, fixed).spec();
+    EXPECT_EQ(fit_to_device(asked, ada).launch.shared_bytes, 111616u);
 }
 
 TEST(TensorCoreErrors, TooLittleSharedMemory) {
