@@ -81,9 +81,9 @@ TEST(Golden, FloatDivisionByAConstantZeroCompilesWithoutAWarning) {
                               Assignment(d.center(), a.center() / -0.0),
                               Assignment(f.center(), e.center() / 0.0)},
                              KernelConfig{.name = "divide_by_zero"});
-    for (const char* code : {"a[x] / __int_as_float(0);",
-                             "a[x] / __int_as_float(0x80000000);",
-                             "e[x] / __longlong_as_double(0LL);"})
+    for (const char* code : {"a_lanes[lane] / __int_as_float(0);",
+                             "a_lanes[lane] / __int_as_float(0x80000000);",
+                             "e_lanes[lane] / __longlong_as_double(0LL);"})
         EXPECT_NE(k.source().find(code), std::string::npos) << code << " missing:\n" << k.source();
     loom::test::expect_compiles_for_sm90(k);
 }

@@ -69,8 +69,9 @@ TEST(BasePointers, OnePlaceAGatherOrAnotherCellKeepTheWholeAddress) {
 TEST(BasePointers, ThePrintedPointerIsConstAndRestrictOnlyForFieldsTheKernelReads) {
     // t is written, then read at neighbouring places in a later statement: its pointer is a
     // plain `float* const`; u is only read: `const float* __restrict__`, as its parameter.
+    // (Scalar, without lanes: a row of lanes reads its neighbours through the row's array.)
     auto [t, u] = fields<2>("t, u: float32[2D]");
-    Kernel k = create_kernel({Assignment(t.center(), u[{0, 1}] + u[{0, -1}])}, {.name = "consts"});
+    Kernel k = create_kernel({Assignment(t.center(), u[{0, 1}] + u[{0, -1}])}, {.name = "consts"}, {.vector_width = 1});
     const std::string src = k.source();
     EXPECT_NE(src.find("const float* __restrict__ u_c = u + u_stride_0 * x + y;"), std::string::npos) << src;
     EXPECT_NE(src.find("t[t_stride_0 * x + y] = u_c[1] + u_c[-1];"), std::string::npos) << src;
@@ -103,7 +104,7 @@ TEST(BasePointers, PointersComeInTheOrderOfFirstAccessOnEveryRun) {
             Expr pair = f[{1, 0}] - f[{-1, 0}];
             sum = sum.defined() ? sum + pair : pair;
         }
-        return create_kernel({Assignment(out.center(), sum)}, {.name = "ordered"}).source();
+        return create_kernel({Assignment(out.center(), sum)}, {.name = "ordered"}, {.vector_width = 1}).source();
     };
     const std::string first = make();
     for (int run = 0; run < 8; ++run) EXPECT_EQ(make(), first);

@@ -39,36 +39,55 @@ TEST(VectorizeLanes, PointwiseAndRowReadsPassByPass) {
     // vectorize_lanes: 4 cells per thread along y, in groups from multiples of 4. g and h at
     // x + 1 read 4 consecutive elements: a vector each; h's row at x reads y + 1 too, so its
     // vector comes with the element after the last lane; f's 4 elements are stored at once
-    // after the lanes. Partial groups (the first, which starts below 1, and the last) run cell
-    // by cell.
+    // after the lanes. Partial groups (the first, which starts below 1, and the last) take the
+    // same lanes: their rows element by element where the cells read them (zero elsewhere),
+    // their stores lane by lane where the cell lies in the range.
     EXPECT_EQ(to_string(vectorize_lanes(m.body, 4, {1, 1})), R"(for x in [1, size_0 - 1) step 1:  # axis 0, gpu grid.y
   for y_lanes in [0, size_1 - 1) step 4:  # axis 1, gpu grid.x
-    if y_lanes >= 1 && y_lanes + 4 <= size_1 - 1:
-      alloc float32 g_lanes[4] (local):
+    let y_whole: bool = y_lanes >= 1 && y_lanes + 4 <= size_1 - 1
+    alloc float32 g_lanes[4] (local):
+      if y_whole:
         g_lanes[0:4] = lanes of g[x, y_lanes]
-        alloc float32 h_lanes[4] (local):
+      if !y_whole:
+        for k in [0, 4) step 1:  # axis -1, unrolled
+          g_lanes[k] = 0.0f
+          if 1 < size_1 - 1 && (y_lanes + k >= 1 && y_lanes + k < size_1 - 1):
+            g_lanes[k] = g[x, y_lanes + k]
+      alloc float32 h_lanes[4] (local):
+        if y_whole:
           h_lanes[0:4] = lanes of h[x + 1, y_lanes]
-          alloc float32 h_lanes_1[5] (local):
+        if !y_whole:
+          for k in [0, 4) step 1:  # axis -1, unrolled
+            h_lanes[k] = 0.0f
+            if 1 < size_1 - 1 && (y_lanes + k >= 1 && y_lanes + k < size_1 - 1):
+              h_lanes[k] = h[x + 1, y_lanes + k]
+        alloc float32 h_lanes_1[5] (local):
+          if y_whole:
             h_lanes_1[0:4] = lanes of h[x, y_lanes]
             h_lanes_1[4] = h[x, y_lanes + 4]
-            alloc float32 f_lanes[4] (local):
-              for lane in [0, 4) step 1:  # axis -1, unrolled
-                # f[0, 0] = ...
-                f_lanes[lane] = 2.0f * g_lanes[lane] + h_lanes[lane] - h_lanes_1[lane + 1]
+          if !y_whole:
+            for k in [0, 5) step 1:  # axis -1, unrolled
+              h_lanes_1[k] = 0.0f
+              if 1 < size_1 - 1 && (y_lanes + k >= 1 && y_lanes + k < size_1):
+                h_lanes_1[k] = h[x, y_lanes + k]
+          alloc float32 f_lanes[4] (local):
+            for lane in [0, 4) step 1:  # axis -1, unrolled
+              # f[0, 0] = ...
+              f_lanes[lane] = 2.0f * g_lanes[lane] + h_lanes[lane] - h_lanes_1[lane + 1]
+            if y_whole:
               lanes of f[x, y_lanes] = f_lanes[0:4]
-    if !(y_lanes >= 1 && y_lanes + 4 <= size_1 - 1):
-      for lane in [0, 4) step 1:  # axis -1, unrolled
-        let y: int32 = y_lanes + lane
-        if y >= 1 && y < size_1 - 1:
-          # f[0, 0] = ...
-          f[x, y] = 2.0f * g[x, y] + h[x + 1, y] - h[x, y + 1]
+            if !y_whole:
+              for lane in [0, 4) step 1:  # axis -1, unrolled
+                if y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1:
+                  f[x, y_lanes + lane] = f_lanes[lane]
 )");
 }
 
 TEST(VectorizeLanes, StreamedGroupsTakeLanesBranchByBranch) {
     // stream_cells first: 4 cells along x as one group, its shared elements in locals; then the
     // lanes: the whole group's branch loads each row once as lanes (the centre rows with their
-    // neighbours along y), the last group's branch runs lane by lane.
+    // neighbours along y; a partial group along y element by element), the last group along x
+    // runs lane by lane (its cells store under their own guards).
     auto [f, g] = fields<2>("f, g: float32[2D]");
     const Schedule s{.cells_per_thread = 4, .stream_cells = true, .vector_width = 4};
     auto l = lower_nest({{f.center(), g[{1, 0}] + g[{-1, 0}] + g[{0, 1}] + g[{0, -1}], "f[0, 0] = ...", 1}},
@@ -76,7 +95,8 @@ TEST(VectorizeLanes, StreamedGroupsTakeLanesBranchByBranch) {
     const std::string text = to_string(vectorize_lanes(stream_cells(mapped(l, s).body, 0.0), 4, {1, 1}));
     auto has = [&](const std::string& piece) { EXPECT_NE(text.find(piece), std::string::npos) << piece << "\n" << text; };
     has("if x_cells + 4 <= size_0 - 1:");
-    has("if y_lanes >= 1 && y_lanes + 4 <= size_1 - 1:");
+    has("let y_whole: bool = y_lanes >= 1 && y_lanes + 4 <= size_1 - 1");
+    has("if 1 < size_1 - 1 && (y_lanes + k - 1 >= 0 && y_lanes + k - 1 < size_1):");
     has("[1:5] = lanes of g[x_cells, y_lanes]"); // row x: its neighbours y - 1 and y + 4 too
     has("[0] = g[x_cells, y_lanes - 1]");
     has("[5] = g[x_cells, y_lanes + 4]");
@@ -100,6 +120,30 @@ TEST(VectorizeLanes, NeighboursComeOnlyFromWithinTheKernelsReach) {
     EXPECT_NE(src.find("float u_lanes[4];"), std::string::npos) << src;
     EXPECT_EQ(src.find("u_lanes + 1"), std::string::npos) << src;
     loom::test::expect_compiles_for_sm90(k);
+}
+
+TEST(VectorizeLanes, PartialGroupsShareTheLanesUnlessACellTouchesMemoryOnItsOwn) {
+    // float16 lanes of 8 along a row of ghost layers: the first and last group of a row take
+    // the lanes too, rows element by element from zeros (a 16-bit zero is rounded from 0.0f),
+    // stores lane by lane; NVRTC compiles it for sm_90.
+    auto [h, o] = fields<2>("h, o: float16[2D]");
+    Kernel half = create_kernel({Assignment(o.center(), h[{0, 1}] + h[{0, -1}] - h[{1, 0}])}, {.name = "edges"},
+                                {.vector_width = 8});
+    const std::string src = half.source();
+    EXPECT_EQ(half.schedule().vector_width, 8) << src;
+    EXPECT_NE(src.find("const bool y_whole = y_lanes >= 1 && y_lanes + 8 <= size_1 - 1;"), std::string::npos) << src;
+    EXPECT_NE(src.find("h_lanes[k] = loom::to_half(0.0f);"), std::string::npos) << src;
+    EXPECT_NE(src.find("if (y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1) {"), std::string::npos) << src;
+    loom::test::expect_compiles_for_sm90(half);
+    // A cell that reads a field outside its lanes (a guarded gather) would read it for the
+    // partial group's outside lanes too: those groups run cell by cell, as before.
+    using namespace loom::counters;
+    auto [u, f] = fields<2>("u, f: float32[2D]");
+    Kernel gather = create_kernel({Assignment(f.center(), u.center() + select(y + 1 < 100, u.at({x, y + 1}), 0.0f))},
+                                  {.name = "gather"}, {.vector_width = 4});
+    const std::string g = gather.source();
+    EXPECT_EQ(g.find("_whole"), std::string::npos) << g;
+    EXPECT_NE(g.find("if (y < size_1) {"), std::string::npos) << g;
 }
 
 TEST(VectorizeLanes, WhatStaysScalar) {

@@ -115,8 +115,8 @@ TEST(DefaultType, ComparisonOfPlainNumbersIsDoneInIt) {
                              config("compare_literals", dt));
     };
     Kernel k64 = kernel(F64), k32 = kernel(F32);
-    EXPECT_NE(k64.source().find("dst[x] = 0.0f;"), std::string::npos) << k64.source();
-    EXPECT_NE(k32.source().find("dst[x] = src[x];"), std::string::npos) << k32.source();
+    EXPECT_NE(k64.source().find("dst_lanes[lane] = 0.0f;"), std::string::npos) << k64.source();
+    EXPECT_NE(k32.source().find("dst_lanes[lane] = src_lanes[lane];"), std::string::npos) << k32.source();
     check_kernel(k64);
     check_kernel(k32);
 }
@@ -314,7 +314,7 @@ TEST(UntypedTemporary, UsesThatDisagreeConvertIt) {
     ac.add(Assignment(e.center(), c * d.center()));
     Kernel k = create_kernel(ac, config("mixed", F64));
     EXPECT_EQ(declared_type(k, "c"), F64);
-    EXPECT_NE(k.source().find("(float) c * s["), std::string::npos) << k.source();
+    EXPECT_NE(k.source().find("(float) c * s_lanes[lane]"), std::string::npos) << k.source();
     check_kernel(k);
 }
 

@@ -17,35 +17,59 @@ extern "C" __global__ void speed(
     const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y);
     const int y_lanes = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 4;
     if (x < size_0 && y_lanes < size_1) {
-        if (y_lanes + 4 <= size_1) {
-            float u_lanes[4];
+        const bool y_whole = y_lanes + 4 <= size_1;
+        float u_lanes[4];
+        if (y_whole) {
             loom::load_lanes(u_lanes, &u[u_stride_0 * x + y_lanes]);
-            float v_lanes[4];
+        } else {
+            #pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                u_lanes[k] = 0.0f;
+                if (y_lanes + k >= 0 && y_lanes + k < size_1) {
+                    u_lanes[k] = u[u_stride_0 * x + (y_lanes + k)];
+                }
+            }
+        }
+        float v_lanes[4];
+        if (y_whole) {
             loom::load_lanes(v_lanes, &v[v_stride_0 * x + y_lanes]);
-            float speed_lanes[4];
-            float dir_lanes[4];
+        } else {
+            #pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                v_lanes[k] = 0.0f;
+                if (y_lanes + k >= 0 && y_lanes + k < size_1) {
+                    v_lanes[k] = v[v_stride_0 * x + (y_lanes + k)];
+                }
+            }
+        }
+        float speed_lanes[4];
+        float dir_lanes[4];
+        #pragma unroll
+        for (int lane = 0; lane < 4; ++lane) {
+            const float sqrt_sum =
+                    sqrtf(u_lanes[lane] * u_lanes[lane] + v_lanes[lane] * v_lanes[lane]);
+            // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
+            speed_lanes[lane] = sqrt_sum;
+            // dir[0, 0] = u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
+            dir_lanes[lane] = u_lanes[lane] / (sqrt_sum + 1e-06f);
+        }
+        if (y_whole) {
+            loom::store_lanes(&speed[speed_stride_0 * x + y_lanes], speed_lanes);
+        } else {
             #pragma unroll
             for (int lane = 0; lane < 4; ++lane) {
-                const float sqrt_sum =
-                        sqrtf(u_lanes[lane] * u_lanes[lane] + v_lanes[lane] * v_lanes[lane]);
-                // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
-                speed_lanes[lane] = sqrt_sum;
-                // dir[0, 0] = u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
-                dir_lanes[lane] = u_lanes[lane] / (sqrt_sum + 1e-06f);
+                if (y_lanes + lane < size_1) {
+                    speed[speed_stride_0 * x + (y_lanes + lane)] = speed_lanes[lane];
+                }
             }
-            loom::store_lanes(&speed[speed_stride_0 * x + y_lanes], speed_lanes);
+        }
+        if (y_whole) {
             loom::store_lanes(&dir[dir_stride_0 * x + y_lanes], dir_lanes);
         } else {
             #pragma unroll
             for (int lane = 0; lane < 4; ++lane) {
-                const int y = y_lanes + lane;
-                if (y < size_1) {
-                    const float sqrt_sum = sqrtf(u[u_stride_0 * x + y] * u[u_stride_0 * x + y] +
-                            v[v_stride_0 * x + y] * v[v_stride_0 * x + y]);
-                    // speed[0, 0] = sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0])
-                    speed[speed_stride_0 * x + y] = sqrt_sum;
-                    // dir[0, 0] = u[0, 0] / (sqrt(u[0, 0] * u[0, 0] + v[0, 0] * v[0, 0]) + 1e-06f)
-                    dir[dir_stride_0 * x + y] = u[u_stride_0 * x + y] / (sqrt_sum + 1e-06f);
+                if (y_lanes + lane < size_1) {
+                    dir[dir_stride_0 * x + (y_lanes + lane)] = dir_lanes[lane];
                 }
             }
         }

@@ -17,27 +17,35 @@ extern "C" __global__ void fixed_diff(
         for (int cell = 0; cell < 4; ++cell) {
             const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
             if (x < 63) {
-                if (y_lanes >= 1 && y_lanes + 4 <= 127) {
-                    float a_lanes[6];
+                const bool y_whole = y_lanes >= 1 && y_lanes + 4 <= 127;
+                float a_lanes[6];
+                if (y_whole) {
                     loom::load_lanes<4>(a_lanes + 1, &a[128 * x + y_lanes]);
                     const float* __restrict__ a_c = a + 128 * x + y_lanes;
                     a_lanes[0] = a_c[-1];
                     a_lanes[5] = a_c[4];
-                    float b_lanes[4];
+                } else {
                     #pragma unroll
-                    for (int lane = 0; lane < 4; ++lane) {
-                        // b[0, 0] = a[0, 1] - a[0, -1]
-                        b_lanes[lane] = a_lanes[lane + 2] - a_lanes[lane];
+                    for (int k = 0; k < 6; ++k) {
+                        a_lanes[k] = 0.0f;
+                        if (1 < 127 && (y_lanes + k - 1 >= 0 && y_lanes + k - 1 < 128)) {
+                            a_lanes[k] = a[128 * x + (y_lanes + k) - 1];
+                        }
                     }
+                }
+                float b_lanes[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    // b[0, 0] = a[0, 1] - a[0, -1]
+                    b_lanes[lane] = a_lanes[lane + 2] - a_lanes[lane];
+                }
+                if (y_whole) {
                     loom::store_lanes(&b[128 * x + y_lanes], b_lanes);
                 } else {
                     #pragma unroll
                     for (int lane = 0; lane < 4; ++lane) {
-                        const int y = y_lanes + lane;
-                        if (y >= 1 && y < 127) {
-                            const float* __restrict__ a_c = a + 128 * x + y;
-                            // b[0, 0] = a[0, 1] - a[0, -1]
-                            b[128 * x + y] = a_c[1] - a_c[-1];
+                        if (y_lanes + lane >= 1 && y_lanes + lane < 127) {
+                            b[128 * x + (y_lanes + lane)] = b_lanes[lane];
                         }
                     }
                 }

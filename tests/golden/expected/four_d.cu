@@ -19,27 +19,37 @@ extern "C" __global__ void square4d(
     const int ctr_3_lanes = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 4;
     if (y < size_1 && z < size_2 && ctr_3_lanes < size_3) {
         for (int x = 0; x < size_0; ++x) {
-            if (ctr_3_lanes + 4 <= size_3) {
-                float a_lanes[4];
+            const bool ctr_3_whole = ctr_3_lanes + 4 <= size_3;
+            float a_lanes[4];
+            if (ctr_3_whole) {
                 loom::load_lanes(a_lanes,
                         &a[a_stride_0 * x + a_stride_1 * y + a_stride_2 * z + ctr_3_lanes]);
-                float b_lanes[4];
+            } else {
                 #pragma unroll
-                for (int lane = 0; lane < 4; ++lane) {
-                    // b[0, 0, 0, 0] = a[0, 0, 0, 0] * a[0, 0, 0, 0]
-                    b_lanes[lane] = a_lanes[lane] * a_lanes[lane];
+                for (int k = 0; k < 4; ++k) {
+                    a_lanes[k] = 0.0f;
+                    if (ctr_3_lanes + k >= 0 && ctr_3_lanes + k < size_3) {
+                        a_lanes[k] =
+                                a[a_stride_0 * x + a_stride_1 * y + a_stride_2 * z +
+                                (ctr_3_lanes + k)];
+                    }
                 }
+            }
+            float b_lanes[4];
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                // b[0, 0, 0, 0] = a[0, 0, 0, 0] * a[0, 0, 0, 0]
+                b_lanes[lane] = a_lanes[lane] * a_lanes[lane];
+            }
+            if (ctr_3_whole) {
                 loom::store_lanes(&b[b_stride_0 * x + b_stride_1 * y + b_stride_2 * z +
                         ctr_3_lanes], b_lanes);
             } else {
                 #pragma unroll
                 for (int lane = 0; lane < 4; ++lane) {
-                    const int ctr_3 = ctr_3_lanes + lane;
-                    if (ctr_3 < size_3) {
-                        // b[0, 0, 0, 0] = a[0, 0, 0, 0] * a[0, 0, 0, 0]
-                        b[b_stride_0 * x + b_stride_1 * y + b_stride_2 * z + ctr_3] =
-                                a[a_stride_0 * x + a_stride_1 * y + a_stride_2 * z + ctr_3] *
-                                a[a_stride_0 * x + a_stride_1 * y + a_stride_2 * z + ctr_3];
+                    if (ctr_3_lanes + lane < size_3) {
+                        b[b_stride_0 * x + b_stride_1 * y + b_stride_2 * z + (ctr_3_lanes + lane)] =
+                                b_lanes[lane];
                     }
                 }
             }

@@ -19,33 +19,60 @@ extern "C" __global__ void jacobi_lanes(
         for (int cell = 0; cell < 4; ++cell) {
             const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
             if (x < size_0 - 1) {
-                if (y_lanes >= 1 && y_lanes + 4 <= size_1 - 1) {
-                    float src_lanes[4];
+                const bool y_whole = y_lanes >= 1 && y_lanes + 4 <= size_1 - 1;
+                float src_lanes[4];
+                if (y_whole) {
                     loom::load_lanes(src_lanes, &src[src_stride_0 * (x + 1) + y_lanes]);
-                    float src_lanes_1[4];
+                } else {
+                    #pragma unroll
+                    for (int k = 0; k < 4; ++k) {
+                        src_lanes[k] = 0.0f;
+                        if (1 < size_1 - 1 && (y_lanes + k >= 1 && y_lanes + k < size_1 - 1)) {
+                            src_lanes[k] = src[src_stride_0 * (x + 1) + (y_lanes + k)];
+                        }
+                    }
+                }
+                float src_lanes_1[4];
+                if (y_whole) {
                     loom::load_lanes(src_lanes_1, &src[src_stride_0 * (x - 1) + y_lanes]);
-                    float src_lanes_2[6];
+                } else {
+                    #pragma unroll
+                    for (int k = 0; k < 4; ++k) {
+                        src_lanes_1[k] = 0.0f;
+                        if (1 < size_1 - 1 && (y_lanes + k >= 1 && y_lanes + k < size_1 - 1)) {
+                            src_lanes_1[k] = src[src_stride_0 * (x - 1) + (y_lanes + k)];
+                        }
+                    }
+                }
+                float src_lanes_2[6];
+                if (y_whole) {
                     loom::load_lanes<4>(src_lanes_2 + 1, &src[src_stride_0 * x + y_lanes]);
                     const float* __restrict__ src_c = src + src_stride_0 * x + y_lanes;
                     src_lanes_2[0] = src_c[-1];
                     src_lanes_2[5] = src_c[4];
-                    float dst_lanes[4];
+                } else {
                     #pragma unroll
-                    for (int lane = 0; lane < 4; ++lane) {
-                        // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                        dst_lanes[lane] = 0.25f * (src_lanes[lane] + src_lanes_1[lane] +
-                                src_lanes_2[lane + 2] + src_lanes_2[lane]);
+                    for (int k = 0; k < 6; ++k) {
+                        src_lanes_2[k] = 0.0f;
+                        if (1 < size_1 - 1 && (y_lanes + k - 1 >= 0 && y_lanes + k - 1 < size_1)) {
+                            src_lanes_2[k] = src[src_stride_0 * x + (y_lanes + k) - 1];
+                        }
                     }
+                }
+                float dst_lanes[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
+                    dst_lanes[lane] = 0.25f * (src_lanes[lane] + src_lanes_1[lane] +
+                            src_lanes_2[lane + 2] + src_lanes_2[lane]);
+                }
+                if (y_whole) {
                     loom::store_lanes(&dst[dst_stride_0 * x + y_lanes], dst_lanes);
                 } else {
                     #pragma unroll
                     for (int lane = 0; lane < 4; ++lane) {
-                        const int y = y_lanes + lane;
-                        if (y >= 1 && y < size_1 - 1) {
-                            const float* __restrict__ src_c = src + src_stride_0 * x + y;
-                            // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                            dst[dst_stride_0 * x + y] = 0.25f * (src_c[src_stride_0] +
-                                    src_c[-src_stride_0] + src_c[1] + src_c[-1]);
+                        if (y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1) {
+                            dst[dst_stride_0 * x + (y_lanes + lane)] = dst_lanes[lane];
                         }
                     }
                 }

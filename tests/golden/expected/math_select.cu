@@ -17,32 +17,37 @@ extern "C" __global__ void radial(
     const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y);
     const int y_lanes = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 4;
     if (x < size_0 && y_lanes < size_1) {
-        if (y_lanes + 4 <= size_1) {
-            float g_lanes[4];
+        const bool y_whole = y_lanes + 4 <= size_1;
+        float g_lanes[4];
+        if (y_whole) {
             loom::load_lanes(g_lanes, &g[g_stride_0 * x + y_lanes]);
-            float f_lanes[4];
+        } else {
             #pragma unroll
-            for (int lane = 0; lane < 4; ++lane) {
-                const int y = y_lanes + lane;
-                const float sqrt_conv = sqrtf((float) ((long long) x * (long long) x +
-                        (long long) y * (long long) y));
-                // f[0, 0] = sqrt((float32) (x * x + y * y)) < 10.0f ?
-                //     exp(-sqrt((float32) (x * x + y * y))) * g[0, 0] : tanh(g[0, 0])
-                f_lanes[lane] = sqrt_conv < 10.0f ? expf(-sqrt_conv) * g_lanes[lane] :
-                        loom::tanh_approx(g_lanes[lane]);
+            for (int k = 0; k < 4; ++k) {
+                g_lanes[k] = 0.0f;
+                if (y_lanes + k >= 0 && y_lanes + k < size_1) {
+                    g_lanes[k] = g[g_stride_0 * x + (y_lanes + k)];
+                }
             }
+        }
+        float f_lanes[4];
+        #pragma unroll
+        for (int lane = 0; lane < 4; ++lane) {
+            const int y = y_lanes + lane;
+            const float sqrt_conv =
+                    sqrtf((float) ((long long) x * (long long) x + (long long) y * (long long) y));
+            // f[0, 0] = sqrt((float32) (x * x + y * y)) < 10.0f ?
+            //     exp(-sqrt((float32) (x * x + y * y))) * g[0, 0] : tanh(g[0, 0])
+            f_lanes[lane] = sqrt_conv < 10.0f ? expf(-sqrt_conv) * g_lanes[lane] :
+                    loom::tanh_approx(g_lanes[lane]);
+        }
+        if (y_whole) {
             loom::store_lanes(&f[f_stride_0 * x + y_lanes], f_lanes);
         } else {
             #pragma unroll
             for (int lane = 0; lane < 4; ++lane) {
-                const int y = y_lanes + lane;
-                if (y < size_1) {
-                    const float sqrt_conv = sqrtf((float) ((long long) x * (long long) x +
-                            (long long) y * (long long) y));
-                    // f[0, 0] = sqrt((float32) (x * x + y * y)) < 10.0f ?
-                    //     exp(-sqrt((float32) (x * x + y * y))) * g[0, 0] : tanh(g[0, 0])
-                    f[f_stride_0 * x + y] = sqrt_conv < 10.0f ? expf(-sqrt_conv) *
-                            g[g_stride_0 * x + y] : loom::tanh_approx(g[g_stride_0 * x + y]);
+                if (y_lanes + lane < size_1) {
+                    f[f_stride_0 * x + (y_lanes + lane)] = f_lanes[lane];
                 }
             }
         }

@@ -17,24 +17,32 @@ extern "C" __global__ void scale(
     const int y = (int) (blockIdx.y * blockDim.y + threadIdx.y);
     const int z_lanes = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 2;
     if (x < size_0 && y < size_1 && z_lanes < size_2) {
-        if (z_lanes + 2 <= size_2) {
-            double g_lanes[2];
+        const bool z_whole = z_lanes + 2 <= size_2;
+        double g_lanes[2];
+        if (z_whole) {
             loom::load_lanes(g_lanes, &g[g_stride_0 * x + g_stride_1 * y + z_lanes]);
-            double f_lanes[2];
+        } else {
             #pragma unroll
-            for (int lane = 0; lane < 2; ++lane) {
-                // f[0, 0, 0] = 2.0 * g[0, 0, 0]
-                f_lanes[lane] = 2.0 * g_lanes[lane];
+            for (int k = 0; k < 2; ++k) {
+                g_lanes[k] = 0.0;
+                if (z_lanes + k >= 0 && z_lanes + k < size_2) {
+                    g_lanes[k] = g[g_stride_0 * x + g_stride_1 * y + (z_lanes + k)];
+                }
             }
+        }
+        double f_lanes[2];
+        #pragma unroll
+        for (int lane = 0; lane < 2; ++lane) {
+            // f[0, 0, 0] = 2.0 * g[0, 0, 0]
+            f_lanes[lane] = 2.0 * g_lanes[lane];
+        }
+        if (z_whole) {
             loom::store_lanes(&f[f_stride_0 * x + f_stride_1 * y + z_lanes], f_lanes);
         } else {
             #pragma unroll
             for (int lane = 0; lane < 2; ++lane) {
-                const int z = z_lanes + lane;
-                if (z < size_2) {
-                    // f[0, 0, 0] = 2.0 * g[0, 0, 0]
-                    f[f_stride_0 * x + f_stride_1 * y + z] =
-                            2.0 * g[g_stride_0 * x + g_stride_1 * y + z];
+                if (z_lanes + lane < size_2) {
+                    f[f_stride_0 * x + f_stride_1 * y + (z_lanes + lane)] = f_lanes[lane];
                 }
             }
         }

@@ -22,53 +22,110 @@ extern "C" __global__ void seven_point(
             const long long x =
                     ((long long) blockIdx.z * blockDim.z + threadIdx.z) * 4LL + cell + 1LL;
             if (x < size_0 - 1LL) {
-                if (z_lanes >= 1LL && z_lanes + 2LL <= size_2 - 1LL) {
-                    double src_lanes[2];
+                const bool z_whole = z_lanes >= 1LL && z_lanes + 2LL <= size_2 - 1LL;
+                double src_lanes[2];
+                if (z_whole) {
                     loom::load_lanes(src_lanes,
                             &src[src_stride_0 * (x - 1LL) + src_stride_1 * y + z_lanes]);
-                    double src_lanes_1[2];
+                } else {
+                    #pragma unroll
+                    for (long long k = 0LL; k < 2LL; ++k) {
+                        src_lanes[k] = 0.0;
+                        if (1LL < size_2 - 1LL &&
+                                (z_lanes + k >= 1LL && z_lanes + k < size_2 - 1LL)) {
+                            src_lanes[k] =
+                                    src[src_stride_0 * (x - 1LL) + src_stride_1 * y +
+                                    (z_lanes + k)];
+                        }
+                    }
+                }
+                double src_lanes_1[2];
+                if (z_whole) {
                     loom::load_lanes(src_lanes_1,
                             &src[src_stride_0 * x + src_stride_1 * (y - 1LL) + z_lanes]);
-                    double src_lanes_2[4];
+                } else {
+                    #pragma unroll
+                    for (long long k = 0LL; k < 2LL; ++k) {
+                        src_lanes_1[k] = 0.0;
+                        if (1LL < size_2 - 1LL &&
+                                (z_lanes + k >= 1LL && z_lanes + k < size_2 - 1LL)) {
+                            src_lanes_1[k] =
+                                    src[src_stride_0 * x + src_stride_1 * (y - 1LL) +
+                                    (z_lanes + k)];
+                        }
+                    }
+                }
+                double src_lanes_2[4];
+                if (z_whole) {
                     loom::load_lanes<2>(src_lanes_2 + 1,
                             &src[src_stride_0 * x + src_stride_1 * y + z_lanes]);
                     const double* __restrict__ src_c =
                             src + src_stride_0 * x + src_stride_1 * y + z_lanes;
                     src_lanes_2[0LL] = src_c[-1];
                     src_lanes_2[3LL] = src_c[2];
-                    double src_lanes_3[2];
+                } else {
+                    #pragma unroll
+                    for (long long k = 0LL; k < 4LL; ++k) {
+                        src_lanes_2[k] = 0.0;
+                        if (1LL < size_2 - 1LL &&
+                                (z_lanes + k - 1LL >= 0LL && z_lanes + k - 1LL < size_2)) {
+                            src_lanes_2[k] =
+                                    src[src_stride_0 * x + src_stride_1 * y + (z_lanes + k) - 1LL];
+                        }
+                    }
+                }
+                double src_lanes_3[2];
+                if (z_whole) {
                     loom::load_lanes(src_lanes_3,
                             &src[src_stride_0 * x + src_stride_1 * (y + 1LL) + z_lanes]);
-                    double src_lanes_4[2];
+                } else {
+                    #pragma unroll
+                    for (long long k = 0LL; k < 2LL; ++k) {
+                        src_lanes_3[k] = 0.0;
+                        if (1LL < size_2 - 1LL &&
+                                (z_lanes + k >= 1LL && z_lanes + k < size_2 - 1LL)) {
+                            src_lanes_3[k] =
+                                    src[src_stride_0 * x + src_stride_1 * (y + 1LL) +
+                                    (z_lanes + k)];
+                        }
+                    }
+                }
+                double src_lanes_4[2];
+                if (z_whole) {
                     loom::load_lanes(src_lanes_4,
                             &src[src_stride_0 * (x + 1LL) + src_stride_1 * y + z_lanes]);
-                    double dst_lanes[2];
+                } else {
                     #pragma unroll
-                    for (long long lane = 0LL; lane < 2LL; ++lane) {
-                        // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
-                        //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
-                        //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
-                        dst_lanes[lane] = 0.5 * src_lanes[lane] + 0.625 * src_lanes_1[lane] +
-                                0.75 * src_lanes_2[lane] + 0.875 * src_lanes_2[lane + 1LL] +
-                                src_lanes_2[lane + 2LL] + 1.125 * src_lanes_3[lane] +
-                                1.25 * src_lanes_4[lane];
+                    for (long long k = 0LL; k < 2LL; ++k) {
+                        src_lanes_4[k] = 0.0;
+                        if (1LL < size_2 - 1LL &&
+                                (z_lanes + k >= 1LL && z_lanes + k < size_2 - 1LL)) {
+                            src_lanes_4[k] =
+                                    src[src_stride_0 * (x + 1LL) + src_stride_1 * y +
+                                    (z_lanes + k)];
+                        }
                     }
+                }
+                double dst_lanes[2];
+                #pragma unroll
+                for (long long lane = 0LL; lane < 2LL; ++lane) {
+                    // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
+                    //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
+                    //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
+                    dst_lanes[lane] = 0.5 * src_lanes[lane] + 0.625 * src_lanes_1[lane] +
+                            0.75 * src_lanes_2[lane] + 0.875 * src_lanes_2[lane + 1LL] +
+                            src_lanes_2[lane + 2LL] + 1.125 * src_lanes_3[lane] +
+                            1.25 * src_lanes_4[lane];
+                }
+                if (z_whole) {
                     loom::store_lanes(&dst[dst_stride_0 * x + dst_stride_1 * y + z_lanes],
                             dst_lanes);
                 } else {
                     #pragma unroll
                     for (long long lane = 0LL; lane < 2LL; ++lane) {
-                        const long long z = z_lanes + lane;
-                        if (z >= 1LL && z < size_2 - 1LL) {
-                            const double* __restrict__ src_c =
-                                    src + src_stride_0 * x + src_stride_1 * y + z;
-                            // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
-                            //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] +
-                            //     1.0 * src[0, 0, 1] + 1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
-                            dst[dst_stride_0 * x + dst_stride_1 * y + z] =
-                                    0.5 * src_c[-src_stride_0] + 0.625 * src_c[-src_stride_1] +
-                                    0.75 * src_c[-1] + 0.875 * src_c[0] + src_c[1] +
-                                    1.125 * src_c[src_stride_1] + 1.25 * src_c[src_stride_0];
+                        if (z_lanes + lane >= 1LL && z_lanes + lane < size_2 - 1LL) {
+                            dst[dst_stride_0 * x + dst_stride_1 * y + (z_lanes + lane)] =
+                                    dst_lanes[lane];
                         }
                     }
                 }
