@@ -381,10 +381,10 @@ std::shared_ptr<KernelFunction::Module> load_host(const KernelSpec& spec) {
 }
 
 /// Compiles (through the cache) for the device's architecture and loads the module.
-std::shared_ptr<KernelFunction::Module> load_cuda(const KernelSpec& spec, int device) {
+std::shared_ptr<KernelFunction::Module> load_cuda(const KernelSpec& spec, int device, bool aligned_lanes = false) {
     Context& ctx = Context::current(device);
     check_device_can_run(spec, ctx.properties());
-    const NvrtcOptions options = cuda_compile_options(spec, ctx.properties().compute_capability());
+    const NvrtcOptions options = cuda_compile_options(spec, ctx.properties().compute_capability(), aligned_lanes);
     CachedCubin cubin = CompileCache::global().get(spec.source, spec.name, options);
     auto m = std::make_shared<KernelFunction::Module>();
     m->device = device;
@@ -422,16 +422,36 @@ void check_device_can_run(const KernelSpec& spec, const DeviceProperties& device
         device.cc_minor));
 }
 
-NvrtcOptions cuda_compile_options(const KernelSpec& spec, int arch) {
+NvrtcOptions cuda_compile_options(const KernelSpec& spec, int arch, bool aligned_lanes) {
     NvrtcOptions options;
     options.arch = arch;
     options.fast_math = spec.fast_math;
     options.report_resources = true; // spills for resources(), and for LOOM_DUMP_DIR
+    if (aligned_lanes) options.extra.push_back("-DLOOM_LANES_ALIGNED");
     return options;
+}
+
+bool lanes_aligned(const KernelSpec& spec, const std::vector<ArrayRef>& arrays) {
+    if (spec.backend != Backend::Cuda || (spec.source.find("loom::load_lanes") == std::string::npos &&
+                                          spec.source.find("loom::store_lanes") == std::string::npos))
+        return false;
+    for (std::size_t i = 0; i < arrays.size() && i < spec.fields.size(); ++i) {
+        const ArrayRef& a = arrays[i];
+        const auto per_16_bytes = std::int64_t(16 / dtype_size(a.dtype));
+        if (a.ptr % 16 != 0) return false;
+        for (int ax = 0; ax < a.ndim(); ++ax)
+            if (ax != spec.fields[i].unit_stride_axis && a.strides[std::size_t(ax)] % per_16_bytes != 0) return false;
+    }
+    return true;
 }
 
 std::shared_ptr<KernelFunction::Module> load_module(const KernelSpec& spec, int device) {
     return spec.backend == Backend::Host ? load_host(spec) : load_cuda(spec, device);
+}
+
+const KernelFunction::Module& aligned_module(const KernelSpec& spec, KernelFunction::Module& module) {
+    if (!module.aligned) module.aligned = load_cuda(spec, module.device, true);
+    return *module.aligned;
 }
 
 KernelSpec fit_to_device(KernelSpec spec, const DeviceProperties& device) {
@@ -663,6 +683,9 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
             break;
         }
     }
+    // Rows of lanes all aligned (as arrays from cudaMalloc with strides of whole 16 bytes are):
+    // the kernel compiled without the lanes' address test (the int64 variant keeps it).
+    if (!host && p.spec == spec_.get() && lanes_aligned(k, arrays)) p.function = aligned_module(k, *module_).function;
     const KernelSpec& ks = *p.spec; // the variant that launches: its parameter types and grid
 
     // Parameter values, in signature order.

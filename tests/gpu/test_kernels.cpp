@@ -441,6 +441,34 @@ TEST(GpuKernels, SubBoxViewsOfLargerArrays2D) {
     }));
 }
 
+TEST(GpuKernels, LanesOnAlignedArraysAndOnAViewOneElementIn) {
+    // Rows of 256 floats from the allocator: every row of lanes aligned, so the launch runs the
+    // kernel compiled without the lanes' address test (LOOM_LANES_ALIGNED); the same kernel on
+    // a view one row and one element into a larger array takes the tested variant. Both agree
+    // with the loop, partial groups at both ends of each row included.
+    LOOM_REQUIRE_GPU();
+    KernelFunction k = jacobi_kernel().compile();
+    ASSERT_NE(k.spec().source.find("loom::load_lanes"), std::string::npos) << k.spec().source;
+    {
+        const Shape shape{130, 256};
+        Input<float> src = random_input<float>(shape, 1045);
+        DeviceArray<float> dst = poisoned<float>(shape);
+        k(args("src", src.device, "dst", dst));
+        k.synchronize();
+        EXPECT_TRUE(check_output(dst, jacobi_cells(src.host, interior(shape, 1))));
+    }
+    {
+        const Shape big{131, 261}, box{130, 259};
+        const Index at{1, 1};
+        Input<float> src = random_input<float>(big, 1046);
+        DeviceArray<float> dst = poisoned<float>(big);
+        DeviceView<float> dst_view = dst.view(at, box);
+        k(args("src", src.device.view(at, box), "dst", dst_view));
+        k.synchronize();
+        EXPECT_TRUE(check_output(dst_view, jacobi_cells(host_sub_box(src.host, at, box), interior(box, 1))));
+    }
+}
+
 TEST(GpuKernels, SubBoxViewsOfLargerArrays3DInBothOrders) {
     LOOM_REQUIRE_GPU();
     const Shape big{40, 44, 50}, box{31, 27, 36};

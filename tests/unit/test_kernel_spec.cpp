@@ -1,4 +1,7 @@
 // What Kernel::spec() hands the runtime, checked without a GPU.
+#include "runtime/kernel_loading.hpp"
+#include "runtime/nvrtc_compiler.hpp"
+
 #include <loom/loom.hpp>
 
 #include <gtest/gtest.h>
@@ -56,6 +59,47 @@ TEST(KernelSpec, FieldsParametersAndLaunchMatchTheGeneratedSignature) {
     Dim3 ext = s.launch.extents(values);
     EXPECT_EQ(ext, (Dim3{20, 10, 1})) << "x walks axis 1; y: 10 rows, one per thread (pointwise)";
     EXPECT_EQ(s.launch.cells_per_thread, (Dim3{1, 1, 1}));
+}
+
+TEST(KernelSpec, AlignedLanesRunTheKernelCompiledWithoutTheAddressTest) {
+    // A 3D 7-point stencil with lanes of 4 floats: arrays from an allocator (16-byte aligned)
+    // whose strides are whole 16 bytes run the variant compiled with LOOM_LANES_ALIGNED; a view
+    // that starts one element in, a row of 511 floats, or a kernel without lanes do not.
+    auto [src, dst] = fields<2>("src, dst: float32[3D]");
+    Expr sum = src[{1, 0, 0}] + src[{-1, 0, 0}] + src[{0, 1, 0}] + src[{0, -1, 0}] + src[{0, 0, 1}] + src[{0, 0, -1}];
+    Kernel k = create_kernel(Assignment(dst.center(), 0.1 * sum), {.name = "aligned7"}, {.vector_width = 4});
+    const KernelSpec s = k.spec();
+    ASSERT_NE(s.source.find("loom::load_lanes"), std::string::npos) << s.source;
+    auto array = [](CUdeviceptr at, std::int64_t row) {
+        ArrayRef a;
+        a.ptr = at;
+        a.shape = {64, 64, row};
+        a.strides = {64 * row, row, 1};
+        return a;
+    };
+    const CUdeviceptr base = 0x7f0000000000ull; // a cudaMalloc-like address: 256-byte aligned
+    EXPECT_TRUE(lanes_aligned(s, {array(base, 512), array(base + (1u << 24), 512)}));
+    EXPECT_FALSE(lanes_aligned(s, {array(base, 512), array(base + 4, 512)})) << "a view one float in";
+    EXPECT_FALSE(lanes_aligned(s, {array(base, 511), array(base + (1u << 24), 511)})) << "rows of 511 floats";
+    ArrayRef broadcast = array(base, 512);
+    broadcast.strides[0] = 0; // one plane for all: still aligned
+    EXPECT_TRUE(lanes_aligned(s, {broadcast, array(base + (1u << 24), 512)}));
+    Kernel scalar = create_kernel(Assignment(dst.center(), 0.1 * sum), {.name = "scalar7"}, {.vector_width = 1});
+    EXPECT_FALSE(lanes_aligned(scalar.spec(), {array(base, 512), array(base + (1u << 24), 512)}));
+
+    // Both variants compile for sm_90 without a warning; the aligned one has no fallback.
+    std::size_t cubin_bytes[2] = {0, 0};
+    for (bool aligned : {false, true}) {
+        NvrtcResult r = nvrtc_compile(s.source, s.name, cuda_compile_options(s, 90, aligned));
+        cubin_bytes[aligned] = r.cubin.size();
+        EXPECT_EQ(r.log.find("warning"), std::string::npos) << r.log;
+    }
+    EXPECT_GT(cubin_bytes[0], 0u);
+    EXPECT_LT(cubin_bytes[1], cubin_bytes[0]) << "the aligned variant drops each row's element-by-element fallback";
+    const auto all = cuda_compile_options(s, 90, true).all();
+    EXPECT_NE(std::find(all.begin(), all.end(), "-DLOOM_LANES_ALIGNED"), all.end());
+    const auto plain = cuda_compile_options(s, 90).all();
+    EXPECT_EQ(std::find(plain.begin(), plain.end(), "-DLOOM_LANES_ALIGNED"), plain.end());
 }
 
 } // namespace
