@@ -520,8 +520,9 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         // its neighbours within the kernel's reach along that axis.
         if (cuda && k.schedule.vector_width > 1) {
             log.start();
-            const auto reach = analysis.reach[std::size_t(facts.lane_axis)];
-            Stmt lanes = vectorize_lanes(fused.body, k.schedule.vector_width, reach);
+            LaneBounds bounds{analysis.reach, {}};
+            for (const FieldPtr& b : analysis.buffers) bounds.buffers.insert(b.get());
+            Stmt lanes = vectorize_lanes(fused.body, k.schedule.vector_width, bounds);
             log.record("vectorize_lanes", fused.body, lanes);
             // Nothing went into lanes (no type with a vector, nothing contiguous): the kernel
             // runs scalar, and its schedule says so; cells streamed only for the lanes stream

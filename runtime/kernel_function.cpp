@@ -432,8 +432,9 @@ NvrtcOptions cuda_compile_options(const KernelSpec& spec, int arch, bool aligned
 }
 
 bool lanes_aligned(const KernelSpec& spec, const std::vector<ArrayRef>& arrays) {
-    if (spec.backend != Backend::Cuda || (spec.source.find("loom::load_lanes") == std::string::npos &&
-                                          spec.source.find("loom::store_lanes") == std::string::npos))
+    if (spec.backend != Backend::Cuda || !spec.reschedule ||
+        (spec.source.find("loom::load_lanes") == std::string::npos &&
+         spec.source.find("loom::store_lanes") == std::string::npos))
         return false;
     for (std::size_t i = 0; i < arrays.size() && i < spec.fields.size(); ++i) {
         const ArrayRef& a = arrays[i];
@@ -450,6 +451,7 @@ std::shared_ptr<KernelFunction::Module> load_module(const KernelSpec& spec, int 
 }
 
 const KernelFunction::Module& aligned_module(const KernelSpec& spec, KernelFunction::Module& module) {
+    std::lock_guard<std::mutex> lock(module.aligned_mutex);
     if (!module.aligned) module.aligned = load_cuda(spec, module.device, true);
     return *module.aligned;
 }

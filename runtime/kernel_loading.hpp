@@ -9,6 +9,7 @@
 #include <loom/kernel_function.hpp>
 
 #include <memory>
+#include <mutex>
 
 namespace loom {
 
@@ -20,8 +21,10 @@ struct KernelFunction::Module {
     CUfunction function = nullptr;
     std::shared_ptr<const HostLibrary> library; ///< host kernels; dlclose'd with the last holder
     std::string log;
-    /// The same CUDA kernel compiled for aligned lanes (lanes_aligned), loaded on first need.
+    /// The same CUDA kernel compiled for aligned lanes (lanes_aligned), loaded on first need
+    /// (under the mutex: copies of a KernelFunction share the module and may launch at once).
     std::shared_ptr<Module> aligned;
+    std::mutex aligned_mutex;
     ~Module() {
         if (module && cuda_available()) {
             Context::get(device).make_current();
@@ -37,7 +40,8 @@ NvrtcOptions cuda_compile_options(const KernelSpec& spec, int arch, bool aligned
 /// of its vector's size with these arrays (one per field): the kernel has lanes, each array's
 /// address is a multiple of 16 bytes and each stride but the unit one a whole number of 16 bytes
 /// (the lanes start at multiples of their count along the unit-stride axis). Such a launch runs
-/// the kernel compiled without the lanes' address test.
+/// the kernel compiled without the lanes' address test. Only for kernels loom generated (a spec
+/// with `reschedule`): a hand-written source may use loom/lanes.cuh at any address.
 bool lanes_aligned(const KernelSpec& spec, const std::vector<ArrayRef>& arrays);
 /// Throws UserError when `device` cannot run what `spec` needs (tensor cores: compute capability
 /// 8.0 or newer), before NVRTC or ptxas would refuse it with a message about PTX instructions.

@@ -63,8 +63,7 @@ struct Lanes {
 
 class LoweredLanes {
 public:
-    LoweredLanes(const ForNode* loop, int width, std::pair<int, int> reach)
-        : loop_(loop), width_(width), reach_(reach) {
+    LoweredLanes(const ForNode* loop, int width, const LaneBounds& bounds) : loop_(loop), width_(width), bounds_(bounds) {
         x_ = loop->var;
         const ScalarType t = x_.type();
         x_lanes_ = VarNode::make(t, x_.as<VarNode>()->name + "_lanes", VarRole::Counter, nullptr, -1);
@@ -154,7 +153,7 @@ private:
             auto st = as_field_store(s);
             const FieldInfo* f = st ? st->buffer->field.get() : nullptr;
             if (f && !cell.read.count(f) && lane_type(f->type, width_) &&
-                contiguous_at(*f, st->indices, x_, loop_->axis, cell.vars, reach_) == 0) {
+                contiguous_at(*f, st->indices, x_, loop_->axis, cell.vars, lane_reach()) == 0) {
                 Lanes& l = lanes_for(stores_, BufferLoadNode::make(st->buffer, st->indices));
                 if (!l.array) l.array = make_buffer(array_name(st->buffer->name), st->buffer->type, Scope::Local, {width_});
                 lane_stmts.push_back(BufferStoreNode::make(l.array, lane_, st->value));
@@ -169,12 +168,36 @@ private:
             const std::set<const ExprNode*>& vars;
             const std::set<const FieldInfo*>& written;
             bool sized = false; ///< false: only measure each row's reach
+            int guarded = 0;    ///< inside a select's value, an if's body or a short-circuit operand
             ReadLanes(LoweredLanes& s, const std::set<const ExprNode*>& v, const std::set<const FieldInfo*>& w)
                 : self(s), vars(v), written(w) {}
+            Expr visit_Select(const SelectNode* n, const Expr& e) override {
+                Expr c = mutate(n->cond);
+                ++guarded;
+                Expr a = mutate(n->if_true), b = mutate(n->if_false);
+                --guarded;
+                return c.same_as(n->cond) && a.same_as(n->if_true) && b.same_as(n->if_false) ? e : SelectNode::make(c, a, b);
+            }
+            Expr visit_Binary(const BinaryNode* n, const Expr& e) override {
+                if (n->op != BinaryOp::And && n->op != BinaryOp::Or) return IRMutator::visit_Binary(n, e);
+                Expr a = mutate(n->a);
+                ++guarded;
+                Expr b = mutate(n->b);
+                --guarded;
+                return a.same_as(n->a) && b.same_as(n->b) ? e : BinaryNode::make(n->op, a, b);
+            }
+            Stmt visit_IfThen(const IfThenNode* n, const Stmt& st) override {
+                Expr c = mutate(n->cond);
+                ++guarded;
+                Stmt body = mutate(n->then_case);
+                --guarded;
+                return c.same_as(n->cond) && body.same_as(n->then_case) ? st : IfThenNode::make(c, body);
+            }
             Expr visit_BufferLoad(const BufferLoadNode* l, const Expr& e) override {
                 const FieldInfo* f = l->buffer->scope == Scope::Global ? l->buffer->field.get() : nullptr;
-                const auto d = f && !written.count(f) && lane_type(f->type, self.width_)
-                                   ? contiguous_at(*f, l->indices, self.x_, self.loop_->axis, vars, self.reach_)
+                const auto d = f && !written.count(f) && lane_type(f->type, self.width_) &&
+                                       (!guarded || self.inside_when_guarded(*f, l->indices))
+                                   ? contiguous_at(*f, l->indices, self.x_, self.loop_->axis, vars, self.lane_reach())
                                    : std::nullopt;
                 if (!d) return IRMutator::visit_BufferLoad(l, e);
                 Lanes& row = self.lanes_for(self.loads_, e);
@@ -315,10 +338,20 @@ private:
     }
 
     /// Whether `s` reads and writes only local arrays and variables (no field, no shared
-    /// memory, no barrier or reduction): the statements of a lane computed only to be dropped.
+    /// memory, no barrier or reduction), and does nothing that C++ leaves undefined for the
+    /// zeros a partial group's outside lanes start from (an integer division or remainder, a
+    /// float converted to an integer): the statements of a lane computed only to be dropped.
     static bool only_local_accesses(const Stmt& s) {
         struct Check : IRVisitor {
             bool ok = true;
+            void visit_Binary(const BinaryNode* b) override {
+                ok &= !((b->op == BinaryOp::Div || b->op == BinaryOp::Mod) && !is_float(b->type));
+                IRVisitor::visit_Binary(b);
+            }
+            void visit_Cast(const CastNode* c) override {
+                ok &= !(is_float(c->value.type()) && !is_float(c->type));
+                IRVisitor::visit_Cast(c);
+            }
             void visit_BufferLoad(const BufferLoadNode* l) override {
                 ok &= l->buffer->scope == Scope::Local;
                 IRVisitor::visit_BufferLoad(l);
@@ -372,9 +405,34 @@ private:
         return list.back();
     }
 
+    /// The kernel's reach along the lanes' axis.
+    std::pair<int, int> lane_reach() const {
+        const auto a = std::size_t(loop_->axis);
+        return a < bounds_.reach.size() ? bounds_.reach[a] : std::pair<int, int>{0, 0};
+    }
+
+    /// Whether a read under a guard (a select's value, an if's body) lies inside its array for
+    /// every cell of the loop's range, as rows of lanes are loaded whatever the guard says: a
+    /// field of the iteration space (not a buffer, which has its own shape) at `counter + k` on
+    /// every other spatial axis, k within the kernel's reach there (its ghost layers or slice
+    /// keep those cells inside). An absolute read past the array's end under a guard
+    /// (`u.at(x + 1, y)` under `x + 1 < n`) stays where it is.
+    bool inside_when_guarded(const FieldInfo& f, const std::vector<Expr>& indices) const {
+        if (bounds_.buffers.count(&f)) return false;
+        for (std::size_t i = 0; i < indices.size() && int(i) < f.spatial_dims; ++i) {
+            if (int(i) == loop_->axis) continue; // the lanes' axis: contiguous_at checks the reach
+            const Offset at = split_offset(indices[i]);
+            auto v = at.base.as<VarNode>();
+            if (!v || v->role != VarRole::Counter || v->axis != int(i) || i >= bounds_.reach.size() ||
+                at.k < -bounds_.reach[i].first || at.k > bounds_.reach[i].second)
+                return false;
+        }
+        return true;
+    }
+
     const ForNode* loop_;
     int width_;
-    std::pair<int, int> reach_;
+    const LaneBounds& bounds_;
     Expr x_, x_lanes_, lane_;
     std::vector<Lanes> loads_, stores_;
     std::map<std::string, int> names_;
@@ -382,28 +440,28 @@ private:
 
 class Vectorize : public IRMutator {
 public:
-    Vectorize(int width, std::pair<int, int> reach) : width_(width), reach_(reach) {}
+    Vectorize(int width, const LaneBounds& bounds) : width_(width), bounds_(bounds) {}
 
 protected:
     Stmt visit_For(const ForNode* f, const Stmt& self) override {
         if (f->kind != ForKind::GpuGrid || f->dim != 0 || !is_const_value(f->step, 1))
             return IRMutator::visit_For(f, self);
-        Stmt lanes = LoweredLanes(f, width_, reach_).run();
+        Stmt lanes = LoweredLanes(f, width_, bounds_).run();
         return lanes.defined() ? lanes : self;
     }
 
 private:
     int width_;
-    std::pair<int, int> reach_;
+    const LaneBounds& bounds_;
 };
 
 } // namespace
 
-Stmt vectorize_lanes(const Stmt& body, int width, std::pair<int, int> reach) {
+Stmt vectorize_lanes(const Stmt& body, int width, const LaneBounds& bounds) {
     if (width <= 1) return body;
     if (width != 2 && width != 4 && width != 8)
         throw InternalError("vectorize_lanes: lanes of 2, 4 or 8 only (check_schedule)");
-    return Vectorize(width, reach).mutate(body);
+    return Vectorize(width, bounds).mutate(body);
 }
 
 } // namespace loom::ir

@@ -4,7 +4,9 @@
 
 #include "compiler/ir/ir.hpp"
 
+#include <set>
 #include <utility>
+#include <vector>
 
 namespace loom::ir {
 
@@ -12,7 +14,7 @@ namespace loom::ir {
 /// per thread (2, 4, or 8 for 16-bit floats): its counter steps by `width` (`x_lanes`) from the multiple of `width` at
 /// or below the loop's start (so that the groups of aligned rows are aligned). Where all `width`
 /// cells of a group lie in the loop's range, each row the cells read of a field (at `x + d`,
-/// d within `reach`, the kernel's relative reach below and above along that axis, and 8; any
+/// d within the kernel's relative reach below and above along that axis, and 8; any
 /// other coordinates that do not change from cell to cell) becomes a local array: one
 /// VectorLoad of the `width` elements at x_lanes into its middle and the neighbours before the
 /// first lane and after the last that the cells read, loaded one by one; each store of a field
@@ -25,6 +27,15 @@ namespace loom::ir {
 /// without such a loop, or with nothing to load or store in lanes, is returned as it is. The
 /// CUDA printer prints the lanes as loom::load_lanes and store_lanes, which fall back to
 /// elements where an address is not aligned to the lanes.
-Stmt vectorize_lanes(const Stmt& body, int width, std::pair<int, int> reach);
+/// What keeps a row of lanes inside its array: per spatial axis, how far the kernel's relative
+/// reads reach below and above the cell (KernelAnalysis::reach), and the buffers (fields read only
+/// at absolute positions, of their own shape). A read under a guard (a select's value, an if's
+/// body) goes into lanes only where these say it lies inside for every cell of the range.
+struct LaneBounds {
+    std::vector<std::pair<int, int>> reach;
+    std::set<const FieldInfo*> buffers;
+};
+
+Stmt vectorize_lanes(const Stmt& body, int width, const LaneBounds& bounds);
 
 } // namespace loom::ir

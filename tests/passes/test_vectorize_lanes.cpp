@@ -42,7 +42,7 @@ TEST(VectorizeLanes, PointwiseAndRowReadsPassByPass) {
     // after the lanes. Partial groups (the first, which starts below 1, and the last) take the
     // same lanes: their rows element by element where the cells read them (zero elsewhere),
     // their stores lane by lane where the cell lies in the range.
-    EXPECT_EQ(to_string(vectorize_lanes(m.body, 4, {1, 1})), R"(for x in [1, size_0 - 1) step 1:  # axis 0, gpu grid.y
+    EXPECT_EQ(to_string(vectorize_lanes(m.body, 4, {{{1, 1}, {1, 1}}, {}})), R"(for x in [1, size_0 - 1) step 1:  # axis 0, gpu grid.y
   for y_lanes in [0, size_1 - 1) step 4:  # axis 1, gpu grid.x
     let y_whole: bool = y_lanes >= 1 && y_lanes + 4 <= size_1 - 1
     alloc float32 g_lanes[4] (local):
@@ -92,7 +92,7 @@ TEST(VectorizeLanes, StreamedGroupsTakeLanesBranchByBranch) {
     const Schedule s{.cells_per_thread = 4, .stream_cells = true, .vector_width = 4};
     auto l = lower_nest({{f.center(), g[{1, 0}] + g[{-1, 0}] + g[{0, 1}] + g[{0, -1}], "f[0, 0] = ...", 1}},
                         {.name = "star", .index_type = ScalarType::Int32}, s);
-    const std::string text = to_string(vectorize_lanes(stream_cells(mapped(l, s).body, 0.0), 4, {1, 1}));
+    const std::string text = to_string(vectorize_lanes(stream_cells(mapped(l, s).body, 0.0), 4, {{{1, 1}, {1, 1}}, {}}));
     auto has = [&](const std::string& piece) { EXPECT_NE(text.find(piece), std::string::npos) << piece << "\n" << text; };
     has("if x_cells + 4 <= size_0 - 1:");
     has("let y_whole: bool = y_lanes >= 1 && y_lanes + 4 <= size_1 - 1");
@@ -144,6 +144,22 @@ TEST(VectorizeLanes, PartialGroupsShareTheLanesUnlessACellTouchesMemoryOnItsOwn)
     const std::string g = gather.source();
     EXPECT_EQ(g.find("_whole"), std::string::npos) << g;
     EXPECT_NE(g.find("if (y < size_1) {"), std::string::npos) << g;
+    // A read under a guard that may lie past the array's end along another axis (no ghost
+    // layers along x; row x + 1 of the last row is not there) is no row of lanes: rows load
+    // whatever the guard says.
+    Kernel past = create_kernel({Assignment(f.center(), u.center() + select(x + 1 < 100, u.at({x + 1, y}), 0.0f))},
+                                {.name = "past"}, {.vector_width = 4});
+    const std::string p = past.source();
+    EXPECT_NE(p.find("float u_lanes[4];"), std::string::npos) << p;
+    EXPECT_EQ(p.find("u_lanes_1"), std::string::npos) << p;
+    loom::test::expect_compiles_for_sm90(past);
+    // Outside lanes compute from zeros: an integer division there would divide by zero, so a
+    // kernel with one keeps its partial groups cell by cell.
+    auto [a, b, q] = fields<3>("a, b, q: int32[2D]");
+    Kernel divide = create_kernel({Assignment(q.center(), a.center() / b.center())}, {.name = "divide"}, {.vector_width = 4});
+    const std::string d = divide.source();
+    EXPECT_NE(d.find("loom::load_lanes(b_lanes"), std::string::npos) << d;
+    EXPECT_EQ(d.find("_whole"), std::string::npos) << d;
 }
 
 TEST(VectorizeLanes, WhatStaysScalar) {
@@ -156,7 +172,7 @@ TEST(VectorizeLanes, WhatStaysScalar) {
     const Schedule lanes4{.cells_per_thread = 1, .vector_width = 4};
     auto l = lower_nest({{t.center(), 2.0 * u.center(), "", 1}, {w.center(), t.center() + m(1) + cast<float>(d.center()), "", 1}},
                         {.name = "scalar", .index_type = ScalarType::Int32}, lanes4);
-    const std::string text = to_string(vectorize_lanes(mapped(l, lanes4).body, 4, {0, 0}));
+    const std::string text = to_string(vectorize_lanes(mapped(l, lanes4).body, 4, {{{0, 0}, {0, 0}}, {}}));
     EXPECT_NE(text.find("u_lanes[0:4] = lanes of u[x, y_lanes]"), std::string::npos) << text;
     EXPECT_NE(text.find("lanes of w[x, y_lanes] = w_lanes[0:4]"), std::string::npos) << text;
     EXPECT_NE(text.find("t[x, y] = 2.0f * u_lanes[lane]"), std::string::npos) << text;
@@ -164,7 +180,7 @@ TEST(VectorizeLanes, WhatStaysScalar) {
     EXPECT_EQ(text.find("m_lanes"), std::string::npos) << text;
     EXPECT_EQ(text.find("d_lanes"), std::string::npos) << text;
     // Width 2: float64 fits (16 bytes).
-    const std::string two = to_string(vectorize_lanes(mapped(l, {.cells_per_thread = 1, .vector_width = 2}).body, 2, {0, 0}));
+    const std::string two = to_string(vectorize_lanes(mapped(l, {.cells_per_thread = 1, .vector_width = 2}).body, 2, {{{0, 0}, {0, 0}}, {}}));
     EXPECT_NE(two.find("d_lanes[0:2] = lanes of d[x, y_lanes]"), std::string::npos) << two;
 }
 
@@ -176,7 +192,7 @@ TEST(VectorizeLanes, NothingToPutInLanesLeavesTheBody) {
     const Schedule lanes4{.cells_per_thread = 1, .vector_width = 4};
     auto l = lower_nest({{m(0), s[{0, 1}] + s[{0, -1}], "", 1}}, {.name = "none"}, lanes4);
     GpuMapped g = mapped(l, lanes4);
-    EXPECT_TRUE(vectorize_lanes(g.body, 4, {1, 1}).same_as(g.body));
+    EXPECT_TRUE(vectorize_lanes(g.body, 4, {{{1, 1}, {1, 1}}, {}}).same_as(g.body));
 }
 
 TEST(VectorizeLanes, RandomStencilsWithLanesCompileForSm90) {
