@@ -1,8 +1,8 @@
 // Probe (not built by CMake; nvcc -O3 -arch=sm_90 -std=c++17 --extended-lambda -I templates
 // -I bench/probe_kernels): loom's generated 3D 7-point f32 kernel (lanes of 4, 4 cells a thread)
 // changed one thing at a time (probe_lane_edges_kernels.cuh: v_orig as generated on 2026-11-28,
-// v_fast without the alignment test, v_group one guard for the cells, v_rolled, v_edge the first
-// and last group of a row in the lanes' path), against the hand-written s7_lane4_ns and s7_reg4.
+// v_fast without the alignment test, v_edge / v_edge_fast the first and last group of a row in
+// the lanes' path), against the hand-written s7_lane4_ns and s7_reg4.
 // Findings: docs/performance.md, "Partial groups of lanes on an H200".
 #include <cuda_runtime.h>
 #include "probe_lane_edges_kernels.cuh"

@@ -111,12 +111,17 @@ private:
         return BlockNode::make({IfThenNode::make(yes->cond, a), IfThenNode::make(no->cond, b)});
     }
 
+    /// Whether the cell at `cell_x` lies in the loop's range (`start <=` left out from 0).
+    Expr in_range(const Expr& cell_x) const {
+        Expr below_stop = BinaryNode::make(BinaryOp::Lt, cell_x, loop_->stop);
+        if (is_const_value(loop_->start, 0)) return below_stop;
+        return BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, cell_x, loop_->start), below_stop);
+    }
+
     /// A cell's statements for each lane in turn, where its cell lies in the loop's range.
     Stmt one_by_one(const Stmt& body) const {
         const ScalarType t = x_.type();
-        Expr cell_inside = BinaryNode::make(BinaryOp::Lt, x_, loop_->stop);
-        if (!is_const_value(loop_->start, 0))
-            cell_inside = BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, x_, loop_->start), cell_inside);
+        Expr cell_inside = in_range(x_);
         Expr cell_x = BinaryNode::make(BinaryOp::Add, x_lanes_, lane_);
         return ForNode::make(lane_, ConstNode::make_int(t, 0), ConstNode::make_int(t, width_), ConstNode::make_int(t, 1),
                              BlockNode::make({DeclareNode::make(x_, cell_x), IfThenNode::make(cell_inside, body)}), -1,
@@ -319,12 +324,9 @@ private:
             out.add(IfThenNode::make(whole_group, VectorStoreNode::make(l.first, l.array)));
             auto first = l.first.as<BufferLoadNode>();
             Expr cell_x = BinaryNode::make(BinaryOp::Add, x_lanes_, lane_);
-            Expr cell_inside = BinaryNode::make(BinaryOp::Lt, cell_x, loop_->stop);
-            if (!is_const_value(loop_->start, 0))
-                cell_inside = BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, cell_x, loop_->start), cell_inside);
             std::vector<Expr> i = first->indices;
             i[std::size_t(loop_->axis)] = cell_x;
-            Stmt one = IfThenNode::make(cell_inside, BufferStoreNode::make(first->buffer, i, BufferLoadNode::make(l.array, {lane_})));
+            Stmt one = IfThenNode::make(in_range(cell_x), BufferStoreNode::make(first->buffer, i, BufferLoadNode::make(l.array, {lane_})));
             out.add(IfThenNode::make(partial, ForNode::make(lane_, idx(0), idx(width_), idx(1), one, -1, ForKind::Unrolled)));
         }
         return out.build();
