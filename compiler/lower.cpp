@@ -194,7 +194,7 @@ bool contains_layers(const Stmt& body) {
 /// together; a 5-point star's group of 4 along y reads rows y - 1 to y + 4, 6; a 27-point
 /// box's 18). Reads at other than `counter + constant` count as one row each.
 struct LaneRows {
-    std::size_t most = 0, group = 0;
+    std::size_t most = 0, group = 0, cell = 0; ///< cell: one cell, all fields together
 };
 LaneRows lane_rows(const Stmt& body, int lane_axis, int cells_axis, int cells) {
     std::map<std::string, std::set<std::string>> one;   // field and component -> rows
@@ -223,7 +223,10 @@ LaneRows lane_rows(const Stmt& body, int lane_axis, int cells_axis, int cells) {
         for (int c = 0; c < std::max(1, cells); ++c) group.insert(field + ":" + row(c));
     }
     LaneRows r;
-    for (const auto& [field, rows] : one) r.most = std::max(r.most, rows.size());
+    for (const auto& [field, rows] : one) {
+        r.most = std::max(r.most, rows.size());
+        r.cell += rows.size();
+    }
     r.group = group.size();
     return r;
 }
@@ -439,6 +442,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
                                             schedule.cells_per_thread ? schedule.cells_per_thread : 4);
             facts.lane_rows = rows.most;
             facts.group_lane_rows = rows.group;
+            facts.cell_lane_rows = rows.cell;
         }
         facts.widest_element = 1;
         for (const FieldPtr& f : analysis.fields)
@@ -503,7 +507,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             // Asked for: wherever cells share a read; chosen: where that saves enough of them,
             // or, with lanes, wherever they share one and the group's rows fit in registers.
             for_lanes = !schedule.stream_cells.value_or(false) && k.schedule.vector_width > 1 &&
-                        facts.group_lane_rows <= kMaxStreamedLaneRows;
+                        streams_with_lanes(facts);
             const double min_saving = schedule.stream_cells.value_or(false) || for_lanes ? 0.0 : kMinStreamSaving;
             Stmt streamed = stream_cells(fused.body, min_saving);
             log.record("stream_cells", fused.body, streamed);
@@ -522,7 +526,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             log.start();
             LaneBounds bounds{analysis.reach, {}};
             for (const FieldPtr& b : analysis.buffers) bounds.buffers.insert(b.get());
-            Stmt lanes = vectorize_lanes(fused.body, k.schedule.vector_width, bounds);
+            Stmt lanes = vectorize_lanes(fused.body, k.schedule.vector_width, bounds, kMaxStreamedLaneRows);
             log.record("vectorize_lanes", fused.body, lanes);
             // Nothing went into lanes (no type with a vector, nothing contiguous): the kernel
             // runs scalar, and its schedule says so; cells streamed only for the lanes stream

@@ -34,6 +34,14 @@ int tensor_core_block_warps(const ScheduleFacts& f, std::size_t budget) {
 
 } // namespace
 
+bool streams_with_lanes(const ScheduleFacts& f) {
+    // Rolling is how a wide footprint gets lanes at all (a cell of a narrow one gets them
+    // alone); with lanes of 4 bytes or less: lanes of 2 doubles are half scalar neighbours (H200,
+    // 27-point box f64: 0.43 of copy rolling with lanes of 2, 0.66 streamed without lanes).
+    const bool rolls = f.lane_rows > kMaxLaneRows && f.cell_lane_rows <= kMaxRollingLaneRows && f.widest_element <= 4;
+    return f.group_lane_rows <= kMaxStreamedLaneRows || rolls;
+}
+
 Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) {
     Schedule s = requested;
     if (facts.stage_halos) s.shared_tiles = true;
@@ -105,7 +113,7 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
         const bool cells_along_lanes = s.cells_per_thread > 1 && s.cells_axis == facts.lane_axis;
         // Few rows per cell, or a group whose rows stream with the lanes.
         const bool group_streams = s.cells_per_thread > 1 && s.stream_cells.value_or(true) &&
-                                   facts.group_lane_rows <= kMaxStreamedLaneRows;
+                                   streams_with_lanes(facts);
         const bool narrow = facts.lane_rows <= kMaxLaneRows || group_streams;
         // Not for long reductions in a thread per cell: its lanes would run their loops one
         // after the other, each warp reading every 4th column (the column sums and maxima of a

@@ -24,7 +24,8 @@
 //   lanes' axis; not with layers, shared tiles, a block per cell, a manual grid, or
 //   cells_per_thread along the lanes' axis), with a short cell (at most kMaxLaneCellNodes
 //   expression nodes) that reads at most kMaxLaneRows rows of lanes of any field, or whose
-//   group of cells streams within kMaxStreamedLaneRows rows (a 2D 13-point star). A row of lanes
+//   group of cells streams within kMaxStreamedLaneRows rows (a 2D 13-point star), or rolls
+//   with at most kMaxRollingLaneRows rows per cell (a 27-point box). A row of lanes
 //   holds its neighbours along the lanes' axis too, loaded apart. H200: f = 2 g 0.79 -> 1.00 of
 //   copy, a 1D 3-point float32 stencil 0.61 -> 0.98, a 2D 5-point one 0.79 -> 0.90, a 3D 7-point
 //   one 0.63 -> 0.69, 7 coefficient fields 0.77 -> 0.98. Else 1, scalar loads and stores: wider
@@ -33,6 +34,7 @@
 // - stream_cells: true where cells_per_thread > 1; the pass stream_cells then groups a thread's
 //   cells only where that saves at least kMinStreamSaving of their reads, or, with lanes,
 //   wherever they share a read and the group reads at most kMaxStreamedLaneRows rows of lanes
+//   (or rolls: streams_with_lanes)
 //   (lower.cpp decides that one, and streams as without lanes where no access went into
 //   lanes); the resolved schedule says false where it grouped none. Asked for explicitly,
 //   wherever cells share a read.
@@ -125,6 +127,9 @@ struct ScheduleFacts {
     /// fields together: what streaming them with lanes keeps in registers (a 2D 5-point star 6,
     /// a 3D 7-point star 14).
     std::size_t group_lane_rows = 1;
+    /// Rows of lanes one cell reads of all fields together (a 27-point box 9, a 3D 13-point
+    /// star 9): what a rolling group (kMaxRollingLaneRows) holds at a time.
+    std::size_t cell_lane_rows = 1;
     /// Halvings of the chosen tile, for stages whose tiles did not fit the shared memory with
     /// the full one: cells_per_thread first (4, 2, 1), then the block's y, then its x (to 32).
     /// Fields the request fixes stay as requested.
@@ -169,6 +174,12 @@ inline constexpr std::size_t kMaxLaneRows = 5;
 /// 0.69 -> 0.62, with 14 rows). Stencils within it get lanes by default however wide, unless
 /// the schedule turns streaming off or leaves one cell per thread.
 inline constexpr std::size_t kMaxStreamedLaneRows = 10;
+/// A group past kMaxStreamedLaneRows still streams with lanes where one cell reads at most this
+/// many rows of lanes (all fields): its cells run one after the other, each row loaded just
+/// before the first cell that reads it (vectorize_lanes rolls the group), so a thread holds about
+/// one cell's rows at a time, as a hand-written 2.5D kernel does (a 27-point box, a 3D 13-point
+/// star: 9 rows).
+inline constexpr std::size_t kMaxRollingLaneRows = 9;
 
 /// A cell whose reductions run over at least this many terms gets a warp by default
 /// (reduce_in_warp): LayerNorm over rows of 768 floats 0.09 of copy with a thread per row,
@@ -178,6 +189,10 @@ inline constexpr std::int64_t kMinWarpReduction = 32;
 /// The longest reduction a warp per cell takes by default: 64 elements per lane. Past it a block
 /// per cell keeps the row in shared memory (reduce_in_block; docs/performance.md).
 inline constexpr std::int64_t kMaxWarpRow = 2048;
+
+/// Whether a default group of cells streams its rows of lanes: all at once within
+/// kMaxStreamedLaneRows, or rolling within kMaxRollingLaneRows per cell.
+bool streams_with_lanes(const ScheduleFacts& facts);
 
 /// The request with every open field filled in by the rules above (the block before
 /// fit_chosen_block). The request has passed check_schedule and check_cells_axis.

@@ -63,7 +63,8 @@ struct Lanes {
 
 class LoweredLanes {
 public:
-    LoweredLanes(const ForNode* loop, int width, const LaneBounds& bounds) : loop_(loop), width_(width), bounds_(bounds) {
+    LoweredLanes(const ForNode* loop, int width, const LaneBounds& bounds, std::size_t max_rows)
+        : loop_(loop), width_(width), bounds_(bounds), max_rows_(max_rows) {
         x_ = loop->var;
         const ScalarType t = x_.type();
         x_lanes_ = VarNode::make(t, x_.as<VarNode>()->name + "_lanes", VarRole::Counter, nullptr, -1);
@@ -234,25 +235,127 @@ private:
         Expr inside = BinaryNode::make(BinaryOp::Le, end, loop_->stop);
         if (!is_const_value(loop_->start, 0))
             inside = BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, x_lanes_, loop_->start), inside);
-        Expr cell_x = BinaryNode::make(BinaryOp::Add, x_lanes_, lane_);
-        // All lanes inside: vectors, the cells unrolled over the lanes.
-        StmtList full;
-        for (const Lanes& l : loads_) {
-            full.allocate(l.array);
-            full.add(whole_row(l));
-        }
-        for (const Lanes& l : stores_) full.allocate(l.array);
-        // The cell's counter, where the cell still reads it (a neighbour along another axis,
-        // a scalar access); a cell that reads only lanes needs none.
-        Stmt lane_cell = reads_counter(lane_body) ? BlockNode::make({DeclareNode::make(x_, cell_x), lane_body})
-                                                  : lane_body;
-        full.add(ForNode::make(lane_, idx(0), idx(width_), idx(1), lane_cell, -1, ForKind::Unrolled));
-        for (const Lanes& l : stores_) full.add(VectorStoreNode::make(l.first, l.array));
-        if (!only_local_accesses(lane_body))
-            // The partial groups at either end: the cells one by one, as before.
+        const std::vector<Segment> segments = segments_of(lane_body);
+        if (!only_local_accesses(lane_body)) {
+            // All lanes inside: vectors, the cells unrolled over the lanes; the partial groups
+            // at either end: the cells one by one, as before.
+            StmtList full;
+            for (const Segment& seg : segments) {
+                for (const Lanes* l : seg.rows) {
+                    full.allocate(l->array);
+                    full.add(whole_row(*l));
+                }
+                for (const Lanes* l : seg.stores) full.allocate(l->array);
+                full.add(over_lanes(seg.body));
+                for (const Lanes* l : seg.stores) full.add(VectorStoreNode::make(l->first, l->array));
+            }
             return BlockNode::make({IfThenNode::make(inside, full.build()),
                                     IfThenNode::make(UnaryNode::make(UnaryOp::Not, inside), one_by_one(body))});
-        return with_partial_groups(inside, lane_cell);
+        }
+        return with_partial_groups(inside, segments);
+    }
+
+    /// A run of the lanes' statements: the rows first read in it are loaded just before it, the
+    /// rows of lanes it fills stored just after it.
+    struct Segment {
+        Stmt body;
+        std::vector<const Lanes*> rows, stores;
+    };
+
+    /// The lanes' statements as one segment with every row and store, or, where they read more
+    /// than max_rows_ rows, rolling (see vectorize_lanes): cut after each store into lanes, the
+    /// shared loads' registers (`u_r = u_lanes[lane + 1]`) read in place; one segment still
+    /// where a later run would read a local of an earlier one.
+    std::vector<Segment> segments_of(const Stmt& lane_body) const {
+        std::vector<Segment> one(1);
+        one[0].body = lane_body;
+        for (const Lanes& l : loads_) one[0].rows.push_back(&l);
+        for (const Lanes& l : stores_) one[0].stores.push_back(&l);
+        auto block = lane_body.as<BlockNode>();
+        if (loads_.size() <= max_rows_ || stores_.size() < 2 || !block) return one;
+        auto of = [](const std::vector<Lanes>& list, const BufferInfo* b) -> const Lanes* {
+            for (const Lanes& l : list)
+                if (l.array.get() == b) return &l;
+            return nullptr;
+        };
+        std::vector<std::pair<Expr, Expr>> aliases; // a shared load's register and its row element
+        std::vector<Stmt> rest;
+        for (const Stmt& st : block->stmts) {
+            auto d = st.as<DeclareNode>();
+            auto l = d ? d->value.as<BufferLoadNode>() : nullptr;
+            if (l && of(loads_, l->buffer.get())) aliases.emplace_back(d->var, d->value);
+            else rest.push_back(st);
+        }
+        std::vector<std::vector<Stmt>> runs(1);
+        for (Stmt st : rest) {
+            for (const auto& [var, element] : aliases) st = replace_var(st, var, element);
+            runs.back().push_back(st);
+            auto store = st.as<BufferStoreNode>();
+            if (store && of(stores_, store->buffer.get())) runs.emplace_back();
+        }
+        if (runs.back().empty()) runs.pop_back();
+        if (runs.size() < 2) return one;
+        std::vector<Segment> out(runs.size());
+        std::set<const Lanes*> loaded;
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            out[i].body = BlockNode::make(runs[i]);
+            const std::set<const ExprNode*> own = declared_variables(out[i].body);
+            std::set<const BufferInfo*> locals; // local arrays other than the rows and stores
+            for (const Expr& e : subexpressions(out[i].body)) {
+                auto l = e.as<BufferLoadNode>();
+                const Lanes* row = l ? of(loads_, l->buffer.get()) : nullptr;
+                if (row && loaded.insert(row).second) out[i].rows.push_back(row);
+                if (l && !row && l->buffer->scope == Scope::Local) locals.insert(l->buffer.get());
+            }
+            for (std::size_t j = i + 1; j < runs.size(); ++j)
+                for (const Stmt& st : runs[j])
+                    if (reads_any_var(st, own) || touches(st, locals)) return one;
+            for (const Stmt& st : runs[i])
+                if (auto store = st.as<BufferStoreNode>(); store && of(stores_, store->buffer.get()))
+                    out[i].stores.push_back(of(stores_, store->buffer.get()));
+        }
+        std::size_t stored = 0;
+        for (const Segment& seg : out) stored += seg.stores.size();
+        if (stored != stores_.size()) return one;
+        for (const Lanes& l : loads_) // a row no run reads (none: every row has a reader)
+            if (!loaded.count(&l)) out[0].rows.push_back(&l);
+        return out;
+    }
+
+    static bool reads_any_var(const Stmt& s, const std::set<const ExprNode*>& vars) {
+        for (const Expr& e : subexpressions(s))
+            if (vars.count(e.get())) return true;
+        return false;
+    }
+
+    /// Whether `s` loads or stores any of `arrays`.
+    static bool touches(const Stmt& s, const std::set<const BufferInfo*>& arrays) {
+        if (arrays.empty()) return false;
+        struct Find : IRVisitor {
+            const std::set<const BufferInfo*>& arrays;
+            bool found = false;
+            explicit Find(const std::set<const BufferInfo*>& a) : arrays(a) {}
+            void visit_BufferLoad(const BufferLoadNode* l) override {
+                found |= arrays.count(l->buffer.get()) > 0;
+                IRVisitor::visit_BufferLoad(l);
+            }
+            void visit_BufferStore(const BufferStoreNode* st) override {
+                found |= arrays.count(st->buffer.get()) > 0;
+                IRVisitor::visit_BufferStore(st);
+            }
+        } find(arrays);
+        find.visit(s);
+        return find.found;
+    }
+
+    /// `body` unrolled over the lanes, with the cell's counter where it still reads it (a
+    /// neighbour along another axis, a scalar access); a cell that reads only lanes needs none.
+    Stmt over_lanes(const Stmt& body) const {
+        const ScalarType t = x_.type();
+        auto idx = [t](std::int64_t v) { return ConstNode::make_int(t, v); };
+        Expr cell_x = BinaryNode::make(BinaryOp::Add, x_lanes_, lane_);
+        Stmt lane_cell = reads_counter(body) ? BlockNode::make({DeclareNode::make(x_, cell_x), body}) : body;
+        return ForNode::make(lane_, idx(0), idx(width_), idx(1), lane_cell, -1, ForKind::Unrolled);
     }
 
     /// A row of lanes where the whole group lies inside: one vector, and the neighbours before
@@ -283,7 +386,7 @@ private:
     /// copy instead of 0.79 on an H200 (bench/probe_kernels/probe_lane_edges.cu). Only where
     /// the lanes' statements touch nothing but the rows' arrays and locals, since a partial
     /// group computes its outside lanes too, from zeros, and drops them.
-    Stmt with_partial_groups(const Expr& inside, const Stmt& lane_cell) const {
+    Stmt with_partial_groups(const Expr& inside, const std::vector<Segment>& segments) const {
         const ScalarType t = x_.type();
         auto idx = [t](std::int64_t v) { return ConstNode::make_int(t, v); };
         // The cells of the loop's range read the elements in [start - lo, stop + hi) of a row
@@ -302,32 +405,34 @@ private:
         const Expr whole_group = VarNode::make(ScalarType::Bool, x_.as<VarNode>()->name + "_whole", VarRole::CseTemp);
         out.add(DeclareNode::make(whole_group, inside));
         const Expr partial = UnaryNode::make(UnaryOp::Not, whole_group);
-        for (const Lanes& l : loads_) {
-            out.allocate(l.array);
-            auto first = l.first.as<BufferLoadNode>();
-            // A partial group: element k of the array, x_lanes + k - lo of the row, where read.
-            Expr k = VarNode::make(t, "k", VarRole::LoopIndex);
-            Expr e = simplify(BinaryNode::make(BinaryOp::Sub, BinaryNode::make(BinaryOp::Add, x_lanes_, k), idx(l.lo)));
-            std::vector<Expr> row_at = first->indices;
-            row_at[std::size_t(loop_->axis)] = e;
-            Stmt element = BlockNode::make(
-                {BufferStoreNode::make(l.array, {k}, zero_of(l.array->type)),
-                 IfThenNode::make(read_by_cells(e, l.lo, l.hi),
-                                  BufferStoreNode::make(l.array, {k}, BufferLoadNode::make(first->buffer, row_at)))});
-            out.add(IfThenNode::make(whole_group, whole_row(l)));
-            out.add(IfThenNode::make(partial, ForNode::make(k, idx(0), idx(l.lo + width_ + l.hi), idx(1), element, -1,
-                                                            ForKind::Unrolled)));
-        }
-        for (const Lanes& l : stores_) out.allocate(l.array);
-        out.add(ForNode::make(lane_, idx(0), idx(width_), idx(1), lane_cell, -1, ForKind::Unrolled));
-        for (const Lanes& l : stores_) {
-            out.add(IfThenNode::make(whole_group, VectorStoreNode::make(l.first, l.array)));
-            auto first = l.first.as<BufferLoadNode>();
-            Expr cell_x = BinaryNode::make(BinaryOp::Add, x_lanes_, lane_);
-            std::vector<Expr> i = first->indices;
-            i[std::size_t(loop_->axis)] = cell_x;
-            Stmt one = IfThenNode::make(in_range(cell_x), BufferStoreNode::make(first->buffer, i, BufferLoadNode::make(l.array, {lane_})));
-            out.add(IfThenNode::make(partial, ForNode::make(lane_, idx(0), idx(width_), idx(1), one, -1, ForKind::Unrolled)));
+        for (const Segment& seg : segments) {
+            for (const Lanes* l : seg.rows) {
+                out.allocate(l->array);
+                auto first = l->first.as<BufferLoadNode>();
+                // A partial group: element k of the array, x_lanes + k - lo of the row, where read.
+                Expr k = VarNode::make(t, "k", VarRole::LoopIndex);
+                Expr e = simplify(BinaryNode::make(BinaryOp::Sub, BinaryNode::make(BinaryOp::Add, x_lanes_, k), idx(l->lo)));
+                std::vector<Expr> row_at = first->indices;
+                row_at[std::size_t(loop_->axis)] = e;
+                Stmt element = BlockNode::make(
+                    {BufferStoreNode::make(l->array, {k}, zero_of(l->array->type)),
+                     IfThenNode::make(read_by_cells(e, l->lo, l->hi),
+                                      BufferStoreNode::make(l->array, {k}, BufferLoadNode::make(first->buffer, row_at)))});
+                out.add(IfThenNode::make(whole_group, whole_row(*l)));
+                out.add(IfThenNode::make(partial, ForNode::make(k, idx(0), idx(l->lo + width_ + l->hi), idx(1), element, -1,
+                                                                ForKind::Unrolled)));
+            }
+            for (const Lanes* l : seg.stores) out.allocate(l->array);
+            out.add(over_lanes(seg.body));
+            for (const Lanes* l : seg.stores) {
+                out.add(IfThenNode::make(whole_group, VectorStoreNode::make(l->first, l->array)));
+                auto first = l->first.as<BufferLoadNode>();
+                Expr cell_x = BinaryNode::make(BinaryOp::Add, x_lanes_, lane_);
+                std::vector<Expr> i = first->indices;
+                i[std::size_t(loop_->axis)] = cell_x;
+                Stmt one = IfThenNode::make(in_range(cell_x), BufferStoreNode::make(first->buffer, i, BufferLoadNode::make(l->array, {lane_})));
+                out.add(IfThenNode::make(partial, ForNode::make(lane_, idx(0), idx(width_), idx(1), one, -1, ForKind::Unrolled)));
+            }
         }
         return out.build();
     }
@@ -435,6 +540,7 @@ private:
     const ForNode* loop_;
     int width_;
     const LaneBounds& bounds_;
+    std::size_t max_rows_;
     Expr x_, x_lanes_, lane_;
     std::vector<Lanes> loads_, stores_;
     std::map<std::string, int> names_;
@@ -442,28 +548,29 @@ private:
 
 class Vectorize : public IRMutator {
 public:
-    Vectorize(int width, const LaneBounds& bounds) : width_(width), bounds_(bounds) {}
+    Vectorize(int width, const LaneBounds& bounds, std::size_t max_rows) : width_(width), bounds_(bounds), max_rows_(max_rows) {}
 
 protected:
     Stmt visit_For(const ForNode* f, const Stmt& self) override {
         if (f->kind != ForKind::GpuGrid || f->dim != 0 || !is_const_value(f->step, 1))
             return IRMutator::visit_For(f, self);
-        Stmt lanes = LoweredLanes(f, width_, bounds_).run();
+        Stmt lanes = LoweredLanes(f, width_, bounds_, max_rows_).run();
         return lanes.defined() ? lanes : self;
     }
 
 private:
     int width_;
     const LaneBounds& bounds_;
+    std::size_t max_rows_;
 };
 
 } // namespace
 
-Stmt vectorize_lanes(const Stmt& body, int width, const LaneBounds& bounds) {
+Stmt vectorize_lanes(const Stmt& body, int width, const LaneBounds& bounds, std::size_t max_rows_at_once) {
     if (width <= 1) return body;
     if (width != 2 && width != 4 && width != 8)
         throw InternalError("vectorize_lanes: lanes of 2, 4 or 8 only (check_schedule)");
-    return Vectorize(width, bounds).mutate(body);
+    return Vectorize(width, bounds, max_rows_at_once).mutate(body);
 }
 
 } // namespace loom::ir

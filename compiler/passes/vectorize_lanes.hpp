@@ -4,6 +4,7 @@
 
 #include "compiler/ir/ir.hpp"
 
+#include <cstddef>
 #include <set>
 #include <utility>
 #include <vector>
@@ -36,6 +37,13 @@ struct LaneBounds {
     std::set<const FieldInfo*> buffers;
 };
 
-Stmt vectorize_lanes(const Stmt& body, int width, const LaneBounds& bounds);
+/// A cell's statements that read more than `max_rows_at_once` rows of lanes (a streamed group
+/// of a 27-point box reads 18) roll where they can: cut after each store of lanes (one cell of
+/// the group), each run of them with its own unrolled loop over the lanes, its stores after it,
+/// and each row loaded just before the first run that reads it, so a thread holds about one
+/// cell's rows at a time, not the group's. Runs that share a local (other than stream_cells'
+/// shared loads, which then read the rows in place) keep the group whole.
+Stmt vectorize_lanes(const Stmt& body, int width, const LaneBounds& bounds,
+                     std::size_t max_rows_at_once = std::size_t(-1));
 
 } // namespace loom::ir

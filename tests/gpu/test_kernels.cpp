@@ -469,6 +469,25 @@ TEST(GpuKernels, LanesOnAlignedArraysAndOnAViewOneElementIn) {
     }
 }
 
+TEST(GpuKernels, RollingLanesOfA27PointBoxOnOddShapesAndAView) {
+    // The 27-point box rolls its group of 4 cells along z with lanes of 4 (each row loaded just
+    // before its first cell): shapes with partial groups along both axes, and a view one
+    // element off the 16-byte grid (the tested variant), agree with the loop.
+    LOOM_REQUIRE_GPU();
+    KernelFunction k = golden::twenty_seven_point_3d_f32().create().compile();
+    ASSERT_NE(k.spec().source.find("loom::store_lanes"), std::string::npos) << k.spec().source;
+    expect_cube<float>(k, 3, {7, 9, 13}, 1061);
+    expect_cube<float>(k, 3, {23, 5, 38}, 1062);
+    const Shape big{30, 33, 41}, box{29, 31, 38};
+    const Index at{1, 2, 3};
+    Input<float> src = random_input<float>(big, 1063);
+    DeviceArray<float> dst = poisoned<float>(big);
+    DeviceView<float> dst_view = dst.view(at, box);
+    k(args("src", src.device.view(at, box), "dst", dst_view));
+    k.synchronize();
+    EXPECT_TRUE(check_output(dst_view, cube_cells(host_sub_box(src.host, at, box), 3, interior(box, 1))));
+}
+
 TEST(GpuKernels, SubBoxViewsOfLargerArrays3DInBothOrders) {
     LOOM_REQUIRE_GPU();
     const Shape big{40, 44, 50}, box{31, 27, 36};

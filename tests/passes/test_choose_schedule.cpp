@@ -104,15 +104,28 @@ TEST(KernelSchedule, PointwiseKernelsAndNarrowStencilsUseLanes) {
     EXPECT_EQ(stencil.schedule().vector_width, 4);
     EXPECT_NE(stencil.source().find("loom::load_lanes<4>(g_lanes + 1, &g["), std::string::npos) << stencil.source();
     loom::test::expect_compiles_for_sm90(stencil);
-    // A 27-point box reads 9 rows of lanes: its cells stream instead.
+    // A 27-point box reads 9 rows of lanes a cell, 18 a group of 4: the group rolls with lanes
+    // of 4 (vectorize_lanes loads each row just before its first cell). In float64, lanes of 2
+    // would be half neighbours: its cells stream without lanes.
     auto [u, v] = fields<2>("u, v: float32[3D]");
-    Expr box = 0.0;
+    auto [ud, vd] = fields<2>("ud, vd: float64[3D]");
+    Expr box = 0.0, box_f64 = 0.0;
     for (int a = -1; a <= 1; ++a)
         for (int b = -1; b <= 1; ++b)
-            for (int c = -1; c <= 1; ++c) box = box + u[{a, b, c}];
+            for (int c = -1; c <= 1; ++c) {
+                box = box + u[{a, b, c}];
+                box_f64 = box_f64 + ud[{a, b, c}];
+            }
     Kernel wide_box = create_kernel({Assignment(v.center(), box)}, {.name = "box"});
-    EXPECT_EQ(wide_box.schedule().vector_width, 1);
+    EXPECT_EQ(wide_box.schedule().vector_width, 4);
     EXPECT_EQ(wide_box.schedule().stream_cells, true);
+    Kernel wide_box_f64 = create_kernel({Assignment(vd.center(), box_f64)}, {.name = "box_f64"});
+    EXPECT_EQ(wide_box_f64.schedule().vector_width, 1);
+    EXPECT_EQ(wide_box_f64.schedule().stream_cells, true);
+    // A 3D 25-point star (radius 4) reads 17 rows a cell: too many to roll.
+    Expr star25 = 0.0;
+    for (int a = -4; a <= 4; ++a) star25 = star25 + u[{a, 0, 0}] + u[{0, a, 0}] + u[{0, 0, a}];
+    EXPECT_EQ(create_kernel({Assignment(v.center(), star25)}, {.name = "star25"}).schedule().vector_width, 1);
     // A 2D 5-point star: a group of 4 cells along x reads 6 rows, which stream with lanes.
     Kernel star = create_kernel({Assignment(f.center(), g[{1, 0}] + g[{-1, 0}] + g[{0, 1}] + g[{0, -1}])},
                                 {.name = "star"});

@@ -126,7 +126,9 @@ TEST(StreamCells, A27PointStencilLoadsEachPlaneOncePerThread) {
                 Expr t = float(1 + dx + 3 * dy + 9 * dz) * u[{dz, dy, dx}];
                 sum = sum.defined() ? sum + t : t;
             }
-    Kernel k = create_kernel({Assignment(v.center(), sum)}, {.name = "box27", .index_type = ScalarType::Int32});
+    // Without lanes (with them the group rolls: VectorizeLanes.AWideGroupRolls).
+    Kernel k = create_kernel({Assignment(v.center(), sum)}, {.name = "box27", .index_type = ScalarType::Int32},
+                             {.vector_width = 1});
     const std::string src = k.source();
     // 4 cells along z read planes z - 1 ... z + 4, 9 elements each: the 4 planes two or three
     // cells read are loaded once (36 registers), the outer two by their one cell. That saves

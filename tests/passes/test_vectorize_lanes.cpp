@@ -107,6 +107,54 @@ TEST(VectorizeLanes, StreamedGroupsTakeLanesBranchByBranch) {
     EXPECT_EQ(text.find("lanes of g[x, "), std::string::npos) << "the last group runs cell by cell\n" << text;
 }
 
+TEST(VectorizeLanes, AWideGroupRolls) {
+    // A 27-point box's group of 4 cells along z reads 18 rows of lanes: each cell's lanes run
+    // on their own, its store right after them, each row loaded just before the first cell that
+    // reads it (cell 0 the planes z - 1 to z + 1; cell 1 then only z + 2), and the shared loads'
+    // registers read the rows in place.
+    auto [u, v] = fields<2>("u, v: float32[3D]");
+    Expr sum;
+    for (int dz = -1; dz <= 1; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+                Expr t = float(2 + dx + 3 * dy + 9 * dz) * u[{dz, dy, dx}];
+                sum = sum.defined() ? sum + t : t;
+            }
+    Kernel k = create_kernel({Assignment(v.center(), sum)}, {.name = "box27", .index_type = ScalarType::Int32});
+    const std::string src = k.source();
+    ASSERT_EQ(k.schedule().vector_width, 4) << src;
+    auto at = [&](const std::string& piece) {
+        const std::size_t p = src.find(piece);
+        EXPECT_NE(p, std::string::npos) << piece << "\n" << src;
+        return p;
+    };
+    const std::size_t first_lanes = at("for (int lane = 0; lane < 4; ++lane)");
+    const std::size_t plane_1 = at("&u[u_stride_0 * (x_cells + 1) + u_stride_1 * (y + 1)");
+    const std::size_t plane_2 = at("&u[u_stride_0 * (x_cells + 2) + u_stride_1 * (y - 1)");
+    const std::size_t plane_5 = at("&u[u_stride_0 * (x_cells + 4) + u_stride_1 * (y - 1)");
+    const std::size_t store_0 = at("loom::store_lanes(&v[v_stride_0 * x_cells +");
+    const std::size_t store_1 = at("loom::store_lanes(&v[v_stride_0 * (x_cells + 1) +");
+    const std::size_t store_2 = at("loom::store_lanes(&v[v_stride_0 * (x_cells + 2) +");
+    EXPECT_LT(plane_1, first_lanes);
+    EXPECT_LT(first_lanes, store_0);
+    EXPECT_LT(store_0, plane_2);
+    EXPECT_LT(plane_2, store_1);
+    EXPECT_LT(store_2, plane_5);
+    EXPECT_EQ(src.find("const float u_r"), std::string::npos) << src;
+    test::expect_compiles_for_sm90(k);
+    // A group within kMaxStreamedLaneRows (a 2D 5-point star: 6 rows) loads its rows at once:
+    // one loop over the lanes for the whole group.
+    auto [f, g] = fields<2>("f, g: float32[2D]");
+    Kernel star = create_kernel({Assignment(f.center(), g[{1, 0}] + g[{-1, 0}] + g[{0, 1}] + g[{0, -1}])},
+                                {.name = "star"});
+    const std::string whole = star.source();
+    const std::size_t first = whole.find("for (int lane = 0; lane < 4; ++lane)");
+    ASSERT_NE(first, std::string::npos) << whole;
+    const std::size_t store = whole.find("loom::store_lanes");
+    ASSERT_NE(store, std::string::npos) << whole;
+    EXPECT_EQ(whole.substr(first, store - first).find("load_lanes"), std::string::npos) << whole;
+}
+
 TEST(VectorizeLanes, NeighboursComeOnlyFromWithinTheKernelsReach) {
     // u.at(x, y + 1) under a guard reaches past the ghost layers (0 along y here): a row's
     // neighbours load whatever the cell's conditions, so that read stays a scalar one under its

@@ -3,8 +3,10 @@
 // options: index type int32, fast math off
 // space:   ghost layers (1, 1) (1, 1) (1, 1) (low, high) per axis
 // fields:  dst: float32[3D]; src: float32[3D]
-// launch:  block (64, 4, 1) by default;
-//     grid = ceil((size_2 - 2, size_1 - 2, (size_0 + 1) / 4) / block); 4 cells per thread along z
+// launch:  block (64, 4, 1) by default; grid = ceil(((size_2 + 2) / 4, size_1 - 2,
+//     (size_0 + 1) / 4) / block); 4 cells per thread along x, 4 along z
+
+#include "loom/lanes.cuh"
 
 extern "C" __global__ void twenty_seven_point(
     float* __restrict__ dst, const float* __restrict__ src,
@@ -12,166 +14,561 @@ extern "C" __global__ void twenty_seven_point(
     const int dst_stride_0, const int dst_stride_1, const int src_stride_0, const int src_stride_1)
 {
     const int y = (int) (blockIdx.y * blockDim.y + threadIdx.y) + 1;
-    const int z = (int) (blockIdx.x * blockDim.x + threadIdx.x) + 1;
+    const int z_lanes = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 4;
     const int x_cells = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + 1;
-    if (y < size_1 - 1 && z < size_2 - 1 && x_cells < size_0 - 1) {
+    if (y < size_1 - 1 && z_lanes < size_2 - 1 && x_cells < size_0 - 1) {
         if (x_cells + 4 <= size_0 - 1) {
-            const float* __restrict__ src_c = src + src_stride_0 * x_cells + src_stride_1 * y + z;
-            const float src_r = src_c[-src_stride_1 - 1];
-            const float src_r_1 = src_c[-src_stride_1];
-            const float src_r_2 = src_c[-src_stride_1 + 1];
-            const float src_r_3 = src_c[-1];
-            const float src_r_4 = src_c[0];
-            const float src_r_5 = src_c[1];
-            const float src_r_6 = src_c[src_stride_1 - 1];
-            const float src_r_7 = src_c[src_stride_1];
-            const float src_r_8 = src_c[src_stride_1 + 1];
-            const float src_r_9 = src_c[src_stride_0 - src_stride_1 - 1];
-            const float src_r_10 = src_c[src_stride_0 - src_stride_1];
-            const float src_r_11 = src_c[src_stride_0 - src_stride_1 + 1];
-            const float src_r_12 = src_c[src_stride_0 - 1];
-            const float src_r_13 = src_c[src_stride_0];
-            const float src_r_14 = src_c[src_stride_0 + 1];
-            const float src_r_15 = src_c[src_stride_0 + src_stride_1 - 1];
-            const float src_r_16 = src_c[src_stride_0 + src_stride_1];
-            const float src_r_17 = src_c[src_stride_0 + src_stride_1 + 1];
-            const float src_r_18 = src_c[src_stride_0 * 2 - src_stride_1 - 1];
-            const float src_r_19 = src_c[src_stride_0 * 2 - src_stride_1];
-            const float src_r_20 = src_c[src_stride_0 * 2 - src_stride_1 + 1];
-            const float src_r_21 = src_c[src_stride_0 * 2 - 1];
-            const float src_r_22 = src_c[src_stride_0 * 2];
-            const float src_r_23 = src_c[src_stride_0 * 2 + 1];
-            const float src_r_24 = src_c[src_stride_0 * 2 + src_stride_1 - 1];
-            const float src_r_25 = src_c[src_stride_0 * 2 + src_stride_1];
-            const float src_r_26 = src_c[src_stride_0 * 2 + src_stride_1 + 1];
-            const float src_r_27 = src_c[src_stride_0 * 3 - src_stride_1 - 1];
-            const float src_r_28 = src_c[src_stride_0 * 3 - src_stride_1];
-            const float src_r_29 = src_c[src_stride_0 * 3 - src_stride_1 + 1];
-            const float src_r_30 = src_c[src_stride_0 * 3 - 1];
-            const float src_r_31 = src_c[src_stride_0 * 3];
-            const float src_r_32 = src_c[src_stride_0 * 3 + 1];
-            const float src_r_33 = src_c[src_stride_0 * 3 + src_stride_1 - 1];
-            const float src_r_34 = src_c[src_stride_0 * 3 + src_stride_1];
-            const float src_r_35 = src_c[src_stride_0 * 3 + src_stride_1 + 1];
-            float* const dst_c = dst + dst_stride_0 * x_cells + dst_stride_1 * y + z;
-            // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
-            //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
-            //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
-            //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
-            //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
-            //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
-            //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
-            //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
-            //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
-            //     3.75f * src[1, 1, 1]
-            dst_c[0] = 0.5f * src_c[-src_stride_0 - src_stride_1 - 1] +
-                    0.625f * src_c[-src_stride_0 - src_stride_1] +
-                    0.75f * src_c[-src_stride_0 - src_stride_1 + 1] +
-                    0.875f * src_c[-src_stride_0 - 1] + src_c[-src_stride_0] +
-                    1.125f * src_c[-src_stride_0 + 1] + 1.25f *
-                    src_c[-src_stride_0 + src_stride_1 - 1] +
-                    1.375f * src_c[-src_stride_0 + src_stride_1] +
-                    1.5f * src_c[-src_stride_0 + src_stride_1 + 1] + 1.625f * src_r +
-                    1.75f * src_r_1 + 1.875f * src_r_2 + 2.0f * src_r_3 + 2.125f * src_r_4 +
-                    2.25f * src_r_5 + 2.375f * src_r_6 + 2.5f * src_r_7 + 2.625f * src_r_8 +
-                    2.75f * src_r_9 + 2.875f * src_r_10 + 3.0f * src_r_11 + 3.125f * src_r_12 +
-                    3.25f * src_r_13 + 3.375f * src_r_14 + 3.5f * src_r_15 + 3.625f * src_r_16 +
-                    3.75f * src_r_17;
-            // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
-            //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
-            //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
-            //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
-            //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
-            //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
-            //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
-            //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
-            //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
-            //     3.75f * src[1, 1, 1]
-            dst_c[dst_stride_0] = 0.5f * src_r + 0.625f * src_r_1 + 0.75f * src_r_2 +
-                    0.875f * src_r_3 + src_r_4 + 1.125f * src_r_5 + 1.25f * src_r_6 +
-                    1.375f * src_r_7 + 1.5f * src_r_8 + 1.625f * src_r_9 + 1.75f * src_r_10 +
-                    1.875f * src_r_11 + 2.0f * src_r_12 + 2.125f * src_r_13 + 2.25f * src_r_14 +
-                    2.375f * src_r_15 + 2.5f * src_r_16 + 2.625f * src_r_17 + 2.75f * src_r_18 +
-                    2.875f * src_r_19 + 3.0f * src_r_20 + 3.125f * src_r_21 + 3.25f * src_r_22 +
-                    3.375f * src_r_23 + 3.5f * src_r_24 + 3.625f * src_r_25 + 3.75f * src_r_26;
-            // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
-            //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
-            //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
-            //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
-            //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
-            //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
-            //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
-            //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
-            //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
-            //     3.75f * src[1, 1, 1]
-            dst_c[dst_stride_0 * 2] = 0.5f * src_r_9 + 0.625f * src_r_10 + 0.75f * src_r_11 +
-                    0.875f * src_r_12 + src_r_13 + 1.125f * src_r_14 + 1.25f * src_r_15 +
-                    1.375f * src_r_16 + 1.5f * src_r_17 + 1.625f * src_r_18 + 1.75f * src_r_19 +
-                    1.875f * src_r_20 + 2.0f * src_r_21 + 2.125f * src_r_22 + 2.25f * src_r_23 +
-                    2.375f * src_r_24 + 2.5f * src_r_25 + 2.625f * src_r_26 + 2.75f * src_r_27 +
-                    2.875f * src_r_28 + 3.0f * src_r_29 + 3.125f * src_r_30 + 3.25f * src_r_31 +
-                    3.375f * src_r_32 + 3.5f * src_r_33 + 3.625f * src_r_34 + 3.75f * src_r_35;
-            // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
-            //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
-            //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
-            //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
-            //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
-            //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
-            //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
-            //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
-            //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
-            //     3.75f * src[1, 1, 1]
-            dst_c[dst_stride_0 * 3] = 0.5f * src_r_18 + 0.625f * src_r_19 + 0.75f * src_r_20 +
-                    0.875f * src_r_21 + src_r_22 + 1.125f * src_r_23 + 1.25f * src_r_24 +
-                    1.375f * src_r_25 + 1.5f * src_r_26 + 1.625f * src_r_27 + 1.75f * src_r_28 +
-                    1.875f * src_r_29 + 2.0f * src_r_30 + 2.125f * src_r_31 + 2.25f * src_r_32 +
-                    2.375f * src_r_33 + 2.5f * src_r_34 + 2.625f * src_r_35 +
-                    2.75f * src_c[src_stride_0 * 4 - src_stride_1 - 1] +
-                    2.875f * src_c[src_stride_0 * 4 - src_stride_1] +
-                    3.0f * src_c[src_stride_0 * 4 - src_stride_1 + 1] +
-                    3.125f * src_c[src_stride_0 * 4 - 1] + 3.25f * src_c[src_stride_0 * 4] +
-                    3.375f * src_c[src_stride_0 * 4 + 1] + 3.5f *
-                    src_c[src_stride_0 * 4 + src_stride_1 - 1] +
-                    3.625f * src_c[src_stride_0 * 4 + src_stride_1] +
-                    3.75f * src_c[src_stride_0 * 4 + src_stride_1 + 1];
+            const bool z_whole = z_lanes >= 1 && z_lanes + 4 <= size_2 - 1;
+            float src_lanes_12[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_12 + 1,
+                        &src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y - 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_12[0] = src_c[-src_stride_0 - src_stride_1 - 1];
+                src_lanes_12[5] = src_c[-src_stride_0 - src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_12[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_12[k] =
+                                src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y - 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_13[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_13 + 1,
+                        &src[src_stride_0 * (x_cells - 1) + src_stride_1 * y + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_13[0] = src_c[-src_stride_0 - 1];
+                src_lanes_13[5] = src_c[-src_stride_0 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_13[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_13[k] =
+                                src[src_stride_0 * (x_cells - 1) + src_stride_1 * y +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_14[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_14 + 1,
+                        &src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_14[0] = src_c[-src_stride_0 + src_stride_1 - 1];
+                src_lanes_14[5] = src_c[-src_stride_0 + src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_14[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_14[k] =
+                                src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes + 1,
+                        &src[src_stride_0 * x_cells + src_stride_1 * (y - 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes[0] = src_c[-src_stride_1 - 1];
+                src_lanes[5] = src_c[-src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes[k] =
+                                src[src_stride_0 * x_cells + src_stride_1 * (y - 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_1[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_1 + 1,
+                        &src[src_stride_0 * x_cells + src_stride_1 * y + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_1[0] = src_c[-1];
+                src_lanes_1[5] = src_c[4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_1[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_1[k] =
+                                src[src_stride_0 * x_cells + src_stride_1 * y + (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_2[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_2 + 1,
+                        &src[src_stride_0 * x_cells + src_stride_1 * (y + 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_2[0] = src_c[src_stride_1 - 1];
+                src_lanes_2[5] = src_c[src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_2[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_2[k] =
+                                src[src_stride_0 * x_cells + src_stride_1 * (y + 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_3[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_3 + 1,
+                        &src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y - 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_3[0] = src_c[src_stride_0 - src_stride_1 - 1];
+                src_lanes_3[5] = src_c[src_stride_0 - src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_3[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_3[k] =
+                                src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y - 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_4[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_4 + 1,
+                        &src[src_stride_0 * (x_cells + 1) + src_stride_1 * y + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_4[0] = src_c[src_stride_0 - 1];
+                src_lanes_4[5] = src_c[src_stride_0 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_4[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_4[k] =
+                                src[src_stride_0 * (x_cells + 1) + src_stride_1 * y +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_5[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_5 + 1,
+                        &src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y + 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_5[0] = src_c[src_stride_0 + src_stride_1 - 1];
+                src_lanes_5[5] = src_c[src_stride_0 + src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_5[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_5[k] =
+                                src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y + 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float dst_lanes[4];
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
+                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
+                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
+                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
+                //     3.75f * src[1, 1, 1]
+                dst_lanes[lane] = 0.5f * src_lanes_12[lane] + 0.625f * src_lanes_12[lane + 1] +
+                        0.75f * src_lanes_12[lane + 2] + 0.875f * src_lanes_13[lane] +
+                        src_lanes_13[lane + 1] + 1.125f * src_lanes_13[lane + 2] +
+                        1.25f * src_lanes_14[lane] + 1.375f * src_lanes_14[lane + 1] +
+                        1.5f * src_lanes_14[lane + 2] + 1.625f * src_lanes[lane] +
+                        1.75f * src_lanes[lane + 1] + 1.875f * src_lanes[lane + 2] +
+                        2.0f * src_lanes_1[lane] + 2.125f * src_lanes_1[lane + 1] +
+                        2.25f * src_lanes_1[lane + 2] + 2.375f * src_lanes_2[lane] +
+                        2.5f * src_lanes_2[lane + 1] + 2.625f * src_lanes_2[lane + 2] +
+                        2.75f * src_lanes_3[lane] + 2.875f * src_lanes_3[lane + 1] +
+                        3.0f * src_lanes_3[lane + 2] + 3.125f * src_lanes_4[lane] +
+                        3.25f * src_lanes_4[lane + 1] + 3.375f * src_lanes_4[lane + 2] +
+                        3.5f * src_lanes_5[lane] + 3.625f * src_lanes_5[lane + 1] +
+                        3.75f * src_lanes_5[lane + 2];
+            }
+            if (z_whole) {
+                loom::store_lanes(&dst[dst_stride_0 * x_cells + dst_stride_1 * y + z_lanes],
+                        dst_lanes);
+            } else {
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                        dst[dst_stride_0 * x_cells + dst_stride_1 * y + (z_lanes + lane)] =
+                                dst_lanes[lane];
+                    }
+                }
+            }
+            float src_lanes_6[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_6 + 1,
+                        &src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y - 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_6[0] = src_c[src_stride_0 * 2 - src_stride_1 - 1];
+                src_lanes_6[5] = src_c[src_stride_0 * 2 - src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_6[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_6[k] =
+                                src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y - 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_7[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_7 + 1,
+                        &src[src_stride_0 * (x_cells + 2) + src_stride_1 * y + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_7[0] = src_c[src_stride_0 * 2 - 1];
+                src_lanes_7[5] = src_c[src_stride_0 * 2 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_7[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_7[k] =
+                                src[src_stride_0 * (x_cells + 2) + src_stride_1 * y +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_8[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_8 + 1,
+                        &src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y + 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_8[0] = src_c[src_stride_0 * 2 + src_stride_1 - 1];
+                src_lanes_8[5] = src_c[src_stride_0 * 2 + src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_8[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_8[k] =
+                                src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y + 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float dst_lanes_1[4];
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
+                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
+                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
+                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
+                //     3.75f * src[1, 1, 1]
+                dst_lanes_1[lane] = 0.5f * src_lanes[lane] + 0.625f * src_lanes[lane + 1] +
+                        0.75f * src_lanes[lane + 2] + 0.875f * src_lanes_1[lane] +
+                        src_lanes_1[lane + 1] + 1.125f * src_lanes_1[lane + 2] +
+                        1.25f * src_lanes_2[lane] + 1.375f * src_lanes_2[lane + 1] +
+                        1.5f * src_lanes_2[lane + 2] + 1.625f * src_lanes_3[lane] +
+                        1.75f * src_lanes_3[lane + 1] + 1.875f * src_lanes_3[lane + 2] +
+                        2.0f * src_lanes_4[lane] + 2.125f * src_lanes_4[lane + 1] +
+                        2.25f * src_lanes_4[lane + 2] + 2.375f * src_lanes_5[lane] +
+                        2.5f * src_lanes_5[lane + 1] + 2.625f * src_lanes_5[lane + 2] +
+                        2.75f * src_lanes_6[lane] + 2.875f * src_lanes_6[lane + 1] +
+                        3.0f * src_lanes_6[lane + 2] + 3.125f * src_lanes_7[lane] +
+                        3.25f * src_lanes_7[lane + 1] + 3.375f * src_lanes_7[lane + 2] +
+                        3.5f * src_lanes_8[lane] + 3.625f * src_lanes_8[lane + 1] +
+                        3.75f * src_lanes_8[lane + 2];
+            }
+            if (z_whole) {
+                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 1) + dst_stride_1 * y + z_lanes],
+                        dst_lanes_1);
+            } else {
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                        dst[dst_stride_0 * (x_cells + 1) + dst_stride_1 * y + (z_lanes + lane)] =
+                                dst_lanes_1[lane];
+                    }
+                }
+            }
+            float src_lanes_9[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_9 + 1,
+                        &src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y - 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_9[0] = src_c[src_stride_0 * 3 - src_stride_1 - 1];
+                src_lanes_9[5] = src_c[src_stride_0 * 3 - src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_9[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_9[k] =
+                                src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y - 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_10[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_10 + 1,
+                        &src[src_stride_0 * (x_cells + 3) + src_stride_1 * y + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_10[0] = src_c[src_stride_0 * 3 - 1];
+                src_lanes_10[5] = src_c[src_stride_0 * 3 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_10[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_10[k] =
+                                src[src_stride_0 * (x_cells + 3) + src_stride_1 * y +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_11[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_11 + 1,
+                        &src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y + 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_11[0] = src_c[src_stride_0 * 3 + src_stride_1 - 1];
+                src_lanes_11[5] = src_c[src_stride_0 * 3 + src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_11[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_11[k] =
+                                src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y + 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float dst_lanes_2[4];
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
+                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
+                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
+                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
+                //     3.75f * src[1, 1, 1]
+                dst_lanes_2[lane] = 0.5f * src_lanes_3[lane] + 0.625f * src_lanes_3[lane + 1] +
+                        0.75f * src_lanes_3[lane + 2] + 0.875f * src_lanes_4[lane] +
+                        src_lanes_4[lane + 1] + 1.125f * src_lanes_4[lane + 2] +
+                        1.25f * src_lanes_5[lane] + 1.375f * src_lanes_5[lane + 1] +
+                        1.5f * src_lanes_5[lane + 2] + 1.625f * src_lanes_6[lane] +
+                        1.75f * src_lanes_6[lane + 1] + 1.875f * src_lanes_6[lane + 2] +
+                        2.0f * src_lanes_7[lane] + 2.125f * src_lanes_7[lane + 1] +
+                        2.25f * src_lanes_7[lane + 2] + 2.375f * src_lanes_8[lane] +
+                        2.5f * src_lanes_8[lane + 1] + 2.625f * src_lanes_8[lane + 2] +
+                        2.75f * src_lanes_9[lane] + 2.875f * src_lanes_9[lane + 1] +
+                        3.0f * src_lanes_9[lane + 2] + 3.125f * src_lanes_10[lane] +
+                        3.25f * src_lanes_10[lane + 1] + 3.375f * src_lanes_10[lane + 2] +
+                        3.5f * src_lanes_11[lane] + 3.625f * src_lanes_11[lane + 1] +
+                        3.75f * src_lanes_11[lane + 2];
+            }
+            if (z_whole) {
+                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 2) + dst_stride_1 * y + z_lanes],
+                        dst_lanes_2);
+            } else {
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                        dst[dst_stride_0 * (x_cells + 2) + dst_stride_1 * y + (z_lanes + lane)] =
+                                dst_lanes_2[lane];
+                    }
+                }
+            }
+            float src_lanes_15[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_15 + 1,
+                        &src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_15[0] = src_c[src_stride_0 * 4 - src_stride_1 - 1];
+                src_lanes_15[5] = src_c[src_stride_0 * 4 - src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_15[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_15[k] =
+                                src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_16[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_16 + 1,
+                        &src[src_stride_0 * (x_cells + 4) + src_stride_1 * y + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_16[0] = src_c[src_stride_0 * 4 - 1];
+                src_lanes_16[5] = src_c[src_stride_0 * 4 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_16[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_16[k] =
+                                src[src_stride_0 * (x_cells + 4) + src_stride_1 * y +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_17[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_17 + 1,
+                        &src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_17[0] = src_c[src_stride_0 * 4 + src_stride_1 - 1];
+                src_lanes_17[5] = src_c[src_stride_0 * 4 + src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_17[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_17[k] =
+                                src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float dst_lanes_3[4];
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
+                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
+                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
+                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
+                //     3.75f * src[1, 1, 1]
+                dst_lanes_3[lane] = 0.5f * src_lanes_6[lane] + 0.625f * src_lanes_6[lane + 1] +
+                        0.75f * src_lanes_6[lane + 2] + 0.875f * src_lanes_7[lane] +
+                        src_lanes_7[lane + 1] + 1.125f * src_lanes_7[lane + 2] +
+                        1.25f * src_lanes_8[lane] + 1.375f * src_lanes_8[lane + 1] +
+                        1.5f * src_lanes_8[lane + 2] + 1.625f * src_lanes_9[lane] +
+                        1.75f * src_lanes_9[lane + 1] + 1.875f * src_lanes_9[lane + 2] +
+                        2.0f * src_lanes_10[lane] + 2.125f * src_lanes_10[lane + 1] +
+                        2.25f * src_lanes_10[lane + 2] + 2.375f * src_lanes_11[lane] +
+                        2.5f * src_lanes_11[lane + 1] + 2.625f * src_lanes_11[lane + 2] +
+                        2.75f * src_lanes_15[lane] + 2.875f * src_lanes_15[lane + 1] +
+                        3.0f * src_lanes_15[lane + 2] + 3.125f * src_lanes_16[lane] +
+                        3.25f * src_lanes_16[lane + 1] + 3.375f * src_lanes_16[lane + 2] +
+                        3.5f * src_lanes_17[lane] + 3.625f * src_lanes_17[lane + 1] +
+                        3.75f * src_lanes_17[lane + 2];
+            }
+            if (z_whole) {
+                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 3) + dst_stride_1 * y + z_lanes],
+                        dst_lanes_3);
+            } else {
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                        dst[dst_stride_0 * (x_cells + 3) + dst_stride_1 * y + (z_lanes + lane)] =
+                                dst_lanes_3[lane];
+                    }
+                }
+            }
         } else {
             #pragma unroll
-            for (int cell = 0; cell < 4; ++cell) {
-                const int x = x_cells + cell;
-                if (x < size_0 - 1) {
-                    const float* __restrict__ src_c = src + src_stride_0 * x + src_stride_1 * y + z;
-                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
-                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
-                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
-                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
-                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
-                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
-                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
-                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
-                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
-                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
-                    dst[dst_stride_0 * x + dst_stride_1 * y + z] =
-                            0.5f * src_c[-src_stride_0 - src_stride_1 - 1] +
-                            0.625f * src_c[-src_stride_0 - src_stride_1] +
-                            0.75f * src_c[-src_stride_0 - src_stride_1 + 1] +
-                            0.875f * src_c[-src_stride_0 - 1] + src_c[-src_stride_0] +
-                            1.125f * src_c[-src_stride_0 + 1] + 1.25f *
-                            src_c[-src_stride_0 + src_stride_1 - 1] +
-                            1.375f * src_c[-src_stride_0 + src_stride_1] +
-                            1.5f * src_c[-src_stride_0 + src_stride_1 + 1] +
-                            1.625f * src_c[-src_stride_1 - 1] + 1.75f * src_c[-src_stride_1] +
-                            1.875f * src_c[-src_stride_1 + 1] + 2.0f * src_c[-1] +
-                            2.125f * src_c[0] + 2.25f * src_c[1] +
-                            2.375f * src_c[src_stride_1 - 1] + 2.5f * src_c[src_stride_1] +
-                            2.625f * src_c[src_stride_1 + 1] + 2.75f *
-                            src_c[src_stride_0 - src_stride_1 - 1] +
-                            2.875f * src_c[src_stride_0 - src_stride_1] +
-                            3.0f * src_c[src_stride_0 - src_stride_1 + 1] +
-                            3.125f * src_c[src_stride_0 - 1] + 3.25f * src_c[src_stride_0] +
-                            3.375f * src_c[src_stride_0 + 1] + 3.5f *
-                            src_c[src_stride_0 + src_stride_1 - 1] +
-                            3.625f * src_c[src_stride_0 + src_stride_1] +
-                            3.75f * src_c[src_stride_0 + src_stride_1 + 1];
+            for (int lane = 0; lane < 4; ++lane) {
+                const int z = z_lanes + lane;
+                if (z >= 1 && z < size_2 - 1) {
+                    #pragma unroll
+                    for (int cell = 0; cell < 4; ++cell) {
+                        const int x = x_cells + cell;
+                        if (x < size_0 - 1) {
+                            const float* __restrict__ src_c =
+                                    src + src_stride_0 * x + src_stride_1 * y + z;
+                            // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                            //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] +
+                            //     1.0f * src[-1, 0, 0] + 1.125f * src[-1, 0, 1] +
+                            //     1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+                            //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                            //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] +
+                            //     2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+                            //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                            //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] +
+                            //     2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+                            //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                            //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f *
+                            //     src[1, 1, -1] + 3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                            dst[dst_stride_0 * x + dst_stride_1 * y + z] =
+                                    0.5f * src_c[-src_stride_0 - src_stride_1 - 1] +
+                                    0.625f * src_c[-src_stride_0 - src_stride_1] +
+                                    0.75f * src_c[-src_stride_0 - src_stride_1 + 1] +
+                                    0.875f * src_c[-src_stride_0 - 1] + src_c[-src_stride_0] +
+                                    1.125f * src_c[-src_stride_0 + 1] +
+                                    1.25f * src_c[-src_stride_0 + src_stride_1 - 1] +
+                                    1.375f * src_c[-src_stride_0 + src_stride_1] +
+                                    1.5f * src_c[-src_stride_0 + src_stride_1 + 1] +
+                                    1.625f * src_c[-src_stride_1 - 1] +
+                                    1.75f * src_c[-src_stride_1] + 1.875f *
+                                    src_c[-src_stride_1 + 1] + 2.0f * src_c[-1] +
+                                    2.125f * src_c[0] + 2.25f * src_c[1] +
+                                    2.375f * src_c[src_stride_1 - 1] + 2.5f * src_c[src_stride_1] +
+                                    2.625f * src_c[src_stride_1 + 1] +
+                                    2.75f * src_c[src_stride_0 - src_stride_1 - 1] +
+                                    2.875f * src_c[src_stride_0 - src_stride_1] +
+                                    3.0f * src_c[src_stride_0 - src_stride_1 + 1] +
+                                    3.125f * src_c[src_stride_0 - 1] + 3.25f * src_c[src_stride_0] +
+                                    3.375f * src_c[src_stride_0 + 1] +
+                                    3.5f * src_c[src_stride_0 + src_stride_1 - 1] +
+                                    3.625f * src_c[src_stride_0 + src_stride_1] +
+                                    3.75f * src_c[src_stride_0 + src_stride_1 + 1];
+                        }
+                    }
                 }
             }
         }
