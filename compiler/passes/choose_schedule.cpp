@@ -34,13 +34,20 @@ int tensor_core_block_warps(const ScheduleFacts& f, std::size_t budget) {
 
 } // namespace
 
-bool streams_with_lanes(const ScheduleFacts& f) {
-    // Rolling is how a wide footprint gets lanes at all (a cell of a narrow one gets them
-    // alone); with lanes of 4 bytes or less: lanes of 2 doubles are half scalar neighbours (H200,
-    // 27-point box f64: 0.43 of copy rolling with lanes of 2, 0.66 streamed without lanes).
-    const bool rolls = f.lane_rows > kMaxLaneRows && f.cell_lane_rows <= kMaxRollingLaneRows && f.widest_element <= 4;
-    return f.group_lane_rows <= kMaxStreamedLaneRows || rolls;
+namespace {
+
+/// Whether a group of cells with lanes would roll (vectorize_lanes): how a wide footprint gets
+/// lanes at all (a cell of a narrow one gets them alone); with lanes of 4 bytes or less, as
+/// lanes of 2 doubles are half scalar neighbours (H200, 27-point box f64: 0.43 of copy rolling
+/// with lanes of 2, 0.66 streamed without lanes).
+bool rolls(const ScheduleFacts& f) {
+    return f.lanes_fit && f.cell_nodes <= kMaxLaneCellNodes && f.lane_rows > kMaxLaneRows &&
+           f.cell_lane_rows <= kMaxRollingLaneRows && f.widest_element <= 4;
 }
+
+} // namespace
+
+bool streams_with_lanes(const ScheduleFacts& f) { return f.group_lane_rows <= kMaxStreamedLaneRows || rolls(f); }
 
 Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) {
     Schedule s = requested;
@@ -99,7 +106,14 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
     else if (s.cells_per_thread == 0)
         // Pointwise: GELU over 8192^2 on an H200 ran at 0.970 of copy with one cell (lanes of 4)
         // per thread, 0.955 with four, and compiled in 64 ms instead of 189.
-        s.cells_per_thread = facts.has_layers || facts.pointwise ? 1 : 4;
+        // A rolling group holds about one plane's rows however many cells it has: 8 load each
+        // inner plane for 8 cells (27-point box f32 on an H200, tuned: 0.58 of copy with 8,
+        // 0.52 with 4).
+        s.cells_per_thread = facts.has_layers || facts.pointwise ? 1
+                             : s.stream_cells.value_or(true) && s.vector_width != 1 && rolls(facts) &&
+                                       s.cells_axis.value_or(-1) != facts.lane_axis
+                                 ? 8
+                                 : 4;
     for (int i = 0; i < facts.shrink && can_shrink(requested, s); ++i) {
         if (requested.cells_per_thread == 0 && s.cells_per_thread > 1) s.cells_per_thread /= 2;
         else if ((*s.block)[1] > 1) (*s.block)[1] /= 2;

@@ -6,7 +6,9 @@
 // - cells_per_thread: 1 in 1D, with reduce_in_block (a block per cell) and with a manual grid
 //   whatever the request says (a manual grid
 //   means one cell per thread, as in pystencils; a lone x axis gains nothing from more); else
-//   the request's; else 1 for kernels with layers (a cell with layers is long already: one per
+//   the request's; else 8 where a group of cells with lanes would roll (rolls in
+//   choose_schedule.cpp: it holds one plane's rows however many cells it has); else 1 for
+//   kernels with layers (a cell with layers is long already: one per
 //   thread keeps code and registers small); else 4 (several independent loads in flight per
 //   thread, which a memory-bound stencil needs to approach copy bandwidth: one cell per thread
 //   reaches about 0.6 of it).

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -241,6 +242,7 @@ private:
             // at either end: the cells one by one, as before.
             StmtList full;
             for (const Segment& seg : segments) {
+                for (const BufferPtr& b : seg.sums) full.allocate(b);
                 for (const Lanes* l : seg.rows) {
                     full.allocate(l->array);
                     full.add(whole_row(*l));
@@ -260,6 +262,7 @@ private:
     struct Segment {
         Stmt body;
         std::vector<const Lanes*> rows, stores;
+        std::vector<BufferPtr> sums; ///< partial sums' arrays, allocated before it
     };
 
     /// The lanes' statements as one segment with every row and store, or, where they read more
@@ -268,16 +271,16 @@ private:
     /// where a later run would read a local of an earlier one.
     std::vector<Segment> segments_of(const Stmt& lane_body) const {
         std::vector<Segment> one(1);
-        one[0].body = lane_body;
-        for (const Lanes& l : loads_) one[0].rows.push_back(&l);
-        for (const Lanes& l : stores_) one[0].stores.push_back(&l);
-        auto block = lane_body.as<BlockNode>();
-        if (loads_.size() <= max_rows_ || stores_.size() < 2 || !block) return one;
         auto of = [](const std::vector<Lanes>& list, const BufferInfo* b) -> const Lanes* {
             for (const Lanes& l : list)
                 if (l.array.get() == b) return &l;
             return nullptr;
         };
+        one[0].body = lane_body;
+        for (const Lanes& l : loads_) one[0].rows.push_back(&l);
+        for (const Lanes& l : stores_) one[0].stores.push_back(&l);
+        auto block = lane_body.as<BlockNode>();
+        if (loads_.size() <= max_rows_ || stores_.size() < 2 || !block) return one;
         std::vector<std::pair<Expr, Expr>> aliases; // a shared load's register and its row element
         std::vector<Stmt> rest;
         for (const Stmt& st : block->stmts) {
@@ -319,7 +322,174 @@ private:
         if (stored != stores_.size()) return one;
         for (const Lanes& l : loads_) // a row no run reads (none: every row has a reader)
             if (!loaded.count(&l)) out[0].rows.push_back(&l);
+        std::vector<Segment> planes = plane_by_plane(runs);
+        return planes.empty() ? out : planes;
+    }
+
+    /// One term of a cell's sum: `op term` (op Add or Sub; the first term has none), and the
+    /// plane of the rows it reads (the offset along the cells' axis).
+    struct Term {
+        BinaryOp op = BinaryOp::Add;
+        Expr value;
+        std::int64_t plane = 0;
+    };
+
+    /// Rolling runs as partial sums, plane by plane (a hand-written 2.5D kernel's shape), or
+    /// nothing: where every run is one store of lanes (and comments) whose value is a chain of
+    /// sums `((t1 + t2) - t3) + ...` each of whose terms reads the rows of one plane along the
+    /// cells' axis (or no row), in planes that never go back (a 27-point box written plane by
+    /// plane), each plane's rows are loaded once and, for every cell that reads it, its terms
+    /// there continue that cell's sum in a local array (`<store>_sum`, one element per lane)
+    /// from where the last plane left it; a cell is stored after its last plane. The sum of
+    /// each cell is computed in its own order, term by term, so results do not change; a
+    /// thread holds one plane's rows and a partial sum per cell instead of a cell's 9 rows.
+    std::vector<Segment> plane_by_plane(const std::vector<std::vector<Stmt>>& runs) const {
+        auto row_of = [&](const BufferInfo* b) -> const Lanes* {
+            for (const Lanes& l : loads_)
+                if (l.array.get() == b) return &l;
+            return nullptr;
+        };
+        // Each run: its comments and its store of lanes.
+        std::vector<const BufferStoreNode*> stores;
+        std::vector<std::vector<Stmt>> comments(runs.size());
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            const BufferStoreNode* store = nullptr;
+            for (const Stmt& st : runs[i]) {
+                if (st.is<CommentNode>()) comments[i].push_back(st);
+                else if (auto s = st.as<BufferStoreNode>(); s && !store) store = s;
+                else return {};
+            }
+            if (!store) return {};
+            stores.push_back(store);
+        }
+        // The cells' axis: the one coordinate of the stores' rows that changes from run to run.
+        auto first_of = [&](const BufferStoreNode* st) {
+            for (const Lanes& l : stores_)
+                if (l.array.get() == st->buffer.get()) return l.first.as<BufferLoadNode>();
+            return static_cast<const BufferLoadNode*>(nullptr);
+        };
+        const BufferLoadNode* a0 = first_of(stores[0]);
+        const BufferLoadNode* a1 = first_of(stores[1]);
+        if (!a0 || !a1 || a0->indices.size() != a1->indices.size()) return {};
+        int axis = -1;
+        for (std::size_t i = 0; i < a0->indices.size(); ++i)
+            if (!structurally_equal(a0->indices[i], a1->indices[i])) {
+                if (axis >= 0) return {};
+                axis = int(i);
+            }
+        if (axis < 0) return {};
+        const Expr base = split_offset(a0->indices[std::size_t(axis)]).base;
+        std::map<const Lanes*, std::int64_t> plane_of;
+        for (const Lanes& l : loads_) {
+            auto first = l.first.as<BufferLoadNode>();
+            if (std::size_t(axis) >= first->indices.size()) return {};
+            const Offset at = split_offset(first->indices[std::size_t(axis)]);
+            if (!at.base.defined() || !structurally_equal(at.base, base)) return {};
+            plane_of[&l] = at.k;
+        }
+        // Each cell's terms, with their planes.
+        std::vector<std::vector<Term>> cells;
+        for (const BufferStoreNode* st : stores) {
+            std::vector<Term> terms;
+            Expr e = st->value;
+            while (auto b = e.as<BinaryNode>()) {
+                if ((b->op != BinaryOp::Add && b->op != BinaryOp::Sub) || !is_float(b->type)) break;
+                terms.push_back({b->op, b->b});
+                e = b->a;
+            }
+            terms.push_back({BinaryOp::Add, e});
+            std::reverse(terms.begin(), terms.end());
+            std::optional<std::int64_t> last;
+            for (Term& t : terms) {
+                std::optional<std::int64_t> plane;
+                for (const Expr& x : subexpressions(t.value)) {
+                    auto l = x.as<BufferLoadNode>();
+                    if (!l) continue;
+                    const Lanes* row = row_of(l->buffer.get());
+                    if (!row) return {}; // another access: leave the cells whole
+                    if (plane && *plane != plane_of.at(row)) return {};
+                    plane = plane_of.at(row);
+                }
+                if (plane && last && *plane < *last) return {}; // back to an earlier plane
+                if (plane) last = plane;
+                t.plane = plane ? *plane : std::numeric_limits<std::int64_t>::min(); // set below
+            }
+            if (!last) return {};
+            // A term without rows (a constant) joins the plane of the term before it (or the
+            // first plane).
+            std::int64_t current = std::numeric_limits<std::int64_t>::min();
+            for (Term& t : terms) {
+                if (t.plane == std::numeric_limits<std::int64_t>::min()) t.plane = current;
+                current = t.plane;
+            }
+            std::int64_t first_plane = *last;
+            for (const Term& t : terms)
+                if (t.plane != std::numeric_limits<std::int64_t>::min()) {
+                    first_plane = t.plane;
+                    break;
+                }
+            for (Term& t : terms)
+                if (t.plane == std::numeric_limits<std::int64_t>::min()) t.plane = first_plane;
+            cells.push_back(std::move(terms));
+        }
+        std::set<std::int64_t> planes;
+        for (const auto& terms : cells)
+            for (const Term& t : terms) planes.insert(t.plane);
+        for (const auto& [row, plane] : plane_of)
+            if (!planes.count(plane)) return {};
+        if (planes.size() < 2) return {};
+
+        std::vector<Segment> out;
+        std::vector<BufferPtr> sums(cells.size());
+        std::vector<bool> started(cells.size(), false);
+        for (std::int64_t plane : planes) {
+            Segment seg;
+            for (const auto& [row, p] : plane_of)
+                if (p == plane) seg.rows.push_back(row);
+            std::sort(seg.rows.begin(), seg.rows.end(), [&](const Lanes* a, const Lanes* b) {
+                return a - loads_.data() < b - loads_.data();
+            });
+            std::vector<Stmt> body;
+            for (std::size_t c = 0; c < cells.size(); ++c) {
+                const std::vector<Term>& terms = cells[c];
+                std::size_t from = 0;
+                while (from < terms.size() && terms[from].plane != plane) ++from;
+                if (from == terms.size()) continue;
+                std::size_t to = from;
+                while (to < terms.size() && terms[to].plane == plane) ++to;
+                const bool last = to == terms.size();
+                Expr sum;
+                if (!started[c]) {
+                    body.insert(body.end(), comments[c].begin(), comments[c].end());
+                    sum = terms[from].value;
+                    ++from;
+                    started[c] = true;
+                } else {
+                    sum = BufferLoadNode::make(sums[c], {lane_});
+                }
+                for (std::size_t i = from; i < to; ++i) sum = BinaryNode::make(terms[i].op, sum, terms[i].value);
+                if (last) {
+                    body.push_back(BufferStoreNode::make(stores[c]->buffer, stores[c]->indices, sum));
+                    seg.stores.push_back(row_of_store(stores[c]));
+                } else {
+                    if (!sums[c]) {
+                        sums[c] = make_buffer(stores[c]->buffer->name + "_sum", sum.type(), Scope::Local, {width_});
+                        seg.sums.push_back(sums[c]);
+                    }
+                    body.push_back(BufferStoreNode::make(sums[c], {lane_}, sum));
+                }
+            }
+            seg.body = BlockNode::make(std::move(body));
+            out.push_back(std::move(seg));
+        }
         return out;
+    }
+
+    /// The row of lanes a store of lanes fills.
+    const Lanes* row_of_store(const BufferStoreNode* st) const {
+        for (const Lanes& l : stores_)
+            if (l.array.get() == st->buffer.get()) return &l;
+        return nullptr;
     }
 
     static bool reads_any_var(const Stmt& s, const std::set<const ExprNode*>& vars) {
@@ -406,6 +576,7 @@ private:
         out.add(DeclareNode::make(whole_group, inside));
         const Expr partial = UnaryNode::make(UnaryOp::Not, whole_group);
         for (const Segment& seg : segments) {
+            for (const BufferPtr& b : seg.sums) out.allocate(b);
             for (const Lanes* l : seg.rows) {
                 out.allocate(l->array);
                 auto first = l->first.as<BufferLoadNode>();

@@ -470,9 +470,10 @@ TEST(GpuKernels, LanesOnAlignedArraysAndOnAViewOneElementIn) {
 }
 
 TEST(GpuKernels, RollingLanesOfA27PointBoxOnOddShapesAndAView) {
-    // The 27-point box rolls its group of 4 cells along z with lanes of 4 (each row loaded just
-    // before its first cell): shapes with partial groups along both axes, and a view one
-    // element off the 16-byte grid (the tested variant), agree with the loop.
+    // The 27-point box rolls its group of 8 cells along z plane by plane with lanes of 4 (each
+    // plane's rows once, every cell's sum continued there): shapes with partial groups along
+    // both axes, and a view one element off the 16-byte grid (the tested variant), agree with
+    // the loop.
     LOOM_REQUIRE_GPU();
     KernelFunction k = golden::twenty_seven_point_3d_f32().create().compile();
     ASSERT_NE(k.spec().source.find("loom::store_lanes"), std::string::npos) << k.spec().source;

@@ -119,6 +119,7 @@ TEST(KernelSchedule, PointwiseKernelsAndNarrowStencilsUseLanes) {
     Kernel wide_box = create_kernel({Assignment(v.center(), box)}, {.name = "box"});
     EXPECT_EQ(wide_box.schedule().vector_width, 4);
     EXPECT_EQ(wide_box.schedule().stream_cells, true);
+    EXPECT_EQ(wide_box.schedule().cells_per_thread, 8) << "a rolling group holds one plane's rows";
     Kernel wide_box_f64 = create_kernel({Assignment(vd.center(), box_f64)}, {.name = "box_f64"});
     EXPECT_EQ(wide_box_f64.schedule().vector_width, 1);
     EXPECT_EQ(wide_box_f64.schedule().stream_cells, true);

@@ -108,10 +108,10 @@ TEST(VectorizeLanes, StreamedGroupsTakeLanesBranchByBranch) {
 }
 
 TEST(VectorizeLanes, AWideGroupRolls) {
-    // A 27-point box's group of 4 cells along z reads 18 rows of lanes: each cell's lanes run
-    // on their own, its store right after them, each row loaded just before the first cell that
-    // reads it (cell 0 the planes z - 1 to z + 1; cell 1 then only z + 2), and the shared loads'
-    // registers read the rows in place.
+    // A 27-point box's group of 8 cells along z reads 30 rows of lanes. Written plane by plane,
+    // it rolls plane by plane: each plane's rows load once, every cell that reads the plane
+    // continues its sum there (`v_lanes_<c>_sum`, a float per lane), and a cell is stored
+    // after its last plane (cell 0 before plane z + 2 loads, cell 1 before z + 3).
     auto [u, v] = fields<2>("u, v: float32[3D]");
     Expr sum;
     for (int dz = -1; dz <= 1; ++dz)
@@ -129,19 +129,44 @@ TEST(VectorizeLanes, AWideGroupRolls) {
         return p;
     };
     const std::size_t first_lanes = at("for (int lane = 0; lane < 4; ++lane)");
-    const std::size_t plane_1 = at("&u[u_stride_0 * (x_cells + 1) + u_stride_1 * (y + 1)");
+    const std::size_t plane_below = at("&u[u_stride_0 * (x_cells - 1) + u_stride_1 * (y + 1)");
+    const std::size_t plane_0 = at("&u[u_stride_0 * x_cells + u_stride_1 * (y - 1)");
     const std::size_t plane_2 = at("&u[u_stride_0 * (x_cells + 2) + u_stride_1 * (y - 1)");
     const std::size_t plane_5 = at("&u[u_stride_0 * (x_cells + 4) + u_stride_1 * (y - 1)");
     const std::size_t store_0 = at("loom::store_lanes(&v[v_stride_0 * x_cells +");
     const std::size_t store_1 = at("loom::store_lanes(&v[v_stride_0 * (x_cells + 1) +");
     const std::size_t store_2 = at("loom::store_lanes(&v[v_stride_0 * (x_cells + 2) +");
-    EXPECT_LT(plane_1, first_lanes);
-    EXPECT_LT(first_lanes, store_0);
+    EXPECT_LT(plane_below, first_lanes); // cell 0's sum starts on plane z - 1
+    EXPECT_LT(first_lanes, plane_0);
+    EXPECT_LT(plane_0, store_0);
     EXPECT_LT(store_0, plane_2);
     EXPECT_LT(plane_2, store_1);
     EXPECT_LT(store_2, plane_5);
     EXPECT_EQ(src.find("const float u_r"), std::string::npos) << src;
+    at("float v_lanes_sum[4];");
+    at("v_lanes_1_sum[lane] = v_lanes_1_sum[lane] - 2.0f * u_lanes");
+    EXPECT_EQ(k.schedule().cells_per_thread, 8);
     test::expect_compiles_for_sm90(k);
+    // A 13-point star visits planes z, z + 1, z - 1, ...: no sum in plane order keeps its
+    // order of additions, so each cell rolls on its own (its rows just before it), no sums.
+    Expr star13;
+    for (int r = -2; r <= 2; ++r)
+        for (int axis = 0; axis < 3; ++axis) {
+            if (r == 0 && axis > 0) continue;
+            std::vector<int> o{0, 0, 0};
+            o[std::size_t(axis)] = r == 0 ? 0 : (r > 0 ? 3 - r : -3 - r); // 0, +2, +1, -1, -2
+            Expr t = float(3 + r + 5 * axis) * u[o];
+            star13 = star13.defined() ? star13 + t : t;
+        }
+    Kernel rolled = create_kernel({Assignment(v.center(), star13)}, {.name = "star13", .index_type = ScalarType::Int32});
+    const std::string by_cell = rolled.source();
+    ASSERT_EQ(rolled.schedule().vector_width, 4) << by_cell;
+    EXPECT_EQ(by_cell.find("_sum["), std::string::npos) << by_cell;
+    const std::size_t cell_1 = by_cell.find("loom::store_lanes(&v[v_stride_0 * (x_cells + 1) +");
+    EXPECT_NE(cell_1, std::string::npos) << by_cell;
+    EXPECT_LT(by_cell.find("loom::store_lanes(&v[v_stride_0 * x_cells +"), cell_1) << by_cell;
+    EXPECT_GT(by_cell.find("&u[u_stride_0 * (x_cells + 3) + u_stride_1 * y"), by_cell.find("loom::store_lanes(&v[v_stride_0 * x_cells +")) << by_cell;
+    test::expect_compiles_for_sm90(rolled);
     // A group within kMaxStreamedLaneRows (a 2D 5-point star: 6 rows) loads its rows at once:
     // one loop over the lanes for the whole group.
     auto [f, g] = fields<2>("f, g: float32[2D]");

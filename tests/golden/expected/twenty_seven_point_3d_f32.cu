@@ -4,7 +4,7 @@
 // space:   ghost layers (1, 1) (1, 1) (1, 1) (low, high) per axis
 // fields:  dst: float32[3D]; src: float32[3D]
 // launch:  block (64, 4, 1) by default; grid = ceil(((size_2 + 2) / 4, size_1 - 2,
-//     (size_0 + 1) / 4) / block); 4 cells per thread along x, 4 along z
+//     (size_0 + 5) / 8) / block); 4 cells per thread along x, 8 along z
 
 #include "loom/lanes.cuh"
 
@@ -15,67 +15,87 @@ extern "C" __global__ void twenty_seven_point(
 {
     const int y = (int) (blockIdx.y * blockDim.y + threadIdx.y) + 1;
     const int z_lanes = (int) (blockIdx.x * blockDim.x + threadIdx.x) * 4;
-    const int x_cells = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 4 + 1;
+    const int x_cells = (int) (blockIdx.z * blockDim.z + threadIdx.z) * 8 + 1;
     if (y < size_1 - 1 && z_lanes < size_2 - 1 && x_cells < size_0 - 1) {
-        if (x_cells + 4 <= size_0 - 1) {
+        if (x_cells + 8 <= size_0 - 1) {
             const bool z_whole = z_lanes >= 1 && z_lanes + 4 <= size_2 - 1;
-            float src_lanes_12[6];
+            float dst_lanes_sum[4];
+            float src_lanes_24[6];
             if (z_whole) {
-                loom::load_lanes<4>(src_lanes_12 + 1,
+                loom::load_lanes<4>(src_lanes_24 + 1,
                         &src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y - 1) + z_lanes]);
                 const float* __restrict__ src_c =
                         src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_12[0] = src_c[-src_stride_0 - src_stride_1 - 1];
-                src_lanes_12[5] = src_c[-src_stride_0 - src_stride_1 + 4];
+                src_lanes_24[0] = src_c[-src_stride_0 - src_stride_1 - 1];
+                src_lanes_24[5] = src_c[-src_stride_0 - src_stride_1 + 4];
             } else {
                 #pragma unroll
                 for (int k = 0; k < 6; ++k) {
-                    src_lanes_12[k] = 0.0f;
+                    src_lanes_24[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
-                        src_lanes_12[k] =
+                        src_lanes_24[k] =
                                 src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y - 1) +
                                 (z_lanes + k) - 1];
                     }
                 }
             }
-            float src_lanes_13[6];
+            float src_lanes_25[6];
             if (z_whole) {
-                loom::load_lanes<4>(src_lanes_13 + 1,
+                loom::load_lanes<4>(src_lanes_25 + 1,
                         &src[src_stride_0 * (x_cells - 1) + src_stride_1 * y + z_lanes]);
                 const float* __restrict__ src_c =
                         src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_13[0] = src_c[-src_stride_0 - 1];
-                src_lanes_13[5] = src_c[-src_stride_0 + 4];
+                src_lanes_25[0] = src_c[-src_stride_0 - 1];
+                src_lanes_25[5] = src_c[-src_stride_0 + 4];
             } else {
                 #pragma unroll
                 for (int k = 0; k < 6; ++k) {
-                    src_lanes_13[k] = 0.0f;
+                    src_lanes_25[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
-                        src_lanes_13[k] =
+                        src_lanes_25[k] =
                                 src[src_stride_0 * (x_cells - 1) + src_stride_1 * y +
                                 (z_lanes + k) - 1];
                     }
                 }
             }
-            float src_lanes_14[6];
+            float src_lanes_26[6];
             if (z_whole) {
-                loom::load_lanes<4>(src_lanes_14 + 1,
+                loom::load_lanes<4>(src_lanes_26 + 1,
                         &src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) + z_lanes]);
                 const float* __restrict__ src_c =
                         src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_14[0] = src_c[-src_stride_0 + src_stride_1 - 1];
-                src_lanes_14[5] = src_c[-src_stride_0 + src_stride_1 + 4];
+                src_lanes_26[0] = src_c[-src_stride_0 + src_stride_1 - 1];
+                src_lanes_26[5] = src_c[-src_stride_0 + src_stride_1 + 4];
             } else {
                 #pragma unroll
                 for (int k = 0; k < 6; ++k) {
-                    src_lanes_14[k] = 0.0f;
+                    src_lanes_26[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
-                        src_lanes_14[k] =
+                        src_lanes_26[k] =
                                 src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) +
                                 (z_lanes + k) - 1];
                     }
                 }
             }
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
+                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
+                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
+                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
+                //     3.75f * src[1, 1, 1]
+                dst_lanes_sum[lane] = 0.5f * src_lanes_24[lane] + 0.625f * src_lanes_24[lane + 1] +
+                        0.75f * src_lanes_24[lane + 2] + 0.875f * src_lanes_25[lane] +
+                        src_lanes_25[lane + 1] + 1.125f * src_lanes_25[lane + 2] +
+                        1.25f * src_lanes_26[lane] + 1.375f * src_lanes_26[lane + 1] +
+                        1.5f * src_lanes_26[lane + 2];
+            }
+            float dst_lanes_1_sum[4];
             float src_lanes[6];
             if (z_whole) {
                 loom::load_lanes<4>(src_lanes + 1,
@@ -132,6 +152,30 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                dst_lanes_sum[lane] = dst_lanes_sum[lane] + 1.625f * src_lanes[lane] +
+                        1.75f * src_lanes[lane + 1] + 1.875f * src_lanes[lane + 2] +
+                        2.0f * src_lanes_1[lane] + 2.125f * src_lanes_1[lane + 1] +
+                        2.25f * src_lanes_1[lane + 2] + 2.375f * src_lanes_2[lane] +
+                        2.5f * src_lanes_2[lane + 1] + 2.625f * src_lanes_2[lane + 2];
+                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
+                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
+                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
+                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
+                //     3.75f * src[1, 1, 1]
+                dst_lanes_1_sum[lane] = 0.5f * src_lanes[lane] + 0.625f * src_lanes[lane + 1] +
+                        0.75f * src_lanes[lane + 2] + 0.875f * src_lanes_1[lane] +
+                        src_lanes_1[lane + 1] + 1.125f * src_lanes_1[lane + 2] +
+                        1.25f * src_lanes_2[lane] + 1.375f * src_lanes_2[lane + 1] +
+                        1.5f * src_lanes_2[lane + 2];
+            }
+            float dst_lanes_2_sum[4];
             float src_lanes_3[6];
             if (z_whole) {
                 loom::load_lanes<4>(src_lanes_3 + 1,
@@ -192,6 +236,16 @@ extern "C" __global__ void twenty_seven_point(
             float dst_lanes[4];
             #pragma unroll
             for (int lane = 0; lane < 4; ++lane) {
+                dst_lanes[lane] = dst_lanes_sum[lane] + 2.75f * src_lanes_3[lane] +
+                        2.875f * src_lanes_3[lane + 1] + 3.0f * src_lanes_3[lane + 2] +
+                        3.125f * src_lanes_4[lane] + 3.25f * src_lanes_4[lane + 1] +
+                        3.375f * src_lanes_4[lane + 2] + 3.5f * src_lanes_5[lane] +
+                        3.625f * src_lanes_5[lane + 1] + 3.75f * src_lanes_5[lane + 2];
+                dst_lanes_1_sum[lane] = dst_lanes_1_sum[lane] + 1.625f * src_lanes_3[lane] +
+                        1.75f * src_lanes_3[lane + 1] + 1.875f * src_lanes_3[lane + 2] +
+                        2.0f * src_lanes_4[lane] + 2.125f * src_lanes_4[lane + 1] +
+                        2.25f * src_lanes_4[lane + 2] + 2.375f * src_lanes_5[lane] +
+                        2.5f * src_lanes_5[lane + 1] + 2.625f * src_lanes_5[lane + 2];
                 // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
                 //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
                 //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
@@ -202,20 +256,11 @@ extern "C" __global__ void twenty_seven_point(
                 //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
                 //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
                 //     3.75f * src[1, 1, 1]
-                dst_lanes[lane] = 0.5f * src_lanes_12[lane] + 0.625f * src_lanes_12[lane + 1] +
-                        0.75f * src_lanes_12[lane + 2] + 0.875f * src_lanes_13[lane] +
-                        src_lanes_13[lane + 1] + 1.125f * src_lanes_13[lane + 2] +
-                        1.25f * src_lanes_14[lane] + 1.375f * src_lanes_14[lane + 1] +
-                        1.5f * src_lanes_14[lane + 2] + 1.625f * src_lanes[lane] +
-                        1.75f * src_lanes[lane + 1] + 1.875f * src_lanes[lane + 2] +
-                        2.0f * src_lanes_1[lane] + 2.125f * src_lanes_1[lane + 1] +
-                        2.25f * src_lanes_1[lane + 2] + 2.375f * src_lanes_2[lane] +
-                        2.5f * src_lanes_2[lane + 1] + 2.625f * src_lanes_2[lane + 2] +
-                        2.75f * src_lanes_3[lane] + 2.875f * src_lanes_3[lane + 1] +
-                        3.0f * src_lanes_3[lane + 2] + 3.125f * src_lanes_4[lane] +
-                        3.25f * src_lanes_4[lane + 1] + 3.375f * src_lanes_4[lane + 2] +
-                        3.5f * src_lanes_5[lane] + 3.625f * src_lanes_5[lane + 1] +
-                        3.75f * src_lanes_5[lane + 2];
+                dst_lanes_2_sum[lane] = 0.5f * src_lanes_3[lane] + 0.625f * src_lanes_3[lane + 1] +
+                        0.75f * src_lanes_3[lane + 2] + 0.875f * src_lanes_4[lane] +
+                        src_lanes_4[lane + 1] + 1.125f * src_lanes_4[lane + 2] +
+                        1.25f * src_lanes_5[lane] + 1.375f * src_lanes_5[lane + 1] +
+                        1.5f * src_lanes_5[lane + 2];
             }
             if (z_whole) {
                 loom::store_lanes(&dst[dst_stride_0 * x_cells + dst_stride_1 * y + z_lanes],
@@ -229,6 +274,7 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            float dst_lanes_3_sum[4];
             float src_lanes_6[6];
             if (z_whole) {
                 loom::load_lanes<4>(src_lanes_6 + 1,
@@ -289,6 +335,16 @@ extern "C" __global__ void twenty_seven_point(
             float dst_lanes_1[4];
             #pragma unroll
             for (int lane = 0; lane < 4; ++lane) {
+                dst_lanes_1[lane] = dst_lanes_1_sum[lane] + 2.75f * src_lanes_6[lane] +
+                        2.875f * src_lanes_6[lane + 1] + 3.0f * src_lanes_6[lane + 2] +
+                        3.125f * src_lanes_7[lane] + 3.25f * src_lanes_7[lane + 1] +
+                        3.375f * src_lanes_7[lane + 2] + 3.5f * src_lanes_8[lane] +
+                        3.625f * src_lanes_8[lane + 1] + 3.75f * src_lanes_8[lane + 2];
+                dst_lanes_2_sum[lane] = dst_lanes_2_sum[lane] + 1.625f * src_lanes_6[lane] +
+                        1.75f * src_lanes_6[lane + 1] + 1.875f * src_lanes_6[lane + 2] +
+                        2.0f * src_lanes_7[lane] + 2.125f * src_lanes_7[lane + 1] +
+                        2.25f * src_lanes_7[lane + 2] + 2.375f * src_lanes_8[lane] +
+                        2.5f * src_lanes_8[lane + 1] + 2.625f * src_lanes_8[lane + 2];
                 // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
                 //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
                 //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
@@ -299,20 +355,11 @@ extern "C" __global__ void twenty_seven_point(
                 //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
                 //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
                 //     3.75f * src[1, 1, 1]
-                dst_lanes_1[lane] = 0.5f * src_lanes[lane] + 0.625f * src_lanes[lane + 1] +
-                        0.75f * src_lanes[lane + 2] + 0.875f * src_lanes_1[lane] +
-                        src_lanes_1[lane + 1] + 1.125f * src_lanes_1[lane + 2] +
-                        1.25f * src_lanes_2[lane] + 1.375f * src_lanes_2[lane + 1] +
-                        1.5f * src_lanes_2[lane + 2] + 1.625f * src_lanes_3[lane] +
-                        1.75f * src_lanes_3[lane + 1] + 1.875f * src_lanes_3[lane + 2] +
-                        2.0f * src_lanes_4[lane] + 2.125f * src_lanes_4[lane + 1] +
-                        2.25f * src_lanes_4[lane + 2] + 2.375f * src_lanes_5[lane] +
-                        2.5f * src_lanes_5[lane + 1] + 2.625f * src_lanes_5[lane + 2] +
-                        2.75f * src_lanes_6[lane] + 2.875f * src_lanes_6[lane + 1] +
-                        3.0f * src_lanes_6[lane + 2] + 3.125f * src_lanes_7[lane] +
-                        3.25f * src_lanes_7[lane + 1] + 3.375f * src_lanes_7[lane + 2] +
-                        3.5f * src_lanes_8[lane] + 3.625f * src_lanes_8[lane + 1] +
-                        3.75f * src_lanes_8[lane + 2];
+                dst_lanes_3_sum[lane] = 0.5f * src_lanes_6[lane] + 0.625f * src_lanes_6[lane + 1] +
+                        0.75f * src_lanes_6[lane + 2] + 0.875f * src_lanes_7[lane] +
+                        src_lanes_7[lane + 1] + 1.125f * src_lanes_7[lane + 2] +
+                        1.25f * src_lanes_8[lane] + 1.375f * src_lanes_8[lane + 1] +
+                        1.5f * src_lanes_8[lane + 2];
             }
             if (z_whole) {
                 loom::store_lanes(&dst[dst_stride_0 * (x_cells + 1) + dst_stride_1 * y + z_lanes],
@@ -326,6 +373,7 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            float dst_lanes_4_sum[4];
             float src_lanes_9[6];
             if (z_whole) {
                 loom::load_lanes<4>(src_lanes_9 + 1,
@@ -386,6 +434,16 @@ extern "C" __global__ void twenty_seven_point(
             float dst_lanes_2[4];
             #pragma unroll
             for (int lane = 0; lane < 4; ++lane) {
+                dst_lanes_2[lane] = dst_lanes_2_sum[lane] + 2.75f * src_lanes_9[lane] +
+                        2.875f * src_lanes_9[lane + 1] + 3.0f * src_lanes_9[lane + 2] +
+                        3.125f * src_lanes_10[lane] + 3.25f * src_lanes_10[lane + 1] +
+                        3.375f * src_lanes_10[lane + 2] + 3.5f * src_lanes_11[lane] +
+                        3.625f * src_lanes_11[lane + 1] + 3.75f * src_lanes_11[lane + 2];
+                dst_lanes_3_sum[lane] = dst_lanes_3_sum[lane] + 1.625f * src_lanes_9[lane] +
+                        1.75f * src_lanes_9[lane + 1] + 1.875f * src_lanes_9[lane + 2] +
+                        2.0f * src_lanes_10[lane] + 2.125f * src_lanes_10[lane + 1] +
+                        2.25f * src_lanes_10[lane + 2] + 2.375f * src_lanes_11[lane] +
+                        2.5f * src_lanes_11[lane + 1] + 2.625f * src_lanes_11[lane + 2];
                 // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
                 //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
                 //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
@@ -396,20 +454,11 @@ extern "C" __global__ void twenty_seven_point(
                 //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
                 //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
                 //     3.75f * src[1, 1, 1]
-                dst_lanes_2[lane] = 0.5f * src_lanes_3[lane] + 0.625f * src_lanes_3[lane + 1] +
-                        0.75f * src_lanes_3[lane + 2] + 0.875f * src_lanes_4[lane] +
-                        src_lanes_4[lane + 1] + 1.125f * src_lanes_4[lane + 2] +
-                        1.25f * src_lanes_5[lane] + 1.375f * src_lanes_5[lane + 1] +
-                        1.5f * src_lanes_5[lane + 2] + 1.625f * src_lanes_6[lane] +
-                        1.75f * src_lanes_6[lane + 1] + 1.875f * src_lanes_6[lane + 2] +
-                        2.0f * src_lanes_7[lane] + 2.125f * src_lanes_7[lane + 1] +
-                        2.25f * src_lanes_7[lane + 2] + 2.375f * src_lanes_8[lane] +
-                        2.5f * src_lanes_8[lane + 1] + 2.625f * src_lanes_8[lane + 2] +
-                        2.75f * src_lanes_9[lane] + 2.875f * src_lanes_9[lane + 1] +
-                        3.0f * src_lanes_9[lane + 2] + 3.125f * src_lanes_10[lane] +
-                        3.25f * src_lanes_10[lane + 1] + 3.375f * src_lanes_10[lane + 2] +
-                        3.5f * src_lanes_11[lane] + 3.625f * src_lanes_11[lane + 1] +
-                        3.75f * src_lanes_11[lane + 2];
+                dst_lanes_4_sum[lane] = 0.5f * src_lanes_9[lane] + 0.625f * src_lanes_9[lane + 1] +
+                        0.75f * src_lanes_9[lane + 2] + 0.875f * src_lanes_10[lane] +
+                        src_lanes_10[lane + 1] + 1.125f * src_lanes_10[lane + 2] +
+                        1.25f * src_lanes_11[lane] + 1.375f * src_lanes_11[lane + 1] +
+                        1.5f * src_lanes_11[lane + 2];
             }
             if (z_whole) {
                 loom::store_lanes(&dst[dst_stride_0 * (x_cells + 2) + dst_stride_1 * y + z_lanes],
@@ -423,58 +472,59 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
-            float src_lanes_15[6];
+            float dst_lanes_5_sum[4];
+            float src_lanes_12[6];
             if (z_whole) {
-                loom::load_lanes<4>(src_lanes_15 + 1,
+                loom::load_lanes<4>(src_lanes_12 + 1,
                         &src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) + z_lanes]);
                 const float* __restrict__ src_c =
                         src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_15[0] = src_c[src_stride_0 * 4 - src_stride_1 - 1];
-                src_lanes_15[5] = src_c[src_stride_0 * 4 - src_stride_1 + 4];
+                src_lanes_12[0] = src_c[src_stride_0 * 4 - src_stride_1 - 1];
+                src_lanes_12[5] = src_c[src_stride_0 * 4 - src_stride_1 + 4];
             } else {
                 #pragma unroll
                 for (int k = 0; k < 6; ++k) {
-                    src_lanes_15[k] = 0.0f;
+                    src_lanes_12[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
-                        src_lanes_15[k] =
+                        src_lanes_12[k] =
                                 src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) +
                                 (z_lanes + k) - 1];
                     }
                 }
             }
-            float src_lanes_16[6];
+            float src_lanes_13[6];
             if (z_whole) {
-                loom::load_lanes<4>(src_lanes_16 + 1,
+                loom::load_lanes<4>(src_lanes_13 + 1,
                         &src[src_stride_0 * (x_cells + 4) + src_stride_1 * y + z_lanes]);
                 const float* __restrict__ src_c =
                         src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_16[0] = src_c[src_stride_0 * 4 - 1];
-                src_lanes_16[5] = src_c[src_stride_0 * 4 + 4];
+                src_lanes_13[0] = src_c[src_stride_0 * 4 - 1];
+                src_lanes_13[5] = src_c[src_stride_0 * 4 + 4];
             } else {
                 #pragma unroll
                 for (int k = 0; k < 6; ++k) {
-                    src_lanes_16[k] = 0.0f;
+                    src_lanes_13[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
-                        src_lanes_16[k] =
+                        src_lanes_13[k] =
                                 src[src_stride_0 * (x_cells + 4) + src_stride_1 * y +
                                 (z_lanes + k) - 1];
                     }
                 }
             }
-            float src_lanes_17[6];
+            float src_lanes_14[6];
             if (z_whole) {
-                loom::load_lanes<4>(src_lanes_17 + 1,
+                loom::load_lanes<4>(src_lanes_14 + 1,
                         &src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) + z_lanes]);
                 const float* __restrict__ src_c =
                         src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_17[0] = src_c[src_stride_0 * 4 + src_stride_1 - 1];
-                src_lanes_17[5] = src_c[src_stride_0 * 4 + src_stride_1 + 4];
+                src_lanes_14[0] = src_c[src_stride_0 * 4 + src_stride_1 - 1];
+                src_lanes_14[5] = src_c[src_stride_0 * 4 + src_stride_1 + 4];
             } else {
                 #pragma unroll
                 for (int k = 0; k < 6; ++k) {
-                    src_lanes_17[k] = 0.0f;
+                    src_lanes_14[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
-                        src_lanes_17[k] =
+                        src_lanes_14[k] =
                                 src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) +
                                 (z_lanes + k) - 1];
                     }
@@ -483,6 +533,16 @@ extern "C" __global__ void twenty_seven_point(
             float dst_lanes_3[4];
             #pragma unroll
             for (int lane = 0; lane < 4; ++lane) {
+                dst_lanes_3[lane] = dst_lanes_3_sum[lane] + 2.75f * src_lanes_12[lane] +
+                        2.875f * src_lanes_12[lane + 1] + 3.0f * src_lanes_12[lane + 2] +
+                        3.125f * src_lanes_13[lane] + 3.25f * src_lanes_13[lane + 1] +
+                        3.375f * src_lanes_13[lane + 2] + 3.5f * src_lanes_14[lane] +
+                        3.625f * src_lanes_14[lane + 1] + 3.75f * src_lanes_14[lane + 2];
+                dst_lanes_4_sum[lane] = dst_lanes_4_sum[lane] + 1.625f * src_lanes_12[lane] +
+                        1.75f * src_lanes_12[lane + 1] + 1.875f * src_lanes_12[lane + 2] +
+                        2.0f * src_lanes_13[lane] + 2.125f * src_lanes_13[lane + 1] +
+                        2.25f * src_lanes_13[lane + 2] + 2.375f * src_lanes_14[lane] +
+                        2.5f * src_lanes_14[lane + 1] + 2.625f * src_lanes_14[lane + 2];
                 // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
                 //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
                 //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
@@ -493,20 +553,11 @@ extern "C" __global__ void twenty_seven_point(
                 //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
                 //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
                 //     3.75f * src[1, 1, 1]
-                dst_lanes_3[lane] = 0.5f * src_lanes_6[lane] + 0.625f * src_lanes_6[lane + 1] +
-                        0.75f * src_lanes_6[lane + 2] + 0.875f * src_lanes_7[lane] +
-                        src_lanes_7[lane + 1] + 1.125f * src_lanes_7[lane + 2] +
-                        1.25f * src_lanes_8[lane] + 1.375f * src_lanes_8[lane + 1] +
-                        1.5f * src_lanes_8[lane + 2] + 1.625f * src_lanes_9[lane] +
-                        1.75f * src_lanes_9[lane + 1] + 1.875f * src_lanes_9[lane + 2] +
-                        2.0f * src_lanes_10[lane] + 2.125f * src_lanes_10[lane + 1] +
-                        2.25f * src_lanes_10[lane + 2] + 2.375f * src_lanes_11[lane] +
-                        2.5f * src_lanes_11[lane + 1] + 2.625f * src_lanes_11[lane + 2] +
-                        2.75f * src_lanes_15[lane] + 2.875f * src_lanes_15[lane + 1] +
-                        3.0f * src_lanes_15[lane + 2] + 3.125f * src_lanes_16[lane] +
-                        3.25f * src_lanes_16[lane + 1] + 3.375f * src_lanes_16[lane + 2] +
-                        3.5f * src_lanes_17[lane] + 3.625f * src_lanes_17[lane + 1] +
-                        3.75f * src_lanes_17[lane + 2];
+                dst_lanes_5_sum[lane] = 0.5f * src_lanes_12[lane] +
+                        0.625f * src_lanes_12[lane + 1] + 0.75f * src_lanes_12[lane + 2] +
+                        0.875f * src_lanes_13[lane] + src_lanes_13[lane + 1] +
+                        1.125f * src_lanes_13[lane + 2] + 1.25f * src_lanes_14[lane] +
+                        1.375f * src_lanes_14[lane + 1] + 1.5f * src_lanes_14[lane + 2];
             }
             if (z_whole) {
                 loom::store_lanes(&dst[dst_stride_0 * (x_cells + 3) + dst_stride_1 * y + z_lanes],
@@ -520,13 +571,372 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            float dst_lanes_6_sum[4];
+            float src_lanes_15[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_15 + 1,
+                        &src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y - 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_15[0] = src_c[src_stride_0 * 5 - src_stride_1 - 1];
+                src_lanes_15[5] = src_c[src_stride_0 * 5 - src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_15[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_15[k] =
+                                src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y - 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_16[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_16 + 1,
+                        &src[src_stride_0 * (x_cells + 5) + src_stride_1 * y + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_16[0] = src_c[src_stride_0 * 5 - 1];
+                src_lanes_16[5] = src_c[src_stride_0 * 5 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_16[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_16[k] =
+                                src[src_stride_0 * (x_cells + 5) + src_stride_1 * y +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_17[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_17 + 1,
+                        &src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y + 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_17[0] = src_c[src_stride_0 * 5 + src_stride_1 - 1];
+                src_lanes_17[5] = src_c[src_stride_0 * 5 + src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_17[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_17[k] =
+                                src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y + 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float dst_lanes_4[4];
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                dst_lanes_4[lane] = dst_lanes_4_sum[lane] + 2.75f * src_lanes_15[lane] +
+                        2.875f * src_lanes_15[lane + 1] + 3.0f * src_lanes_15[lane + 2] +
+                        3.125f * src_lanes_16[lane] + 3.25f * src_lanes_16[lane + 1] +
+                        3.375f * src_lanes_16[lane + 2] + 3.5f * src_lanes_17[lane] +
+                        3.625f * src_lanes_17[lane + 1] + 3.75f * src_lanes_17[lane + 2];
+                dst_lanes_5_sum[lane] = dst_lanes_5_sum[lane] + 1.625f * src_lanes_15[lane] +
+                        1.75f * src_lanes_15[lane + 1] + 1.875f * src_lanes_15[lane + 2] +
+                        2.0f * src_lanes_16[lane] + 2.125f * src_lanes_16[lane + 1] +
+                        2.25f * src_lanes_16[lane + 2] + 2.375f * src_lanes_17[lane] +
+                        2.5f * src_lanes_17[lane + 1] + 2.625f * src_lanes_17[lane + 2];
+                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
+                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
+                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
+                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
+                //     3.75f * src[1, 1, 1]
+                dst_lanes_6_sum[lane] = 0.5f * src_lanes_15[lane] +
+                        0.625f * src_lanes_15[lane + 1] + 0.75f * src_lanes_15[lane + 2] +
+                        0.875f * src_lanes_16[lane] + src_lanes_16[lane + 1] +
+                        1.125f * src_lanes_16[lane + 2] + 1.25f * src_lanes_17[lane] +
+                        1.375f * src_lanes_17[lane + 1] + 1.5f * src_lanes_17[lane + 2];
+            }
+            if (z_whole) {
+                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 4) + dst_stride_1 * y + z_lanes],
+                        dst_lanes_4);
+            } else {
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                        dst[dst_stride_0 * (x_cells + 4) + dst_stride_1 * y + (z_lanes + lane)] =
+                                dst_lanes_4[lane];
+                    }
+                }
+            }
+            float dst_lanes_7_sum[4];
+            float src_lanes_18[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_18 + 1,
+                        &src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y - 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_18[0] = src_c[src_stride_0 * 6 - src_stride_1 - 1];
+                src_lanes_18[5] = src_c[src_stride_0 * 6 - src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_18[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_18[k] =
+                                src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y - 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_19[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_19 + 1,
+                        &src[src_stride_0 * (x_cells + 6) + src_stride_1 * y + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_19[0] = src_c[src_stride_0 * 6 - 1];
+                src_lanes_19[5] = src_c[src_stride_0 * 6 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_19[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_19[k] =
+                                src[src_stride_0 * (x_cells + 6) + src_stride_1 * y +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_20[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_20 + 1,
+                        &src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y + 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_20[0] = src_c[src_stride_0 * 6 + src_stride_1 - 1];
+                src_lanes_20[5] = src_c[src_stride_0 * 6 + src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_20[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_20[k] =
+                                src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y + 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float dst_lanes_5[4];
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                dst_lanes_5[lane] = dst_lanes_5_sum[lane] + 2.75f * src_lanes_18[lane] +
+                        2.875f * src_lanes_18[lane + 1] + 3.0f * src_lanes_18[lane + 2] +
+                        3.125f * src_lanes_19[lane] + 3.25f * src_lanes_19[lane + 1] +
+                        3.375f * src_lanes_19[lane + 2] + 3.5f * src_lanes_20[lane] +
+                        3.625f * src_lanes_20[lane + 1] + 3.75f * src_lanes_20[lane + 2];
+                dst_lanes_6_sum[lane] = dst_lanes_6_sum[lane] + 1.625f * src_lanes_18[lane] +
+                        1.75f * src_lanes_18[lane + 1] + 1.875f * src_lanes_18[lane + 2] +
+                        2.0f * src_lanes_19[lane] + 2.125f * src_lanes_19[lane + 1] +
+                        2.25f * src_lanes_19[lane + 2] + 2.375f * src_lanes_20[lane] +
+                        2.5f * src_lanes_20[lane + 1] + 2.625f * src_lanes_20[lane + 2];
+                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
+                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
+                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
+                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
+                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
+                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
+                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
+                //     3.75f * src[1, 1, 1]
+                dst_lanes_7_sum[lane] = 0.5f * src_lanes_18[lane] +
+                        0.625f * src_lanes_18[lane + 1] + 0.75f * src_lanes_18[lane + 2] +
+                        0.875f * src_lanes_19[lane] + src_lanes_19[lane + 1] +
+                        1.125f * src_lanes_19[lane + 2] + 1.25f * src_lanes_20[lane] +
+                        1.375f * src_lanes_20[lane + 1] + 1.5f * src_lanes_20[lane + 2];
+            }
+            if (z_whole) {
+                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 5) + dst_stride_1 * y + z_lanes],
+                        dst_lanes_5);
+            } else {
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                        dst[dst_stride_0 * (x_cells + 5) + dst_stride_1 * y + (z_lanes + lane)] =
+                                dst_lanes_5[lane];
+                    }
+                }
+            }
+            float src_lanes_21[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_21 + 1,
+                        &src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y - 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_21[0] = src_c[src_stride_0 * 7 - src_stride_1 - 1];
+                src_lanes_21[5] = src_c[src_stride_0 * 7 - src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_21[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_21[k] =
+                                src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y - 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_22[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_22 + 1,
+                        &src[src_stride_0 * (x_cells + 7) + src_stride_1 * y + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_22[0] = src_c[src_stride_0 * 7 - 1];
+                src_lanes_22[5] = src_c[src_stride_0 * 7 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_22[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_22[k] =
+                                src[src_stride_0 * (x_cells + 7) + src_stride_1 * y +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_23[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_23 + 1,
+                        &src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y + 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_23[0] = src_c[src_stride_0 * 7 + src_stride_1 - 1];
+                src_lanes_23[5] = src_c[src_stride_0 * 7 + src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_23[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_23[k] =
+                                src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y + 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float dst_lanes_6[4];
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                dst_lanes_6[lane] = dst_lanes_6_sum[lane] + 2.75f * src_lanes_21[lane] +
+                        2.875f * src_lanes_21[lane + 1] + 3.0f * src_lanes_21[lane + 2] +
+                        3.125f * src_lanes_22[lane] + 3.25f * src_lanes_22[lane + 1] +
+                        3.375f * src_lanes_22[lane + 2] + 3.5f * src_lanes_23[lane] +
+                        3.625f * src_lanes_23[lane + 1] + 3.75f * src_lanes_23[lane + 2];
+                dst_lanes_7_sum[lane] = dst_lanes_7_sum[lane] + 1.625f * src_lanes_21[lane] +
+                        1.75f * src_lanes_21[lane + 1] + 1.875f * src_lanes_21[lane + 2] +
+                        2.0f * src_lanes_22[lane] + 2.125f * src_lanes_22[lane + 1] +
+                        2.25f * src_lanes_22[lane + 2] + 2.375f * src_lanes_23[lane] +
+                        2.5f * src_lanes_23[lane + 1] + 2.625f * src_lanes_23[lane + 2];
+            }
+            if (z_whole) {
+                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 6) + dst_stride_1 * y + z_lanes],
+                        dst_lanes_6);
+            } else {
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                        dst[dst_stride_0 * (x_cells + 6) + dst_stride_1 * y + (z_lanes + lane)] =
+                                dst_lanes_6[lane];
+                    }
+                }
+            }
+            float src_lanes_27[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_27 + 1,
+                        &src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y - 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_27[0] = src_c[src_stride_0 * 8 - src_stride_1 - 1];
+                src_lanes_27[5] = src_c[src_stride_0 * 8 - src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_27[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_27[k] =
+                                src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y - 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_28[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_28 + 1,
+                        &src[src_stride_0 * (x_cells + 8) + src_stride_1 * y + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_28[0] = src_c[src_stride_0 * 8 - 1];
+                src_lanes_28[5] = src_c[src_stride_0 * 8 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_28[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_28[k] =
+                                src[src_stride_0 * (x_cells + 8) + src_stride_1 * y +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float src_lanes_29[6];
+            if (z_whole) {
+                loom::load_lanes<4>(src_lanes_29 + 1,
+                        &src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y + 1) + z_lanes]);
+                const float* __restrict__ src_c =
+                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
+                src_lanes_29[0] = src_c[src_stride_0 * 8 + src_stride_1 - 1];
+                src_lanes_29[5] = src_c[src_stride_0 * 8 + src_stride_1 + 4];
+            } else {
+                #pragma unroll
+                for (int k = 0; k < 6; ++k) {
+                    src_lanes_29[k] = 0.0f;
+                    if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
+                        src_lanes_29[k] =
+                                src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y + 1) +
+                                (z_lanes + k) - 1];
+                    }
+                }
+            }
+            float dst_lanes_7[4];
+            #pragma unroll
+            for (int lane = 0; lane < 4; ++lane) {
+                dst_lanes_7[lane] = dst_lanes_7_sum[lane] + 2.75f * src_lanes_27[lane] +
+                        2.875f * src_lanes_27[lane + 1] + 3.0f * src_lanes_27[lane + 2] +
+                        3.125f * src_lanes_28[lane] + 3.25f * src_lanes_28[lane + 1] +
+                        3.375f * src_lanes_28[lane + 2] + 3.5f * src_lanes_29[lane] +
+                        3.625f * src_lanes_29[lane + 1] + 3.75f * src_lanes_29[lane + 2];
+            }
+            if (z_whole) {
+                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 7) + dst_stride_1 * y + z_lanes],
+                        dst_lanes_7);
+            } else {
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                        dst[dst_stride_0 * (x_cells + 7) + dst_stride_1 * y + (z_lanes + lane)] =
+                                dst_lanes_7[lane];
+                    }
+                }
+            }
         } else {
             #pragma unroll
             for (int lane = 0; lane < 4; ++lane) {
                 const int z = z_lanes + lane;
                 if (z >= 1 && z < size_2 - 1) {
                     #pragma unroll
-                    for (int cell = 0; cell < 4; ++cell) {
+                    for (int cell = 0; cell < 8; ++cell) {
                         const int x = x_cells + cell;
                         if (x < size_0 - 1) {
                             const float* __restrict__ src_c =
