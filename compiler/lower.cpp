@@ -526,7 +526,9 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             log.start();
             LaneBounds bounds{analysis.reach, {}};
             for (const FieldPtr& b : analysis.buffers) bounds.buffers.insert(b.get());
-            Stmt lanes = vectorize_lanes(fused.body, k.schedule.vector_width, bounds, kMaxStreamedLaneRows);
+            // A group past kMaxStreamedLaneRows rolls only where the schedule says so.
+            const std::size_t at_once = rolls_with_lanes(k.schedule, facts) ? kMaxStreamedLaneRows : std::size_t(-1);
+            Stmt lanes = vectorize_lanes(fused.body, k.schedule.vector_width, bounds, at_once);
             log.record("vectorize_lanes", fused.body, lanes);
             // Nothing went into lanes (no type with a vector, nothing contiguous): the kernel
             // runs scalar, and its schedule says so; cells streamed only for the lanes stream

@@ -36,16 +36,31 @@ int tensor_core_block_warps(const ScheduleFacts& f, std::size_t budget) {
 
 namespace {
 
-/// Whether a group of cells with lanes would roll (vectorize_lanes): how a wide footprint gets
-/// lanes at all (a cell of a narrow one gets them alone); with lanes of 4 bytes or less, as
-/// lanes of 2 doubles are half scalar neighbours (H200, 27-point box f64: 0.43 of copy rolling
-/// with lanes of 2, 0.66 streamed without lanes).
+/// Whether a default group of cells with lanes would roll (vectorize_lanes): how a wide
+/// footprint gets lanes at all (a cell of a narrow one gets them alone, a group within
+/// kMaxStreamedLaneRows loads its rows at once); with lanes of 4 bytes or less, as lanes of 2
+/// doubles are half scalar neighbours (H200, 27-point box f64: 0.43 of copy rolling with lanes
+/// of 2, 0.66 streamed without lanes). Only where the kernel could have lanes at all.
 bool rolls(const ScheduleFacts& f) {
-    return f.lanes_fit && f.cell_nodes <= kMaxLaneCellNodes && f.lane_rows > kMaxLaneRows &&
+    return f.lanes_fit && !f.has_layers && !f.manual_grid && !f.stage_halos &&
+           f.longest_reduction < kMinWarpReduction && f.cell_nodes <= kMaxLaneCellNodes &&
+           f.lane_rows > kMaxLaneRows && f.group_lane_rows > kMaxStreamedLaneRows &&
            f.cell_lane_rows <= kMaxRollingLaneRows && f.widest_element <= 4;
 }
 
+/// Whether the request leaves the schedule a rolling group to choose: lanes and streaming not
+/// turned off, not one cell a thread, not cells along the lanes' axis, no shared tiles.
+bool rolling_group(const Schedule& s, const ScheduleFacts& f) {
+    return rolls(f) && s.stream_cells.value_or(true) && s.vector_width != 1 && s.cells_per_thread != 1 &&
+           s.cells_axis.value_or(-1) != f.lane_axis && !s.shared_tiles;
+}
+
 } // namespace
+
+bool rolls_with_lanes(const Schedule& resolved, const ScheduleFacts& f) {
+    return resolved.vector_width > 1 && resolved.stream_cells.value_or(false) && resolved.cells_per_thread > 1 &&
+           f.group_lane_rows > kMaxStreamedLaneRows && f.cell_lane_rows <= kMaxRollingLaneRows;
+}
 
 bool streams_with_lanes(const ScheduleFacts& f) { return f.group_lane_rows <= kMaxStreamedLaneRows || rolls(f); }
 
@@ -83,9 +98,12 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
         const int threads = tensor_core_warps * kWarpSize;
         s.block = mapped == 1 ? std::array<int, 3>{threads, 1, 1} : std::array<int, 3>{threads / 2, 2, 1};
     }
+    // A group that rolls with lanes: blocks of (32, 4) (H200, default 8 cells: 27-point box f32
+    // 0.529 -> 0.560 of copy against (64, 4), 19-point 0.611 -> 0.638, 13-point 0.622 -> 0.656).
     if (!s.block)
         s.block = blocks && uncached_rows                 ? std::array<int, 3>{1024, 1, 1}
                   : mapped == 1 || blocks || warps ? std::array<int, 3>{256, 1, 1}
+                  : rolling_group(s, facts) ? std::array<int, 3>{32, 4, 1}
                                                    : std::array<int, 3>{64, 4, 1};
     if (facts.tensor_cores) {
         // Each warp computes cells_per_thread tiles of 32 cells in turn, so that a block stages
@@ -109,11 +127,7 @@ Schedule choose_schedule(const Schedule& requested, const ScheduleFacts& facts) 
         // A rolling group holds about one plane's rows however many cells it has: 8 load each
         // inner plane for 8 cells (27-point box f32 on an H200, tuned: 0.58 of copy with 8,
         // 0.52 with 4).
-        s.cells_per_thread = facts.has_layers || facts.pointwise ? 1
-                             : s.stream_cells.value_or(true) && s.vector_width != 1 && rolls(facts) &&
-                                       s.cells_axis.value_or(-1) != facts.lane_axis
-                                 ? 8
-                                 : 4;
+        s.cells_per_thread = facts.has_layers || facts.pointwise ? 1 : rolling_group(s, facts) ? 8 : 4;
     for (int i = 0; i < facts.shrink && can_shrink(requested, s); ++i) {
         if (requested.cells_per_thread == 0 && s.cells_per_thread > 1) s.cells_per_thread /= 2;
         else if ((*s.block)[1] > 1) (*s.block)[1] /= 2;

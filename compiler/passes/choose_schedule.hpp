@@ -6,17 +6,16 @@
 // - cells_per_thread: 1 in 1D, with reduce_in_block (a block per cell) and with a manual grid
 //   whatever the request says (a manual grid
 //   means one cell per thread, as in pystencils; a lone x axis gains nothing from more); else
-//   the request's; else 8 where a group of cells with lanes would roll (rolls in
-//   choose_schedule.cpp: it holds one plane's rows however many cells it has); else 1 for
-//   kernels with layers (a cell with layers is long already: one per
+//   the request's; else 1 for kernels with layers (a cell with layers is long already: one per
 //   thread keeps code and registers small); else 4 (several independent loads in flight per
 //   thread, which a memory-bound stencil needs to approach copy bandwidth: one cell per thread
-//   reaches about 0.6 of it).
+//   reaches about 0.6 of it), or 8 where the group would roll with lanes (rolling_group in
+//   choose_schedule.cpp: it holds one plane's rows however many cells it has).
 // - cells_axis: the slowest memory axis mapped onto threads (the highest block dimension used),
 //   so that at each cell a warp still reads consecutive elements.
 // - block: (256, 1, 1) when one axis is mapped onto threads or with reduce_in_block ((1024, 1,
 //   1) where its rows pass 8192 terms, which shared memory does not keep), (64, 4, 1) for two
-//   or more: x a multiple of the warp. When the launch grid's extents are all known at
+//   or more ((32, 4, 1) where a group of cells rolls with lanes): x a multiple of the warp. When the launch grid's extents are all known at
 //   generation time (fixed shapes), fit_chosen_block trims it to them as each launch would
 //   (LaunchDescription::block_for); never the exact block of tiles or of reduce_in_block.
 // - shared_memory_budget: 100 KiB (each launch checks the staged bytes against the device's
@@ -195,6 +194,11 @@ inline constexpr std::int64_t kMaxWarpRow = 2048;
 /// Whether a default group of cells streams its rows of lanes: all at once within
 /// kMaxStreamedLaneRows, or rolling within kMaxRollingLaneRows per cell.
 bool streams_with_lanes(const ScheduleFacts& facts);
+
+/// Whether a resolved schedule's group of cells rolls with lanes (vectorize_lanes loads its rows
+/// as its cells need them): lanes, streamed cells, a group past kMaxStreamedLaneRows whose cells
+/// each read at most kMaxRollingLaneRows.
+bool rolls_with_lanes(const Schedule& resolved, const ScheduleFacts& facts);
 
 /// The request with every open field filled in by the rules above (the block before
 /// fit_chosen_block). The request has passed check_schedule and check_cells_axis.

@@ -82,7 +82,7 @@ public:
             body = f->body;
         }
         Stmt cell_lanes = lanes_of(body);
-        if (!cell_lanes.defined()) return Stmt();
+        if (!cell_lanes.defined() || declined_) return Stmt();
         for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
             const ForNode* f = *it;
             cell_lanes = ForNode::make(f->var, f->start, f->stop, f->step, cell_lanes, f->axis, f->kind, f->dim);
@@ -237,6 +237,12 @@ private:
         if (!is_const_value(loop_->start, 0))
             inside = BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, x_lanes_, loop_->start), inside);
         const std::vector<Segment> segments = segments_of(lane_body);
+        if (segments.size() == 1 && loads_.size() > max_rows_) {
+            // A group that was to roll and cannot (its runs share a local): no lanes, rather
+            // than all its rows in registers at once.
+            declined_ = true;
+            return Stmt();
+        }
         if (!only_local_accesses(lane_body)) {
             // All lanes inside: vectors, the cells unrolled over the lanes; the partial groups
             // at either end: the cells one by one, as before.
@@ -267,8 +273,8 @@ private:
 
     /// The lanes' statements as one segment with every row and store, or, where they read more
     /// than max_rows_ rows, rolling (see vectorize_lanes): cut after each store into lanes, the
-    /// shared loads' registers (`u_r = u_lanes[lane + 1]`) read in place; one segment still
-    /// where a later run would read a local of an earlier one.
+    /// shared loads' registers (`u_r = u_lanes[lane + 1]`) read in place, runs that share a
+    /// local joined (a cell's outputs); one segment where that leaves one run.
     std::vector<Segment> segments_of(const Stmt& lane_body) const {
         std::vector<Segment> one(1);
         auto of = [](const std::vector<Lanes>& list, const BufferInfo* b) -> const Lanes* {
@@ -297,22 +303,35 @@ private:
             if (store && of(stores_, store->buffer.get())) runs.emplace_back();
         }
         if (runs.back().empty()) runs.pop_back();
+        // A cell with several outputs spans several runs: a run that reads a local of an earlier
+        // one (their common subexpression) joins it and every run between, so that the cuts
+        // fall between cells.
+        std::vector<std::vector<Stmt>> cells;
+        for (std::vector<Stmt>& run : runs) {
+            std::size_t k = 0;
+            while (k < cells.size() && !shares_a_local(cells[k], run)) ++k;
+            if (k == cells.size()) {
+                cells.push_back(std::move(run));
+                continue;
+            }
+            for (std::size_t m = k + 1; m < cells.size(); ++m)
+                cells[k].insert(cells[k].end(), cells[m].begin(), cells[m].end());
+            cells.resize(k + 1);
+            cells[k].insert(cells[k].end(), run.begin(), run.end());
+        }
+        runs = std::move(cells);
         if (runs.size() < 2) return one;
         std::vector<Segment> out(runs.size());
         std::set<const Lanes*> loaded;
         for (std::size_t i = 0; i < runs.size(); ++i) {
             out[i].body = BlockNode::make(runs[i]);
-            const std::set<const ExprNode*> own = declared_variables(out[i].body);
-            std::set<const BufferInfo*> locals; // local arrays other than the rows and stores
             for (const Expr& e : subexpressions(out[i].body)) {
                 auto l = e.as<BufferLoadNode>();
                 const Lanes* row = l ? of(loads_, l->buffer.get()) : nullptr;
                 if (row && loaded.insert(row).second) out[i].rows.push_back(row);
-                if (l && !row && l->buffer->scope == Scope::Local) locals.insert(l->buffer.get());
             }
             for (std::size_t j = i + 1; j < runs.size(); ++j)
-                for (const Stmt& st : runs[j])
-                    if (reads_any_var(st, own) || touches(st, locals)) return one;
+                if (shares_a_local(runs[i], runs[j])) return one; // (merged above: never)
             for (const Stmt& st : runs[i])
                 if (auto store = st.as<BufferStoreNode>(); store && of(stores_, store->buffer.get()))
                     out[i].stores.push_back(of(stores_, store->buffer.get()));
@@ -339,10 +358,12 @@ private:
     /// sums `((t1 + t2) - t3) + ...` each of whose terms reads the rows of one plane along the
     /// cells' axis (or no row), in planes that never go back (a 27-point box written plane by
     /// plane), each plane's rows are loaded once and, for every cell that reads it, its terms
-    /// there continue that cell's sum in a local array (`<store>_sum`, one element per lane)
-    /// from where the last plane left it; a cell is stored after its last plane. The sum of
-    /// each cell is computed in its own order, term by term, so results do not change; a
-    /// thread holds one plane's rows and a partial sum per cell instead of a cell's 9 rows.
+    /// there continue that cell's sum in a local array (`<store>_sum`, one element of the sum's
+    /// type per lane) from where the last plane left it; a cell is stored after its last plane.
+    /// The sum of each cell is computed in its own order, term by term (the same additions; the
+    /// compiler may contract a product into an addition differently across the planes'
+    /// statements, as FMA contraction goes statement by statement); a thread holds one plane's
+    /// rows and a partial sum per cell instead of a cell's 9 rows.
     std::vector<Segment> plane_by_plane(const std::vector<std::vector<Stmt>>& runs) const {
         auto row_of = [&](const BufferInfo* b) -> const Lanes* {
             for (const Lanes& l : loads_)
@@ -359,7 +380,7 @@ private:
                 else if (auto s = st.as<BufferStoreNode>(); s && !store) store = s;
                 else return {};
             }
-            if (!store) return {};
+            if (!store || !row_of_store(store)) return {};
             stores.push_back(store);
         }
         // The cells' axis: the one coordinate of the stores' rows that changes from run to run.
@@ -490,6 +511,35 @@ private:
         for (const Lanes& l : stores_)
             if (l.array.get() == st->buffer.get()) return &l;
         return nullptr;
+    }
+
+    /// Whether `later` reads a variable `earlier` declares or a local array (not a row or a
+    /// store of lanes) `earlier` loads or stores.
+    bool shares_a_local(const std::vector<Stmt>& earlier, const std::vector<Stmt>& later) const {
+        const Stmt first = BlockNode::make(earlier);
+        const std::set<const ExprNode*> own = declared_variables(first);
+        struct Arrays : IRVisitor {
+            std::set<const BufferInfo*> all;
+            void visit_BufferLoad(const BufferLoadNode* l) override {
+                if (l->buffer->scope == Scope::Local) all.insert(l->buffer.get());
+                IRVisitor::visit_BufferLoad(l);
+            }
+            void visit_BufferStore(const BufferStoreNode* st) override {
+                if (st->buffer->scope == Scope::Local) all.insert(st->buffer.get());
+                IRVisitor::visit_BufferStore(st);
+            }
+        } arrays;
+        arrays.visit(first);
+        std::set<const BufferInfo*> locals;
+        for (const BufferInfo* b : arrays.all) {
+            bool lanes = false;
+            for (const Lanes& l : loads_) lanes = lanes || l.array.get() == b;
+            for (const Lanes& l : stores_) lanes = lanes || l.array.get() == b;
+            if (!lanes) locals.insert(b);
+        }
+        for (const Stmt& st : later)
+            if (reads_any_var(st, own) || touches(st, locals)) return true;
+        return false;
     }
 
     static bool reads_any_var(const Stmt& s, const std::set<const ExprNode*>& vars) {
@@ -712,6 +762,7 @@ private:
     int width_;
     const LaneBounds& bounds_;
     std::size_t max_rows_;
+    bool declined_ = false; ///< a group too wide to load at once did not roll
     Expr x_, x_lanes_, lane_;
     std::vector<Lanes> loads_, stores_;
     std::map<std::string, int> names_;

@@ -42,10 +42,12 @@ struct LaneBounds {
 /// the group), each run of them with its own unrolled loop over the lanes, its stores after it,
 /// and each row loaded just before the first run that reads it, so a thread holds about one
 /// cell's rows at a time, not the group's. Runs that share a local (other than stream_cells'
-/// shared loads, which then read the rows in place) keep the group whole. Where each run is a
+/// shared loads, which then read the rows in place: a cell's outputs with a common
+/// subexpression) run as one. Where each run is a
 /// store of a chain of sums whose terms each read one plane along the cells' axis, in planes
 /// that never go back, the group rolls plane by plane: each plane's rows once, every cell that
-/// reads it continuing its sum there (`<store>_sum`, one element per lane) in its own order.
+/// reads it continuing its sum there (`<store>_sum`, one element per lane) in its own order. A
+/// group past `max_rows_at_once` that cannot roll gets no lanes (the loop comes back as it is).
 Stmt vectorize_lanes(const Stmt& body, int width, const LaneBounds& bounds,
                      std::size_t max_rows_at_once = std::size_t(-1));
 

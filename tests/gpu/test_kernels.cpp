@@ -489,6 +489,28 @@ TEST(GpuKernels, RollingLanesOfA27PointBoxOnOddShapesAndAView) {
     EXPECT_TRUE(check_output(dst_view, cube_cells(host_sub_box(src.host, at, box), 3, interior(box, 1))));
 }
 
+TEST(GpuKernels, RollingLanesOfTwoOutputsSharingTheirSum) {
+    // dst = box(src) and twice = 2 box(src): the box is one common subexpression of both stores,
+    // so each cell's two stores roll as one run (vectorize_lanes joins them).
+    LOOM_REQUIRE_GPU();
+    auto [src, dst, twice] = fields<3>("src, dst, twice: float32[3D]");
+    const Expr box = cube_stencil(src, 3);
+    KernelFunction k = create_kernel({Assignment(dst.center(), box), Assignment(twice.center(), 2.0f * box)},
+                                     {.name = "box_twice"})
+                           .compile();
+    ASSERT_NE(k.spec().source.find("loom::store_lanes"), std::string::npos) << k.spec().source;
+    const Shape shape{21, 7, 30};
+    Input<float> in = random_input<float>(shape, 1064);
+    DeviceArray<float> out = poisoned<float>(shape), out2 = poisoned<float>(shape);
+    k(args("src", in.device, "dst", out, "twice", out2));
+    k.synchronize();
+    const CellSet inside = interior(shape, 1);
+    EXPECT_TRUE(check_output(out, cube_cells(in.host, 3, inside)));
+    EXPECT_TRUE(check_output(out2, [&](const Index& i) {
+        return inside.contains(i) ? Cell::of(2.0 * cube_stencil_at(in.host, 3, i[0], i[1], i[2])) : Cell::untouched();
+    }));
+}
+
 TEST(GpuKernels, SubBoxViewsOfLargerArrays3DInBothOrders) {
     LOOM_REQUIRE_GPU();
     const Shape big{40, 44, 50}, box{31, 27, 36};

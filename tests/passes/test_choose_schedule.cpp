@@ -120,6 +120,11 @@ TEST(KernelSchedule, PointwiseKernelsAndNarrowStencilsUseLanes) {
     EXPECT_EQ(wide_box.schedule().vector_width, 4);
     EXPECT_EQ(wide_box.schedule().stream_cells, true);
     EXPECT_EQ(wide_box.schedule().cells_per_thread, 8) << "a rolling group holds one plane's rows";
+    EXPECT_EQ(*wide_box.schedule().block, (std::array<int, 3>{32, 4, 1}));
+    // Streaming turned off: no rolling, so neither its 8 cells nor its block.
+    const Schedule flat = create_kernel({Assignment(v.center(), box)}, {.name = "box_flat"}, {.stream_cells = false}).schedule();
+    EXPECT_EQ(flat.cells_per_thread, 4);
+    EXPECT_EQ(*flat.block, (std::array<int, 3>{64, 4, 1}));
     Kernel wide_box_f64 = create_kernel({Assignment(vd.center(), box_f64)}, {.name = "box_f64"});
     EXPECT_EQ(wide_box_f64.schedule().vector_width, 1);
     EXPECT_EQ(wide_box_f64.schedule().stream_cells, true);
@@ -137,7 +142,10 @@ TEST(KernelSchedule, PointwiseKernelsAndNarrowStencilsUseLanes) {
     // A 13-point star reads 7 rows per cell: lanes only where its group of 10 rows streams.
     Expr wide_star = 0.0;
     for (int a = -3; a <= 3; ++a) wide_star = wide_star + g[{a, 0}] + g[{0, a}];
-    EXPECT_EQ(create_kernel({Assignment(f.center(), wide_star)}, {.name = "s13"}).schedule().vector_width, 4);
+    const Schedule s13 = create_kernel({Assignment(f.center(), wide_star)}, {.name = "s13"}).schedule();
+    EXPECT_EQ(s13.vector_width, 4);
+    EXPECT_EQ(s13.cells_per_thread, 4) << "its group loads its 10 rows at once: no rolling";
+    EXPECT_EQ(*s13.block, (std::array<int, 3>{64, 4, 1}));
     EXPECT_EQ(create_kernel({Assignment(f.center(), wide_star)}, {.name = "s13_flat"}, {.stream_cells = false})
                   .schedule().vector_width,
               1);

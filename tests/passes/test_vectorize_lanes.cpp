@@ -167,6 +167,17 @@ TEST(VectorizeLanes, AWideGroupRolls) {
     EXPECT_LT(by_cell.find("loom::store_lanes(&v[v_stride_0 * x_cells +"), cell_1) << by_cell;
     EXPECT_GT(by_cell.find("&u[u_stride_0 * (x_cells + 3) + u_stride_1 * y"), by_cell.find("loom::store_lanes(&v[v_stride_0 * x_cells +")) << by_cell;
     test::expect_compiles_for_sm90(rolled);
+    // Two outputs of one cell share the box (a common subexpression): each cell's two stores
+    // run as one, and the group still rolls cell by cell.
+    auto w = field("w: float32[3D]");
+    Kernel two = create_kernel({Assignment(v.center(), sum), Assignment(w.center(), 2.0f * sum)},
+                               {.name = "box27_twice", .index_type = ScalarType::Int32});
+    const std::string both = two.source();
+    ASSERT_EQ(two.schedule().vector_width, 4) << both;
+    const std::size_t w_0 = both.find("loom::store_lanes(&w[w_stride_0 * x_cells +");
+    ASSERT_NE(w_0, std::string::npos) << both;
+    EXPECT_LT(w_0, both.find("&u[u_stride_0 * (x_cells + 2) + u_stride_1 * (y - 1)")) << both;
+    test::expect_compiles_for_sm90(two);
     // A group within kMaxStreamedLaneRows (a 2D 5-point star: 6 rows) loads its rows at once:
     // one loop over the lanes for the whole group.
     auto [f, g] = fields<2>("f, g: float32[2D]");

@@ -3,7 +3,7 @@
 // options: index type int32, fast math off
 // space:   ghost layers (1, 1) (1, 1) (1, 1) (low, high) per axis
 // fields:  dst: float32[3D]; src: float32[3D]
-// launch:  block (64, 4, 1) by default; grid = ceil(((size_2 + 2) / 4, size_1 - 2,
+// launch:  block (32, 4, 1) by default; grid = ceil(((size_2 + 2) / 4, size_1 - 2,
 //     (size_0 + 5) / 8) / block); 4 cells per thread along x, 8 along z
 
 #include "loom/lanes.cuh"
