@@ -238,8 +238,8 @@ private:
             inside = BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, x_lanes_, loop_->start), inside);
         const std::vector<Segment> segments = segments_of(lane_body);
         if (segments.size() == 1 && loads_.size() > max_rows_) {
-            // A group that was to roll and cannot (its runs share a local): no lanes, rather
-            // than all its rows in registers at once.
+            // A group that was to roll and cannot (one run: its cells share a local, or store
+            // no lanes apart): no lanes, rather than all its rows in registers at once.
             declined_ = true;
             return Stmt();
         }
@@ -287,12 +287,18 @@ private:
         for (const Lanes& l : stores_) one[0].stores.push_back(&l);
         auto block = lane_body.as<BlockNode>();
         if (loads_.size() <= max_rows_ || stores_.size() < 2 || !block) return one;
-        std::vector<std::pair<Expr, Expr>> aliases; // a shared load's register and its row element
+        // A shared load's register, read in place: its row element, or, for an element that is
+        // no row of lanes (a type without lanes), the load itself where no cell writes its field
+        // (else every run would read the first one's register and the group could not roll).
+        const std::set<const FieldInfo*> written = written_fields(lane_body);
+        std::vector<std::pair<Expr, Expr>> aliases;
         std::vector<Stmt> rest;
         for (const Stmt& st : block->stmts) {
             auto d = st.as<DeclareNode>();
             auto l = d ? d->value.as<BufferLoadNode>() : nullptr;
-            if (l && of(loads_, l->buffer.get())) aliases.emplace_back(d->var, d->value);
+            const bool global = l && l->buffer->scope == Scope::Global && l->buffer->field_of() &&
+                                !written.count(l->buffer->field_of());
+            if (l && (of(loads_, l->buffer.get()) || global)) aliases.emplace_back(d->var, d->value);
             else rest.push_back(st);
         }
         std::vector<std::vector<Stmt>> runs(1);
@@ -330,8 +336,6 @@ private:
                 const Lanes* row = l ? of(loads_, l->buffer.get()) : nullptr;
                 if (row && loaded.insert(row).second) out[i].rows.push_back(row);
             }
-            for (std::size_t j = i + 1; j < runs.size(); ++j)
-                if (shares_a_local(runs[i], runs[j])) return one; // (merged above: never)
             for (const Stmt& st : runs[i])
                 if (auto store = st.as<BufferStoreNode>(); store && of(stores_, store->buffer.get()))
                     out[i].stores.push_back(of(stores_, store->buffer.get()));

@@ -163,7 +163,8 @@ TEST(VectorizeLanes, AWideGroupRolls) {
     ASSERT_EQ(rolled.schedule().vector_width, 4) << by_cell;
     EXPECT_EQ(by_cell.find("_sum["), std::string::npos) << by_cell;
     const std::size_t cell_1 = by_cell.find("loom::store_lanes(&v[v_stride_0 * (x_cells + 1) +");
-    EXPECT_NE(cell_1, std::string::npos) << by_cell;
+    ASSERT_NE(cell_1, std::string::npos) << by_cell;
+    ASSERT_NE(by_cell.find("&u[u_stride_0 * (x_cells + 3) + u_stride_1 * y"), std::string::npos) << by_cell;
     EXPECT_LT(by_cell.find("loom::store_lanes(&v[v_stride_0 * x_cells +"), cell_1) << by_cell;
     EXPECT_GT(by_cell.find("&u[u_stride_0 * (x_cells + 3) + u_stride_1 * y"), by_cell.find("loom::store_lanes(&v[v_stride_0 * x_cells +")) << by_cell;
     test::expect_compiles_for_sm90(rolled);
@@ -175,9 +176,28 @@ TEST(VectorizeLanes, AWideGroupRolls) {
     const std::string both = two.source();
     ASSERT_EQ(two.schedule().vector_width, 4) << both;
     const std::size_t w_0 = both.find("loom::store_lanes(&w[w_stride_0 * x_cells +");
+    const std::size_t plane_2_again = both.find("&u[u_stride_0 * (x_cells + 2) + u_stride_1 * (y - 1)");
     ASSERT_NE(w_0, std::string::npos) << both;
-    EXPECT_LT(w_0, both.find("&u[u_stride_0 * (x_cells + 2) + u_stride_1 * (y - 1)")) << both;
+    ASSERT_NE(plane_2_again, std::string::npos) << both;
+    EXPECT_LT(w_0, plane_2_again) << both;
+    EXPECT_EQ(both.find("_sum["), std::string::npos) << "two stores a run: cell by cell\n" << both;
     test::expect_compiles_for_sm90(two);
+    // A shared element of a field without lanes (int64, read at z and z + 1 by neighbouring
+    // cells: one stream_cells register) is read in place by each run, so the group still rolls
+    // (lanes of 4 asked for; 14 rows a group, 7 a cell).
+    auto flag = field("flag: int64[3D]");
+    Expr seven = u[{-1, 0, 0}] + u[{1, 0, 0}] + u[{0, -1, 0}] + u[{0, 1, 0}] + u[{0, 0, -1}] + u[{0, 0, 1}] +
+                 cast(ScalarType::Float32, flag[{0, 0, 0}] + flag[{1, 0, 0}]);
+    Kernel flagged = create_kernel({Assignment(v.center(), seven)}, {.name = "flagged", .index_type = ScalarType::Int32},
+                                   {.cells_per_thread = 4, .stream_cells = true, .vector_width = 4});
+    const std::string f_src = flagged.source();
+    EXPECT_EQ(flagged.schedule().vector_width, 4) << f_src;
+    const std::size_t f_0 = f_src.find("loom::store_lanes(&v[v_stride_0 * x_cells +");
+    const std::size_t f_plane_2 = f_src.find("&u[u_stride_0 * (x_cells + 2) + u_stride_1 * y");
+    ASSERT_NE(f_0, std::string::npos) << f_src;
+    ASSERT_NE(f_plane_2, std::string::npos) << f_src;
+    EXPECT_LT(f_0, f_plane_2) << f_src;
+    test::expect_compiles_for_sm90(flagged);
     // A group within kMaxStreamedLaneRows (a 2D 5-point star: 6 rows) loads its rows at once:
     // one loop over the lanes for the whole group.
     auto [f, g] = fields<2>("f, g: float32[2D]");
