@@ -32,9 +32,11 @@ int tensor_core_block_warps(const ScheduleFacts& f, std::size_t budget) {
     return warps;
 }
 
-} // namespace
-
-namespace {
+/// A group past kMaxStreamedLaneRows whose cells each read at most kMaxRollingLaneRows: it can
+/// roll (vectorize_lanes loads its rows as its cells need them).
+bool rolling_rows(const ScheduleFacts& f) {
+    return f.group_lane_rows > kMaxStreamedLaneRows && f.cell_lane_rows <= kMaxRollingLaneRows;
+}
 
 /// Whether a default group of cells with lanes would roll (vectorize_lanes): how a wide
 /// footprint gets lanes at all (a cell of a narrow one gets them alone, a group within
@@ -44,8 +46,7 @@ namespace {
 bool rolls(const ScheduleFacts& f) {
     return f.lanes_fit && !f.has_layers && !f.manual_grid && !f.stage_halos &&
            f.longest_reduction < kMinWarpReduction && f.cell_nodes <= kMaxLaneCellNodes &&
-           f.lane_rows > kMaxLaneRows && f.group_lane_rows > kMaxStreamedLaneRows &&
-           f.cell_lane_rows <= kMaxRollingLaneRows && f.widest_element <= 4;
+           f.lane_rows > kMaxLaneRows && rolling_rows(f) && f.widest_element <= 4;
 }
 
 /// Whether the request leaves the schedule a rolling group to choose: lanes and streaming not
@@ -59,7 +60,7 @@ bool rolling_group(const Schedule& s, const ScheduleFacts& f) {
 
 bool rolls_with_lanes(const Schedule& resolved, const ScheduleFacts& f) {
     return resolved.vector_width > 1 && resolved.stream_cells.value_or(false) && resolved.cells_per_thread > 1 &&
-           f.group_lane_rows > kMaxStreamedLaneRows && f.cell_lane_rows <= kMaxRollingLaneRows;
+           rolling_rows(f);
 }
 
 bool streams_with_lanes(const ScheduleFacts& f) { return f.group_lane_rows <= kMaxStreamedLaneRows || rolls(f); }

@@ -30,6 +30,28 @@ bool reads_any(const Expr& e, const std::set<const ExprNode*>& vars) {
         if (vars.count(s.get())) return true;
     return false;
 }
+bool reads_any(const Stmt& st, const std::set<const ExprNode*>& vars) {
+    for (const Expr& s : subexpressions(st))
+        if (vars.count(s.get())) return true;
+    return false;
+}
+
+/// The local arrays `s` loads or stores.
+std::set<const BufferInfo*> local_arrays(const Stmt& s) {
+    struct Find : IRVisitor {
+        std::set<const BufferInfo*> all;
+        void visit_BufferLoad(const BufferLoadNode* l) override {
+            if (l->buffer->scope == Scope::Local) all.insert(l->buffer.get());
+            IRVisitor::visit_BufferLoad(l);
+        }
+        void visit_BufferStore(const BufferStoreNode* st) override {
+            if (st->buffer->scope == Scope::Local) all.insert(st->buffer.get());
+            IRVisitor::visit_BufferStore(st);
+        }
+    } find;
+    find.visit(s);
+    return find.all;
+}
 
 /// The farthest neighbour along the lanes' axis that comes out of a row of lanes (a 13-point
 /// star's x + 3); reads farther away stay scalar.
@@ -277,11 +299,7 @@ private:
     /// local joined (a cell's outputs); one segment where that leaves one run.
     std::vector<Segment> segments_of(const Stmt& lane_body) const {
         std::vector<Segment> one(1);
-        auto of = [](const std::vector<Lanes>& list, const BufferInfo* b) -> const Lanes* {
-            for (const Lanes& l : list)
-                if (l.array.get() == b) return &l;
-            return nullptr;
-        };
+        auto of = lanes_of_array;
         one[0].body = lane_body;
         for (const Lanes& l : loads_) one[0].rows.push_back(&l);
         for (const Lanes& l : stores_) one[0].stores.push_back(&l);
@@ -369,11 +387,7 @@ private:
     /// statements, as FMA contraction goes statement by statement); a thread holds one plane's
     /// rows and a partial sum per cell instead of a cell's 9 rows.
     std::vector<Segment> plane_by_plane(const std::vector<std::vector<Stmt>>& runs) const {
-        auto row_of = [&](const BufferInfo* b) -> const Lanes* {
-            for (const Lanes& l : loads_)
-                if (l.array.get() == b) return &l;
-            return nullptr;
-        };
+        auto row_of = [&](const BufferInfo* b) { return lanes_of_array(loads_, b); };
         // Each run: its comments and its store of lanes.
         std::vector<const BufferStoreNode*> stores;
         std::vector<std::vector<Stmt>> comments(runs.size());
@@ -384,18 +398,16 @@ private:
                 else if (auto s = st.as<BufferStoreNode>(); s && !store) store = s;
                 else return {};
             }
-            if (!store || !row_of_store(store)) return {};
+            if (!store || !lanes_of_array(stores_, store->buffer.get())) return {};
             stores.push_back(store);
         }
         // The cells' axis: the one coordinate of the stores' rows that changes from run to run.
         auto first_of = [&](const BufferStoreNode* st) {
-            for (const Lanes& l : stores_)
-                if (l.array.get() == st->buffer.get()) return l.first.as<BufferLoadNode>();
-            return static_cast<const BufferLoadNode*>(nullptr);
+            return lanes_of_array(stores_, st->buffer.get())->first.as<BufferLoadNode>(); // checked above
         };
         const BufferLoadNode* a0 = first_of(stores[0]);
         const BufferLoadNode* a1 = first_of(stores[1]);
-        if (!a0 || !a1 || a0->indices.size() != a1->indices.size()) return {};
+        if (a0->indices.size() != a1->indices.size()) return {};
         int axis = -1;
         for (std::size_t i = 0; i < a0->indices.size(); ++i)
             if (!structurally_equal(a0->indices[i], a1->indices[i])) {
@@ -424,7 +436,10 @@ private:
             }
             terms.push_back({BinaryOp::Add, e});
             std::reverse(terms.begin(), terms.end());
-            std::optional<std::int64_t> last;
+            // A term without rows (a constant) joins the plane of the term before it (or the
+            // first plane).
+            constexpr std::int64_t kUnplaced = std::numeric_limits<std::int64_t>::min();
+            std::optional<std::int64_t> first, last;
             for (Term& t : terms) {
                 std::optional<std::int64_t> plane;
                 for (const Expr& x : subexpressions(t.value)) {
@@ -437,24 +452,12 @@ private:
                 }
                 if (plane && last && *plane < *last) return {}; // back to an earlier plane
                 if (plane) last = plane;
-                t.plane = plane ? *plane : std::numeric_limits<std::int64_t>::min(); // set below
+                if (plane && !first) first = plane;
+                t.plane = last ? *last : kUnplaced;
             }
-            if (!last) return {};
-            // A term without rows (a constant) joins the plane of the term before it (or the
-            // first plane).
-            std::int64_t current = std::numeric_limits<std::int64_t>::min();
-            for (Term& t : terms) {
-                if (t.plane == std::numeric_limits<std::int64_t>::min()) t.plane = current;
-                current = t.plane;
-            }
-            std::int64_t first_plane = *last;
-            for (const Term& t : terms)
-                if (t.plane != std::numeric_limits<std::int64_t>::min()) {
-                    first_plane = t.plane;
-                    break;
-                }
+            if (!first) return {};
             for (Term& t : terms)
-                if (t.plane == std::numeric_limits<std::int64_t>::min()) t.plane = first_plane;
+                if (t.plane == kUnplaced) t.plane = *first;
             cells.push_back(std::move(terms));
         }
         std::set<std::int64_t> planes;
@@ -495,7 +498,7 @@ private:
                 for (std::size_t i = from; i < to; ++i) sum = BinaryNode::make(terms[i].op, sum, terms[i].value);
                 if (last) {
                     body.push_back(BufferStoreNode::make(stores[c]->buffer, stores[c]->indices, sum));
-                    seg.stores.push_back(row_of_store(stores[c]));
+                    seg.stores.push_back(lanes_of_array(stores_, stores[c]->buffer.get()));
                 } else {
                     if (!sums[c]) {
                         sums[c] = make_buffer(stores[c]->buffer->name + "_sum", sum.type(), Scope::Local, {width_});
@@ -510,66 +513,27 @@ private:
         return out;
     }
 
-    /// The row of lanes a store of lanes fills.
-    const Lanes* row_of_store(const BufferStoreNode* st) const {
-        for (const Lanes& l : stores_)
-            if (l.array.get() == st->buffer.get()) return &l;
-        return nullptr;
-    }
-
     /// Whether `later` reads a variable `earlier` declares or a local array (not a row or a
     /// store of lanes) `earlier` loads or stores.
     bool shares_a_local(const std::vector<Stmt>& earlier, const std::vector<Stmt>& later) const {
         const Stmt first = BlockNode::make(earlier);
         const std::set<const ExprNode*> own = declared_variables(first);
-        struct Arrays : IRVisitor {
-            std::set<const BufferInfo*> all;
-            void visit_BufferLoad(const BufferLoadNode* l) override {
-                if (l->buffer->scope == Scope::Local) all.insert(l->buffer.get());
-                IRVisitor::visit_BufferLoad(l);
-            }
-            void visit_BufferStore(const BufferStoreNode* st) override {
-                if (st->buffer->scope == Scope::Local) all.insert(st->buffer.get());
-                IRVisitor::visit_BufferStore(st);
-            }
-        } arrays;
-        arrays.visit(first);
         std::set<const BufferInfo*> locals;
-        for (const BufferInfo* b : arrays.all) {
-            bool lanes = false;
-            for (const Lanes& l : loads_) lanes = lanes || l.array.get() == b;
-            for (const Lanes& l : stores_) lanes = lanes || l.array.get() == b;
-            if (!lanes) locals.insert(b);
+        for (const BufferInfo* b : local_arrays(first))
+            if (!lanes_of_array(loads_, b) && !lanes_of_array(stores_, b)) locals.insert(b);
+        for (const Stmt& st : later) {
+            if (reads_any(st, own)) return true;
+            for (const BufferInfo* b : local_arrays(st))
+                if (locals.count(b)) return true;
         }
-        for (const Stmt& st : later)
-            if (reads_any_var(st, own) || touches(st, locals)) return true;
         return false;
     }
 
-    static bool reads_any_var(const Stmt& s, const std::set<const ExprNode*>& vars) {
-        for (const Expr& e : subexpressions(s))
-            if (vars.count(e.get())) return true;
-        return false;
-    }
-
-    /// Whether `s` loads or stores any of `arrays`.
-    static bool touches(const Stmt& s, const std::set<const BufferInfo*>& arrays) {
-        if (arrays.empty()) return false;
-        struct Find : IRVisitor {
-            const std::set<const BufferInfo*>& arrays;
-            bool found = false;
-            explicit Find(const std::set<const BufferInfo*>& a) : arrays(a) {}
-            void visit_BufferLoad(const BufferLoadNode* l) override {
-                found |= arrays.count(l->buffer.get()) > 0;
-                IRVisitor::visit_BufferLoad(l);
-            }
-            void visit_BufferStore(const BufferStoreNode* st) override {
-                found |= arrays.count(st->buffer.get()) > 0;
-                IRVisitor::visit_BufferStore(st);
-            }
-        } find(arrays);
-        find.visit(s);
-        return find.found;
+    /// The row of lanes in `list` whose local array is `b`, or null.
+    static const Lanes* lanes_of_array(const std::vector<Lanes>& list, const BufferInfo* b) {
+        for (const Lanes& l : list)
+            if (l.array.get() == b) return &l;
+        return nullptr;
     }
 
     /// `body` unrolled over the lanes, with the cell's counter where it still reads it (a
