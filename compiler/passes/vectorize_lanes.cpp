@@ -565,15 +565,16 @@ private:
         return row.build();
     }
 
-    /// The cell's lanes for every group, whole or partial (the first and last of each row): a
-    /// whole group loads its rows as vectors and stores them so; a partial one loads the row
-    /// elements its cells read, one by one, guarded (zero elsewhere), and stores the lanes of its
-    /// cells. The lanes in between are one stream of instructions for both. A partial group
-    /// apart, cell by cell, would serialise its warp: on a 512^3 grid with lanes of 4, half of
-    /// the warps hold a row's first or last group, and the 3D 7-point f32 stencil ran at 0.69 of
-    /// copy instead of 0.79 on an H200 (bench/probe_kernels/probe_lane_edges.cu). Only where
-    /// the lanes' statements touch nothing but the rows' arrays and locals, since a partial
-    /// group computes its outside lanes too, from zeros, and drops them.
+    /// The cell's lanes for every group, whole or partial (the first and last of each row):
+    /// each row one vector where the group lies within the cells' reach (else its elements the
+    /// cells read, one by one, guarded, zero elsewhere), its neighbours one by one, guarded; a
+    /// whole group stores its lanes as a vector, a partial one those of its cells. The lanes in
+    /// between are one stream of instructions for both. A partial group apart, cell by cell,
+    /// would serialise its warp: on a 512^3 grid with lanes of 4, half of the warps hold a
+    /// row's first or last group, and the 3D 7-point f32 stencil ran at 0.69 of copy instead of
+    /// 0.79 on an H200 (bench/probe_kernels/probe_lane_edges.cu). Only where the lanes'
+    /// statements touch nothing but the rows' arrays and locals, since a partial group computes
+    /// its outside lanes too, from whatever its rows hold there, and drops them.
     Stmt with_partial_groups(const Expr& inside, const std::vector<Segment>& segments) const {
         const ScalarType t = x_.type();
         auto idx = [t](std::int64_t v) { return ConstNode::make_int(t, v); };
@@ -588,28 +589,57 @@ private:
             if (is_const_value(loop_->start, 0)) return c;
             return BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Lt, loop_->start, loop_->stop), c);
         };
-        // `<x>_whole`: whether the group lies inside, named once for its rows and stores.
+        // `<x>_whole`: whether the group lies inside, named once for its stores.
         StmtList out;
-        const Expr whole_group = VarNode::make(ScalarType::Bool, x_.as<VarNode>()->name + "_whole", VarRole::CseTemp);
+        const std::string x_name = x_.as<VarNode>()->name;
+        const Expr whole_group = VarNode::make(ScalarType::Bool, x_name + "_whole", VarRole::CseTemp);
         out.add(DeclareNode::make(whole_group, inside));
         const Expr partial = UnaryNode::make(UnaryOp::Not, whole_group);
+        // `<x>_rows_whole`: whether the group's W elements of every row lie within the cells'
+        // reach, inside the array (every group of a 512-wide row with ghost layers, the first and
+        // last too): then each row is one vector whatever the group, and only the neighbours
+        // before and after it are guarded, one predicated load each. A branch per row between
+        // a vector and the elements one by one made the warps holding a row's first or last
+        // group run both (the 27-point box f32: 0.56 -> 0.70 of copy on an H200,
+        // bench/probe_kernels/probe_box27_gap.cu).
+        const auto [reach_lo, reach_hi] = lane_reach();
+        Expr rows_whole = whole_group;
+        if (reach_lo != 0 || reach_hi != 0) {
+            rows_whole = VarNode::make(ScalarType::Bool, x_name + "_rows_whole", VarRole::CseTemp);
+            Expr from = simplify(BinaryNode::make(BinaryOp::Sub, loop_->start, idx(reach_lo)));
+            Expr c = BinaryNode::make(BinaryOp::Le, BinaryNode::make(BinaryOp::Add, x_lanes_, idx(width_)),
+                                      simplify(BinaryNode::make(BinaryOp::Add, loop_->stop, idx(reach_hi))));
+            if (!(is_const(from) && from.as<ConstNode>()->int_value <= 0))
+                c = BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, x_lanes_, from), c);
+            if (!loads_.empty()) out.add(DeclareNode::make(rows_whole, c));
+        }
         for (const Segment& seg : segments) {
             for (const BufferPtr& b : seg.sums) out.allocate(b);
             for (const Lanes* l : seg.rows) {
                 out.allocate(l->array);
                 auto first = l->first.as<BufferLoadNode>();
-                // A partial group: element k of the array, x_lanes + k - lo of the row, where read.
+                // Element k of the array, x_lanes + k - lo of the row, where the cells read it
+                // (zero elsewhere).
+                auto element = [&](const Expr& k) {
+                    Expr e = simplify(BinaryNode::make(BinaryOp::Sub, BinaryNode::make(BinaryOp::Add, x_lanes_, k), idx(l->lo)));
+                    std::vector<Expr> row_at = first->indices;
+                    row_at[std::size_t(loop_->axis)] = e;
+                    return BlockNode::make(
+                        {BufferStoreNode::make(l->array, {k}, zero_of(l->array->type)),
+                         IfThenNode::make(simplify(read_by_cells(e, l->lo, l->hi)),
+                                          BufferStoreNode::make(l->array, {k}, BufferLoadNode::make(first->buffer, row_at)))});
+                };
                 Expr k = VarNode::make(t, "k", VarRole::LoopIndex);
-                Expr e = simplify(BinaryNode::make(BinaryOp::Sub, BinaryNode::make(BinaryOp::Add, x_lanes_, k), idx(l->lo)));
-                std::vector<Expr> row_at = first->indices;
-                row_at[std::size_t(loop_->axis)] = e;
-                Stmt element = BlockNode::make(
-                    {BufferStoreNode::make(l->array, {k}, zero_of(l->array->type)),
-                     IfThenNode::make(read_by_cells(e, l->lo, l->hi),
-                                      BufferStoreNode::make(l->array, {k}, BufferLoadNode::make(first->buffer, row_at)))});
-                out.add(IfThenNode::make(whole_group, whole_row(*l)));
-                out.add(IfThenNode::make(partial, ForNode::make(k, idx(0), idx(l->lo + width_ + l->hi), idx(1), element, -1,
-                                                                ForKind::Unrolled)));
+                // A buffer has a shape of its own: its cells' reach says nothing of its ends.
+                const Expr vector = bounds_.buffers.count(first->buffer->field.get()) ? whole_group : rows_whole;
+                out.add(IfThenNode::make(vector, VectorLoadNode::make(l->array, l->first, int(l->lo), width_)));
+                out.add(IfThenNode::make(UnaryNode::make(UnaryOp::Not, vector),
+                                         ForNode::make(k, idx(l->lo), idx(l->lo + width_), idx(1), element(k), -1, ForKind::Unrolled)));
+                // The neighbours one by one, guarded (predicated loads). Selects instead, read
+                // through the cell's pointer, measured slower (the 3D 7-point f32: 0.82 against
+                // 0.85 of copy on an H200).
+                for (std::int64_t n = 0; n < l->lo; ++n) out.add(element(idx(n)));
+                for (std::int64_t n = l->lo + width_; n < l->lo + width_ + l->hi; ++n) out.add(element(idx(n)));
             }
             for (const Lanes* l : seg.stores) out.allocate(l->array);
             out.add(over_lanes(seg.body));

@@ -20,8 +20,10 @@ namespace loom::ir {
 /// VectorLoad of the `width` elements at x_lanes into its middle and the neighbours before the
 /// first lane and after the last that the cells read, loaded one by one; each store of a field
 /// at `x` at the top of the cell's statements becomes one VectorStore after them; the cells
-/// themselves are an unrolled loop over the lanes. Elsewhere (the partial groups at either end)
-/// the cells run one by one, guarded. An if/else on what all lanes share (stream_cells' whole
+/// themselves are an unrolled loop over the lanes. The partial groups at either end take the
+/// same lanes where the lanes touch nothing but their arrays (their rows still vectors where
+/// the group lies within the kernel's reach, the neighbours guarded, the stores lane by lane),
+/// elsewhere the cells run one by one, guarded. An if/else on what all lanes share (stream_cells' whole
 /// group of cells and its last one) is taken branch by branch, so a streamed group loads each
 /// row once. Fields whose lanes would exceed 16 bytes, whose unit-stride axis is another (a
 /// component axis), or that the cell both reads and writes keep scalar accesses. A body

@@ -40,36 +40,41 @@ TEST(VectorizeLanes, PointwiseAndRowReadsPassByPass) {
     // x + 1 read 4 consecutive elements: a vector each; h's row at x reads y + 1 too, so its
     // vector comes with the element after the last lane; f's 4 elements are stored at once
     // after the lanes. Partial groups (the first, which starts below 1, and the last) take the
-    // same lanes: their rows element by element where the cells read them (zero elsewhere),
-    // their stores lane by lane where the cell lies in the range.
+    // same lanes: their rows are vectors too where the group's elements lie within the cells'
+    // reach (y_rows_whole), else element by element where the cells read them (zero elsewhere);
+    // a row's neighbours are loaded one by one, guarded, whatever the group; the stores of a
+    // partial group go lane by lane where the cell lies in the range.
     EXPECT_EQ(to_string(vectorize_lanes(m.body, 4, {{{1, 1}, {1, 1}}, {}})), R"(for x in [1, size_0 - 1) step 1:  # axis 0, gpu grid.y
   for y_lanes in [0, size_1 - 1) step 4:  # axis 1, gpu grid.x
     let y_whole: bool = y_lanes >= 1 && y_lanes + 4 <= size_1 - 1
+    let y_rows_whole: bool = y_lanes + 4 <= size_1
     alloc float32 g_lanes[4] (local):
-      if y_whole:
+      if y_rows_whole:
         g_lanes[0:4] = lanes of g[x, y_lanes]
-      if !y_whole:
+      if !y_rows_whole:
         for k in [0, 4) step 1:  # axis -1, unrolled
           g_lanes[k] = 0.0f
           if 1 < size_1 - 1 && (y_lanes + k >= 1 && y_lanes + k < size_1 - 1):
             g_lanes[k] = g[x, y_lanes + k]
       alloc float32 h_lanes[4] (local):
-        if y_whole:
+        if y_rows_whole:
           h_lanes[0:4] = lanes of h[x + 1, y_lanes]
-        if !y_whole:
+        if !y_rows_whole:
           for k in [0, 4) step 1:  # axis -1, unrolled
             h_lanes[k] = 0.0f
             if 1 < size_1 - 1 && (y_lanes + k >= 1 && y_lanes + k < size_1 - 1):
               h_lanes[k] = h[x + 1, y_lanes + k]
         alloc float32 h_lanes_1[5] (local):
-          if y_whole:
+          if y_rows_whole:
             h_lanes_1[0:4] = lanes of h[x, y_lanes]
-            h_lanes_1[4] = h[x, y_lanes + 4]
-          if !y_whole:
-            for k in [0, 5) step 1:  # axis -1, unrolled
+          if !y_rows_whole:
+            for k in [0, 4) step 1:  # axis -1, unrolled
               h_lanes_1[k] = 0.0f
               if 1 < size_1 - 1 && (y_lanes + k >= 1 && y_lanes + k < size_1):
                 h_lanes_1[k] = h[x, y_lanes + k]
+          h_lanes_1[4] = 0.0f
+          if 1 < size_1 - 1 && (y_lanes + 4 >= 1 && y_lanes + 4 < size_1):
+            h_lanes_1[4] = h[x, y_lanes + 4]
           alloc float32 f_lanes[4] (local):
             for lane in [0, 4) step 1:  # axis -1, unrolled
               # f[0, 0] = ...
@@ -98,8 +103,16 @@ TEST(VectorizeLanes, StreamedGroupsTakeLanesBranchByBranch) {
     has("let y_whole: bool = y_lanes >= 1 && y_lanes + 4 <= size_1 - 1");
     has("if 1 < size_1 - 1 && (y_lanes + k - 1 >= 0 && y_lanes + k - 1 < size_1):");
     has("[1:5] = lanes of g[x_cells, y_lanes]"); // row x: its neighbours y - 1 and y + 4 too
-    has("[0] = g[x_cells, y_lanes - 1]");
-    has("[5] = g[x_cells, y_lanes + 4]");
+    // Its neighbours one by one, guarded whatever the group (predicated loads, no branch).
+    auto guarded = [&](const std::string& guard, const std::string& load) {
+        const std::size_t at = text.find(load);
+        ASSERT_NE(at, std::string::npos) << load << "\n" << text;
+        const std::size_t line = text.rfind('\n', text.rfind('\n', at) - 1);
+        EXPECT_NE(text.substr(line, at - line).find(guard), std::string::npos) << load << "\n" << text;
+    };
+    guarded("if 1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1):", "[0] = g[x_cells, y_lanes - 1]");
+    guarded("if 1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1):", "[5] = g[x_cells, y_lanes + 4]");
+    has("let y_rows_whole: bool = y_lanes + 4 <= size_1"); // every group's rows are vectors
     has("lanes of g[x_cells - 1, y_lanes]");             // the rows only the group's ends read
     has("lanes of g[x_cells + 4, y_lanes]");
     has("lanes of f[x_cells + 3, y_lanes] = f_lanes_3[0:4]");

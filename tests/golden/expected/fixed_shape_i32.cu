@@ -18,20 +18,26 @@ extern "C" __global__ void fixed_diff(
             const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
             if (x < 63) {
                 const bool y_whole = y_lanes >= 1 && y_lanes + 4 <= 127;
+                const bool y_rows_whole = y_lanes + 4 <= 128;
                 float a_lanes[6];
-                if (y_whole) {
+                if (y_rows_whole) {
                     loom::load_lanes<4>(a_lanes + 1, &a[128 * x + y_lanes]);
-                    const float* __restrict__ a_c = a + 128 * x + y_lanes;
-                    a_lanes[0] = a_c[-1];
-                    a_lanes[5] = a_c[4];
                 } else {
                     #pragma unroll
-                    for (int k = 0; k < 6; ++k) {
+                    for (int k = 1; k < 5; ++k) {
                         a_lanes[k] = 0.0f;
-                        if (1 < 127 && (y_lanes + k - 1 >= 0 && y_lanes + k - 1 < 128)) {
+                        if (y_lanes + k - 1 >= 0 && y_lanes + k - 1 < 128) {
                             a_lanes[k] = a[128 * x + (y_lanes + k) - 1];
                         }
                     }
+                }
+                a_lanes[0] = 0.0f;
+                if (y_lanes - 1 >= 0 && y_lanes - 1 < 128) {
+                    a_lanes[0] = a[128 * x + y_lanes - 1];
+                }
+                a_lanes[5] = 0.0f;
+                if (y_lanes + 4 >= 0 && y_lanes + 4 < 128) {
+                    a_lanes[5] = a[128 * x + y_lanes + 4];
                 }
                 float b_lanes[4];
                 #pragma unroll

@@ -18,38 +18,49 @@ extern "C" __global__ void jacobi(
     if (y_lanes < size_1 - 1 && x_cells < size_0 - 1) {
         if (x_cells + 4 <= size_0 - 1) {
             const bool y_whole = y_lanes >= 1 && y_lanes + 4 <= size_1 - 1;
+            const bool y_rows_whole = y_lanes + 4 <= size_1;
             float src_lanes[6];
-            if (y_whole) {
+            if (y_rows_whole) {
                 loom::load_lanes<4>(src_lanes + 1, &src[src_stride_0 * (x_cells + 1) + y_lanes]);
-                const float* __restrict__ src_c = src + src_stride_0 * x_cells + y_lanes;
-                src_lanes[0] = src_c[src_stride_0 - 1];
-                src_lanes[5] = src_c[src_stride_0 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes[k] = 0.0f;
                     if (1 < size_1 - 1 && (y_lanes + k - 1 >= 0 && y_lanes + k - 1 < size_1)) {
                         src_lanes[k] = src[src_stride_0 * (x_cells + 1) + (y_lanes + k) - 1];
                     }
                 }
             }
+            src_lanes[0] = 0.0f;
+            if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                src_lanes[0] = src[src_stride_0 * (x_cells + 1) + y_lanes - 1];
+            }
+            src_lanes[5] = 0.0f;
+            if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                src_lanes[5] = src[src_stride_0 * (x_cells + 1) + y_lanes + 4];
+            }
             float src_lanes_1[6];
-            if (y_whole) {
+            if (y_rows_whole) {
                 loom::load_lanes<4>(src_lanes_1 + 1, &src[src_stride_0 * (x_cells + 2) + y_lanes]);
-                const float* __restrict__ src_c = src + src_stride_0 * x_cells + y_lanes;
-                src_lanes_1[0] = src_c[src_stride_0 * 2 - 1];
-                src_lanes_1[5] = src_c[src_stride_0 * 2 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_1[k] = 0.0f;
                     if (1 < size_1 - 1 && (y_lanes + k - 1 >= 0 && y_lanes + k - 1 < size_1)) {
                         src_lanes_1[k] = src[src_stride_0 * (x_cells + 2) + (y_lanes + k) - 1];
                     }
                 }
             }
+            src_lanes_1[0] = 0.0f;
+            if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                src_lanes_1[0] = src[src_stride_0 * (x_cells + 2) + y_lanes - 1];
+            }
+            src_lanes_1[5] = 0.0f;
+            if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                src_lanes_1[5] = src[src_stride_0 * (x_cells + 2) + y_lanes + 4];
+            }
             float src_lanes_2[4];
-            if (y_whole) {
+            if (y_rows_whole) {
                 loom::load_lanes(src_lanes_2, &src[src_stride_0 * (x_cells - 1) + y_lanes]);
             } else {
                 #pragma unroll
@@ -61,37 +72,47 @@ extern "C" __global__ void jacobi(
                 }
             }
             float src_lanes_3[6];
-            if (y_whole) {
+            if (y_rows_whole) {
                 loom::load_lanes<4>(src_lanes_3 + 1, &src[src_stride_0 * x_cells + y_lanes]);
-                const float* __restrict__ src_c = src + src_stride_0 * x_cells + y_lanes;
-                src_lanes_3[0] = src_c[-1];
-                src_lanes_3[5] = src_c[4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_3[k] = 0.0f;
                     if (1 < size_1 - 1 && (y_lanes + k - 1 >= 0 && y_lanes + k - 1 < size_1)) {
                         src_lanes_3[k] = src[src_stride_0 * x_cells + (y_lanes + k) - 1];
                     }
                 }
             }
+            src_lanes_3[0] = 0.0f;
+            if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                src_lanes_3[0] = src[src_stride_0 * x_cells + y_lanes - 1];
+            }
+            src_lanes_3[5] = 0.0f;
+            if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                src_lanes_3[5] = src[src_stride_0 * x_cells + y_lanes + 4];
+            }
             float src_lanes_4[6];
-            if (y_whole) {
+            if (y_rows_whole) {
                 loom::load_lanes<4>(src_lanes_4 + 1, &src[src_stride_0 * (x_cells + 3) + y_lanes]);
-                const float* __restrict__ src_c = src + src_stride_0 * x_cells + y_lanes;
-                src_lanes_4[0] = src_c[src_stride_0 * 3 - 1];
-                src_lanes_4[5] = src_c[src_stride_0 * 3 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_4[k] = 0.0f;
                     if (1 < size_1 - 1 && (y_lanes + k - 1 >= 0 && y_lanes + k - 1 < size_1)) {
                         src_lanes_4[k] = src[src_stride_0 * (x_cells + 3) + (y_lanes + k) - 1];
                     }
                 }
             }
+            src_lanes_4[0] = 0.0f;
+            if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                src_lanes_4[0] = src[src_stride_0 * (x_cells + 3) + y_lanes - 1];
+            }
+            src_lanes_4[5] = 0.0f;
+            if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                src_lanes_4[5] = src[src_stride_0 * (x_cells + 3) + y_lanes + 4];
+            }
             float src_lanes_5[4];
-            if (y_whole) {
+            if (y_rows_whole) {
                 loom::load_lanes(src_lanes_5, &src[src_stride_0 * (x_cells + 4) + y_lanes]);
             } else {
                 #pragma unroll

@@ -20,8 +20,9 @@ extern "C" __global__ void jacobi_lanes(
             const int x = (int) (blockIdx.y * blockDim.y + threadIdx.y) * 4 + cell + 1;
             if (x < size_0 - 1) {
                 const bool y_whole = y_lanes >= 1 && y_lanes + 4 <= size_1 - 1;
+                const bool y_rows_whole = y_lanes + 4 <= size_1;
                 float src_lanes[4];
-                if (y_whole) {
+                if (y_rows_whole) {
                     loom::load_lanes(src_lanes, &src[src_stride_0 * (x + 1) + y_lanes]);
                 } else {
                     #pragma unroll
@@ -33,7 +34,7 @@ extern "C" __global__ void jacobi_lanes(
                     }
                 }
                 float src_lanes_1[4];
-                if (y_whole) {
+                if (y_rows_whole) {
                     loom::load_lanes(src_lanes_1, &src[src_stride_0 * (x - 1) + y_lanes]);
                 } else {
                     #pragma unroll
@@ -45,19 +46,24 @@ extern "C" __global__ void jacobi_lanes(
                     }
                 }
                 float src_lanes_2[6];
-                if (y_whole) {
+                if (y_rows_whole) {
                     loom::load_lanes<4>(src_lanes_2 + 1, &src[src_stride_0 * x + y_lanes]);
-                    const float* __restrict__ src_c = src + src_stride_0 * x + y_lanes;
-                    src_lanes_2[0] = src_c[-1];
-                    src_lanes_2[5] = src_c[4];
                 } else {
                     #pragma unroll
-                    for (int k = 0; k < 6; ++k) {
+                    for (int k = 1; k < 5; ++k) {
                         src_lanes_2[k] = 0.0f;
                         if (1 < size_1 - 1 && (y_lanes + k - 1 >= 0 && y_lanes + k - 1 < size_1)) {
                             src_lanes_2[k] = src[src_stride_0 * x + (y_lanes + k) - 1];
                         }
                     }
+                }
+                src_lanes_2[0] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                    src_lanes_2[0] = src[src_stride_0 * x + y_lanes - 1];
+                }
+                src_lanes_2[5] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                    src_lanes_2[5] = src[src_stride_0 * x + y_lanes + 4];
                 }
                 float dst_lanes[4];
                 #pragma unroll

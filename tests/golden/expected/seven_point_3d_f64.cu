@@ -23,8 +23,9 @@ extern "C" __global__ void seven_point(
                     ((long long) blockIdx.z * blockDim.z + threadIdx.z) * 4LL + cell + 1LL;
             if (x < size_0 - 1LL) {
                 const bool z_whole = z_lanes >= 1LL && z_lanes + 2LL <= size_2 - 1LL;
+                const bool z_rows_whole = z_lanes + 2LL <= size_2;
                 double src_lanes[2];
-                if (z_whole) {
+                if (z_rows_whole) {
                     loom::load_lanes(src_lanes,
                             &src[src_stride_0 * (x - 1LL) + src_stride_1 * y + z_lanes]);
                 } else {
@@ -40,7 +41,7 @@ extern "C" __global__ void seven_point(
                     }
                 }
                 double src_lanes_1[2];
-                if (z_whole) {
+                if (z_rows_whole) {
                     loom::load_lanes(src_lanes_1,
                             &src[src_stride_0 * x + src_stride_1 * (y - 1LL) + z_lanes]);
                 } else {
@@ -56,16 +57,12 @@ extern "C" __global__ void seven_point(
                     }
                 }
                 double src_lanes_2[4];
-                if (z_whole) {
+                if (z_rows_whole) {
                     loom::load_lanes<2>(src_lanes_2 + 1,
                             &src[src_stride_0 * x + src_stride_1 * y + z_lanes]);
-                    const double* __restrict__ src_c =
-                            src + src_stride_0 * x + src_stride_1 * y + z_lanes;
-                    src_lanes_2[0LL] = src_c[-1];
-                    src_lanes_2[3LL] = src_c[2];
                 } else {
                     #pragma unroll
-                    for (long long k = 0LL; k < 4LL; ++k) {
+                    for (long long k = 1LL; k < 3LL; ++k) {
                         src_lanes_2[k] = 0.0;
                         if (1LL < size_2 - 1LL &&
                                 (z_lanes + k - 1LL >= 0LL && z_lanes + k - 1LL < size_2)) {
@@ -74,8 +71,16 @@ extern "C" __global__ void seven_point(
                         }
                     }
                 }
+                src_lanes_2[0LL] = 0.0;
+                if (1LL < size_2 - 1LL && (z_lanes - 1LL >= 0LL && z_lanes - 1LL < size_2)) {
+                    src_lanes_2[0LL] = src[src_stride_0 * x + src_stride_1 * y + z_lanes - 1LL];
+                }
+                src_lanes_2[3LL] = 0.0;
+                if (1LL < size_2 - 1LL && (z_lanes + 2LL >= 0LL && z_lanes + 2LL < size_2)) {
+                    src_lanes_2[3LL] = src[src_stride_0 * x + src_stride_1 * y + z_lanes + 2LL];
+                }
                 double src_lanes_3[2];
-                if (z_whole) {
+                if (z_rows_whole) {
                     loom::load_lanes(src_lanes_3,
                             &src[src_stride_0 * x + src_stride_1 * (y + 1LL) + z_lanes]);
                 } else {
@@ -91,7 +96,7 @@ extern "C" __global__ void seven_point(
                     }
                 }
                 double src_lanes_4[2];
-                if (z_whole) {
+                if (z_rows_whole) {
                     loom::load_lanes(src_lanes_4,
                             &src[src_stride_0 * (x + 1LL) + src_stride_1 * y + z_lanes]);
                 } else {

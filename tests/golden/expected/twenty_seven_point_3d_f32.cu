@@ -19,18 +19,15 @@ extern "C" __global__ void twenty_seven_point(
     if (y < size_1 - 1 && z_lanes < size_2 - 1 && x_cells < size_0 - 1) {
         if (x_cells + 8 <= size_0 - 1) {
             const bool z_whole = z_lanes >= 1 && z_lanes + 4 <= size_2 - 1;
+            const bool z_rows_whole = z_lanes + 4 <= size_2;
             float dst_lanes_sum[4];
             float src_lanes_24[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_24 + 1,
                         &src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y - 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_24[0] = src_c[-src_stride_0 - src_stride_1 - 1];
-                src_lanes_24[5] = src_c[-src_stride_0 - src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_24[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_24[k] =
@@ -39,17 +36,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_24[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_24[0] =
+                        src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y - 1) + z_lanes - 1];
+            }
+            src_lanes_24[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_24[5] =
+                        src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y - 1) + z_lanes + 4];
+            }
             float src_lanes_25[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_25 + 1,
                         &src[src_stride_0 * (x_cells - 1) + src_stride_1 * y + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_25[0] = src_c[-src_stride_0 - 1];
-                src_lanes_25[5] = src_c[-src_stride_0 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_25[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_25[k] =
@@ -58,17 +61,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_25[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_25[0] =
+                        src[src_stride_0 * (x_cells - 1) + src_stride_1 * y + z_lanes - 1];
+            }
+            src_lanes_25[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_25[5] =
+                        src[src_stride_0 * (x_cells - 1) + src_stride_1 * y + z_lanes + 4];
+            }
             float src_lanes_26[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_26 + 1,
                         &src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_26[0] = src_c[-src_stride_0 + src_stride_1 - 1];
-                src_lanes_26[5] = src_c[-src_stride_0 + src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_26[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_26[k] =
@@ -76,6 +85,16 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
+            }
+            src_lanes_26[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_26[0] =
+                        src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) + z_lanes - 1];
+            }
+            src_lanes_26[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_26[5] =
+                        src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) + z_lanes + 4];
             }
             #pragma unroll
             for (int lane = 0; lane < 4; ++lane) {
@@ -97,16 +116,12 @@ extern "C" __global__ void twenty_seven_point(
             }
             float dst_lanes_1_sum[4];
             float src_lanes[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes + 1,
                         &src[src_stride_0 * x_cells + src_stride_1 * (y - 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes[0] = src_c[-src_stride_1 - 1];
-                src_lanes[5] = src_c[-src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes[k] =
@@ -115,17 +130,21 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes[0] = src[src_stride_0 * x_cells + src_stride_1 * (y - 1) + z_lanes - 1];
+            }
+            src_lanes[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes[5] = src[src_stride_0 * x_cells + src_stride_1 * (y - 1) + z_lanes + 4];
+            }
             float src_lanes_1[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_1 + 1,
                         &src[src_stride_0 * x_cells + src_stride_1 * y + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_1[0] = src_c[-1];
-                src_lanes_1[5] = src_c[4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_1[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_1[k] =
@@ -133,17 +152,21 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_1[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_1[0] = src[src_stride_0 * x_cells + src_stride_1 * y + z_lanes - 1];
+            }
+            src_lanes_1[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_1[5] = src[src_stride_0 * x_cells + src_stride_1 * y + z_lanes + 4];
+            }
             float src_lanes_2[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_2 + 1,
                         &src[src_stride_0 * x_cells + src_stride_1 * (y + 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_2[0] = src_c[src_stride_1 - 1];
-                src_lanes_2[5] = src_c[src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_2[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_2[k] =
@@ -151,6 +174,14 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
+            }
+            src_lanes_2[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_2[0] = src[src_stride_0 * x_cells + src_stride_1 * (y + 1) + z_lanes - 1];
+            }
+            src_lanes_2[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_2[5] = src[src_stride_0 * x_cells + src_stride_1 * (y + 1) + z_lanes + 4];
             }
             #pragma unroll
             for (int lane = 0; lane < 4; ++lane) {
@@ -177,16 +208,12 @@ extern "C" __global__ void twenty_seven_point(
             }
             float dst_lanes_2_sum[4];
             float src_lanes_3[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_3 + 1,
                         &src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y - 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_3[0] = src_c[src_stride_0 - src_stride_1 - 1];
-                src_lanes_3[5] = src_c[src_stride_0 - src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_3[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_3[k] =
@@ -195,17 +222,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_3[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_3[0] =
+                        src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y - 1) + z_lanes - 1];
+            }
+            src_lanes_3[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_3[5] =
+                        src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y - 1) + z_lanes + 4];
+            }
             float src_lanes_4[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_4 + 1,
                         &src[src_stride_0 * (x_cells + 1) + src_stride_1 * y + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_4[0] = src_c[src_stride_0 - 1];
-                src_lanes_4[5] = src_c[src_stride_0 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_4[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_4[k] =
@@ -214,17 +247,21 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_4[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_4[0] = src[src_stride_0 * (x_cells + 1) + src_stride_1 * y + z_lanes - 1];
+            }
+            src_lanes_4[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_4[5] = src[src_stride_0 * (x_cells + 1) + src_stride_1 * y + z_lanes + 4];
+            }
             float src_lanes_5[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_5 + 1,
                         &src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y + 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_5[0] = src_c[src_stride_0 + src_stride_1 - 1];
-                src_lanes_5[5] = src_c[src_stride_0 + src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_5[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_5[k] =
@@ -232,6 +269,16 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
+            }
+            src_lanes_5[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_5[0] =
+                        src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y + 1) + z_lanes - 1];
+            }
+            src_lanes_5[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_5[5] =
+                        src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y + 1) + z_lanes + 4];
             }
             float dst_lanes[4];
             #pragma unroll
@@ -276,16 +323,12 @@ extern "C" __global__ void twenty_seven_point(
             }
             float dst_lanes_3_sum[4];
             float src_lanes_6[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_6 + 1,
                         &src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y - 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_6[0] = src_c[src_stride_0 * 2 - src_stride_1 - 1];
-                src_lanes_6[5] = src_c[src_stride_0 * 2 - src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_6[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_6[k] =
@@ -294,17 +337,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_6[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_6[0] =
+                        src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y - 1) + z_lanes - 1];
+            }
+            src_lanes_6[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_6[5] =
+                        src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y - 1) + z_lanes + 4];
+            }
             float src_lanes_7[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_7 + 1,
                         &src[src_stride_0 * (x_cells + 2) + src_stride_1 * y + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_7[0] = src_c[src_stride_0 * 2 - 1];
-                src_lanes_7[5] = src_c[src_stride_0 * 2 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_7[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_7[k] =
@@ -313,17 +362,21 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_7[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_7[0] = src[src_stride_0 * (x_cells + 2) + src_stride_1 * y + z_lanes - 1];
+            }
+            src_lanes_7[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_7[5] = src[src_stride_0 * (x_cells + 2) + src_stride_1 * y + z_lanes + 4];
+            }
             float src_lanes_8[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_8 + 1,
                         &src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y + 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_8[0] = src_c[src_stride_0 * 2 + src_stride_1 - 1];
-                src_lanes_8[5] = src_c[src_stride_0 * 2 + src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_8[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_8[k] =
@@ -331,6 +384,16 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
+            }
+            src_lanes_8[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_8[0] =
+                        src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y + 1) + z_lanes - 1];
+            }
+            src_lanes_8[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_8[5] =
+                        src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y + 1) + z_lanes + 4];
             }
             float dst_lanes_1[4];
             #pragma unroll
@@ -375,16 +438,12 @@ extern "C" __global__ void twenty_seven_point(
             }
             float dst_lanes_4_sum[4];
             float src_lanes_9[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_9 + 1,
                         &src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y - 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_9[0] = src_c[src_stride_0 * 3 - src_stride_1 - 1];
-                src_lanes_9[5] = src_c[src_stride_0 * 3 - src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_9[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_9[k] =
@@ -393,17 +452,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_9[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_9[0] =
+                        src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y - 1) + z_lanes - 1];
+            }
+            src_lanes_9[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_9[5] =
+                        src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y - 1) + z_lanes + 4];
+            }
             float src_lanes_10[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_10 + 1,
                         &src[src_stride_0 * (x_cells + 3) + src_stride_1 * y + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_10[0] = src_c[src_stride_0 * 3 - 1];
-                src_lanes_10[5] = src_c[src_stride_0 * 3 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_10[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_10[k] =
@@ -412,17 +477,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_10[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_10[0] =
+                        src[src_stride_0 * (x_cells + 3) + src_stride_1 * y + z_lanes - 1];
+            }
+            src_lanes_10[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_10[5] =
+                        src[src_stride_0 * (x_cells + 3) + src_stride_1 * y + z_lanes + 4];
+            }
             float src_lanes_11[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_11 + 1,
                         &src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y + 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_11[0] = src_c[src_stride_0 * 3 + src_stride_1 - 1];
-                src_lanes_11[5] = src_c[src_stride_0 * 3 + src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_11[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_11[k] =
@@ -430,6 +501,16 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
+            }
+            src_lanes_11[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_11[0] =
+                        src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y + 1) + z_lanes - 1];
+            }
+            src_lanes_11[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_11[5] =
+                        src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y + 1) + z_lanes + 4];
             }
             float dst_lanes_2[4];
             #pragma unroll
@@ -474,16 +555,12 @@ extern "C" __global__ void twenty_seven_point(
             }
             float dst_lanes_5_sum[4];
             float src_lanes_12[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_12 + 1,
                         &src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_12[0] = src_c[src_stride_0 * 4 - src_stride_1 - 1];
-                src_lanes_12[5] = src_c[src_stride_0 * 4 - src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_12[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_12[k] =
@@ -492,17 +569,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_12[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_12[0] =
+                        src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) + z_lanes - 1];
+            }
+            src_lanes_12[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_12[5] =
+                        src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) + z_lanes + 4];
+            }
             float src_lanes_13[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_13 + 1,
                         &src[src_stride_0 * (x_cells + 4) + src_stride_1 * y + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_13[0] = src_c[src_stride_0 * 4 - 1];
-                src_lanes_13[5] = src_c[src_stride_0 * 4 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_13[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_13[k] =
@@ -511,17 +594,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_13[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_13[0] =
+                        src[src_stride_0 * (x_cells + 4) + src_stride_1 * y + z_lanes - 1];
+            }
+            src_lanes_13[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_13[5] =
+                        src[src_stride_0 * (x_cells + 4) + src_stride_1 * y + z_lanes + 4];
+            }
             float src_lanes_14[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_14 + 1,
                         &src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_14[0] = src_c[src_stride_0 * 4 + src_stride_1 - 1];
-                src_lanes_14[5] = src_c[src_stride_0 * 4 + src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_14[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_14[k] =
@@ -529,6 +618,16 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
+            }
+            src_lanes_14[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_14[0] =
+                        src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) + z_lanes - 1];
+            }
+            src_lanes_14[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_14[5] =
+                        src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) + z_lanes + 4];
             }
             float dst_lanes_3[4];
             #pragma unroll
@@ -573,16 +672,12 @@ extern "C" __global__ void twenty_seven_point(
             }
             float dst_lanes_6_sum[4];
             float src_lanes_15[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_15 + 1,
                         &src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y - 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_15[0] = src_c[src_stride_0 * 5 - src_stride_1 - 1];
-                src_lanes_15[5] = src_c[src_stride_0 * 5 - src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_15[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_15[k] =
@@ -591,17 +686,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_15[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_15[0] =
+                        src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y - 1) + z_lanes - 1];
+            }
+            src_lanes_15[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_15[5] =
+                        src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y - 1) + z_lanes + 4];
+            }
             float src_lanes_16[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_16 + 1,
                         &src[src_stride_0 * (x_cells + 5) + src_stride_1 * y + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_16[0] = src_c[src_stride_0 * 5 - 1];
-                src_lanes_16[5] = src_c[src_stride_0 * 5 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_16[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_16[k] =
@@ -610,17 +711,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_16[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_16[0] =
+                        src[src_stride_0 * (x_cells + 5) + src_stride_1 * y + z_lanes - 1];
+            }
+            src_lanes_16[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_16[5] =
+                        src[src_stride_0 * (x_cells + 5) + src_stride_1 * y + z_lanes + 4];
+            }
             float src_lanes_17[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_17 + 1,
                         &src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y + 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_17[0] = src_c[src_stride_0 * 5 + src_stride_1 - 1];
-                src_lanes_17[5] = src_c[src_stride_0 * 5 + src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_17[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_17[k] =
@@ -628,6 +735,16 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
+            }
+            src_lanes_17[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_17[0] =
+                        src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y + 1) + z_lanes - 1];
+            }
+            src_lanes_17[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_17[5] =
+                        src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y + 1) + z_lanes + 4];
             }
             float dst_lanes_4[4];
             #pragma unroll
@@ -672,16 +789,12 @@ extern "C" __global__ void twenty_seven_point(
             }
             float dst_lanes_7_sum[4];
             float src_lanes_18[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_18 + 1,
                         &src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y - 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_18[0] = src_c[src_stride_0 * 6 - src_stride_1 - 1];
-                src_lanes_18[5] = src_c[src_stride_0 * 6 - src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_18[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_18[k] =
@@ -690,17 +803,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_18[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_18[0] =
+                        src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y - 1) + z_lanes - 1];
+            }
+            src_lanes_18[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_18[5] =
+                        src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y - 1) + z_lanes + 4];
+            }
             float src_lanes_19[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_19 + 1,
                         &src[src_stride_0 * (x_cells + 6) + src_stride_1 * y + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_19[0] = src_c[src_stride_0 * 6 - 1];
-                src_lanes_19[5] = src_c[src_stride_0 * 6 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_19[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_19[k] =
@@ -709,17 +828,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_19[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_19[0] =
+                        src[src_stride_0 * (x_cells + 6) + src_stride_1 * y + z_lanes - 1];
+            }
+            src_lanes_19[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_19[5] =
+                        src[src_stride_0 * (x_cells + 6) + src_stride_1 * y + z_lanes + 4];
+            }
             float src_lanes_20[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_20 + 1,
                         &src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y + 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_20[0] = src_c[src_stride_0 * 6 + src_stride_1 - 1];
-                src_lanes_20[5] = src_c[src_stride_0 * 6 + src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_20[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_20[k] =
@@ -727,6 +852,16 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
+            }
+            src_lanes_20[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_20[0] =
+                        src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y + 1) + z_lanes - 1];
+            }
+            src_lanes_20[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_20[5] =
+                        src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y + 1) + z_lanes + 4];
             }
             float dst_lanes_5[4];
             #pragma unroll
@@ -770,16 +905,12 @@ extern "C" __global__ void twenty_seven_point(
                 }
             }
             float src_lanes_21[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_21 + 1,
                         &src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y - 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_21[0] = src_c[src_stride_0 * 7 - src_stride_1 - 1];
-                src_lanes_21[5] = src_c[src_stride_0 * 7 - src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_21[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_21[k] =
@@ -788,17 +919,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_21[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_21[0] =
+                        src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y - 1) + z_lanes - 1];
+            }
+            src_lanes_21[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_21[5] =
+                        src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y - 1) + z_lanes + 4];
+            }
             float src_lanes_22[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_22 + 1,
                         &src[src_stride_0 * (x_cells + 7) + src_stride_1 * y + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_22[0] = src_c[src_stride_0 * 7 - 1];
-                src_lanes_22[5] = src_c[src_stride_0 * 7 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_22[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_22[k] =
@@ -807,17 +944,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_22[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_22[0] =
+                        src[src_stride_0 * (x_cells + 7) + src_stride_1 * y + z_lanes - 1];
+            }
+            src_lanes_22[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_22[5] =
+                        src[src_stride_0 * (x_cells + 7) + src_stride_1 * y + z_lanes + 4];
+            }
             float src_lanes_23[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_23 + 1,
                         &src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y + 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_23[0] = src_c[src_stride_0 * 7 + src_stride_1 - 1];
-                src_lanes_23[5] = src_c[src_stride_0 * 7 + src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_23[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_23[k] =
@@ -825,6 +968,16 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
+            }
+            src_lanes_23[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_23[0] =
+                        src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y + 1) + z_lanes - 1];
+            }
+            src_lanes_23[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_23[5] =
+                        src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y + 1) + z_lanes + 4];
             }
             float dst_lanes_6[4];
             #pragma unroll
@@ -853,16 +1006,12 @@ extern "C" __global__ void twenty_seven_point(
                 }
             }
             float src_lanes_27[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_27 + 1,
                         &src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y - 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_27[0] = src_c[src_stride_0 * 8 - src_stride_1 - 1];
-                src_lanes_27[5] = src_c[src_stride_0 * 8 - src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_27[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_27[k] =
@@ -871,17 +1020,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_27[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_27[0] =
+                        src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y - 1) + z_lanes - 1];
+            }
+            src_lanes_27[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_27[5] =
+                        src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y - 1) + z_lanes + 4];
+            }
             float src_lanes_28[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_28 + 1,
                         &src[src_stride_0 * (x_cells + 8) + src_stride_1 * y + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_28[0] = src_c[src_stride_0 * 8 - 1];
-                src_lanes_28[5] = src_c[src_stride_0 * 8 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_28[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_28[k] =
@@ -890,17 +1045,23 @@ extern "C" __global__ void twenty_seven_point(
                     }
                 }
             }
+            src_lanes_28[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_28[0] =
+                        src[src_stride_0 * (x_cells + 8) + src_stride_1 * y + z_lanes - 1];
+            }
+            src_lanes_28[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_28[5] =
+                        src[src_stride_0 * (x_cells + 8) + src_stride_1 * y + z_lanes + 4];
+            }
             float src_lanes_29[6];
-            if (z_whole) {
+            if (z_rows_whole) {
                 loom::load_lanes<4>(src_lanes_29 + 1,
                         &src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y + 1) + z_lanes]);
-                const float* __restrict__ src_c =
-                        src + src_stride_0 * x_cells + src_stride_1 * y + z_lanes;
-                src_lanes_29[0] = src_c[src_stride_0 * 8 + src_stride_1 - 1];
-                src_lanes_29[5] = src_c[src_stride_0 * 8 + src_stride_1 + 4];
             } else {
                 #pragma unroll
-                for (int k = 0; k < 6; ++k) {
+                for (int k = 1; k < 5; ++k) {
                     src_lanes_29[k] = 0.0f;
                     if (1 < size_2 - 1 && (z_lanes + k - 1 >= 0 && z_lanes + k - 1 < size_2)) {
                         src_lanes_29[k] =
@@ -908,6 +1069,16 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
+            }
+            src_lanes_29[0] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                src_lanes_29[0] =
+                        src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y + 1) + z_lanes - 1];
+            }
+            src_lanes_29[5] = 0.0f;
+            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                src_lanes_29[5] =
+                        src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y + 1) + z_lanes + 4];
             }
             float dst_lanes_7[4];
             #pragma unroll
