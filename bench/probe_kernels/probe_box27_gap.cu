@@ -9,6 +9,8 @@
 #include "loom/lanes.cuh"
 #include "gen27.cuh"
 #include "gen27p.cuh"
+#include "gen27n.cuh"
+#include "gen27nb.cuh"
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cmath>
@@ -197,6 +199,8 @@ int main() {
     run("loom gen (32,4,1) 8 cells", true, [&] { gen_launch(gen27, 32, 4, 1, b); });
     run("loom gen (64,4,1)", true, [&] { gen_launch(gen27, 64, 4, 1, b); });
     run("loom gen predicated edges (32,4,1)", true, [&] { gen_launch(gen27p, 32, 4, 1, b); });
+    run("loom 45cba0a (32,4,1)", true, [&] { gen_launch(gen27n, 32, 4, 1, b); });
+    run("loom 45cba0a without rows' branch (32,4,1)", true, [&] { gen_launch(gen27nb, 32, 4, 1, b); });
     run("loom gen predicated edges (64,4,1)", true, [&] { gen_launch(gen27p, 64, 4, 1, b); });
     run("loom gen predicated edges (32,8,1)", true, [&] { gen_launch(gen27p, 32, 8, 1, b); });
     auto hand = [&](auto kernel, int lz, int bx, int by) {

@@ -594,66 +594,135 @@ private:
         const std::string x_name = x_.as<VarNode>()->name;
         const Expr whole_group = VarNode::make(ScalarType::Bool, x_name + "_whole", VarRole::CseTemp);
         out.add(DeclareNode::make(whole_group, inside));
-        const Expr partial = UnaryNode::make(UnaryOp::Not, whole_group);
         // `<x>_rows_whole`: whether the group's W elements of every row lie within the cells'
-        // reach, inside the array (every group of a 512-wide row with ghost layers, the first and
-        // last too): then each row is one vector whatever the group, and only the neighbours
-        // before and after it are guarded, one predicated load each. A branch per row between
-        // a vector and the elements one by one made the warps holding a row's first or last
-        // group run both (the 27-point box f32: 0.56 -> 0.70 of copy on an H200,
-        // bench/probe_kernels/probe_box27_gap.cu).
+        // reach, inside the array (every group of a 512-wide row with ghost layers, the first
+        // and last too). One branch on it for all the group's rows: each row one vector in the
+        // first, element by element in the second (a partial group, the end of a row that is
+        // no multiple of W); the neighbours before and after the vector load one by one,
+        // guarded, in both. A branch between a vector and the elements on every row made the
+        // warps that hold a row's first or last group run both: the 27-point box f32 on an
+        // H200, 0.56 of copy with a branch per row on the group, 0.67 per row on the rows in
+        // reach, 0.70 with one branch (bench/probe_kernels/probe_box27_gap.cu, bench_stencils).
         const auto [reach_lo, reach_hi] = lane_reach();
+        const bool reach = reach_lo != 0 || reach_hi != 0;
         Expr rows_whole = whole_group;
-        if (reach_lo != 0 || reach_hi != 0) {
+        if (reach) {
             rows_whole = VarNode::make(ScalarType::Bool, x_name + "_rows_whole", VarRole::CseTemp);
             Expr from = simplify(BinaryNode::make(BinaryOp::Sub, loop_->start, idx(reach_lo)));
             Expr c = BinaryNode::make(BinaryOp::Le, BinaryNode::make(BinaryOp::Add, x_lanes_, idx(width_)),
                                       simplify(BinaryNode::make(BinaryOp::Add, loop_->stop, idx(reach_hi))));
             if (!(is_const(from) && from.as<ConstNode>()->int_value <= 0))
                 c = BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, x_lanes_, from), c);
-            if (!loads_.empty()) out.add(DeclareNode::make(rows_whole, c));
+            out.add(DeclareNode::make(rows_whole, c));
         }
+        // One copy of the group's statements, its rows as vectors (Vectors), element by element
+        // (Elements) or either as the group is whole or not (Either: no reach along the lanes,
+        // a pointwise kernel, whose rows have no neighbours to keep apart), with local arrays of
+        // its own (`arrays`: this copy's for each of the first's).
+        enum class Rows { Vectors, Elements, Either };
+        using Arrays = std::map<const BufferInfo*, BufferPtr>;
+        auto copy = [&](Rows rows, const Arrays& arrays) {
+            auto arr = [&](const BufferPtr& b) {
+                auto it = arrays.find(b.get());
+                return it == arrays.end() ? b : it->second;
+            };
+            StmtList body;
+            for (const Segment& seg : segments) {
+                for (const BufferPtr& b : seg.sums) body.allocate(arr(b));
+                for (const Lanes* l : seg.rows) {
+                    const BufferPtr a = arr(l->array);
+                    body.allocate(a);
+                    auto first = l->first.as<BufferLoadNode>();
+                    // Element k of the array, x_lanes + k - lo of the row, where the cells read
+                    // it (zero elsewhere).
+                    auto element = [&](const Expr& k) {
+                        Expr e = simplify(BinaryNode::make(BinaryOp::Sub, BinaryNode::make(BinaryOp::Add, x_lanes_, k), idx(l->lo)));
+                        std::vector<Expr> row_at = first->indices;
+                        row_at[std::size_t(loop_->axis)] = e;
+                        return BlockNode::make(
+                            {BufferStoreNode::make(a, {k}, zero_of(a->type)),
+                             IfThenNode::make(simplify(read_by_cells(e, l->lo, l->hi)),
+                                              BufferStoreNode::make(a, {k}, BufferLoadNode::make(first->buffer, row_at)))});
+                    };
+                    Expr k = VarNode::make(t, "k", VarRole::LoopIndex);
+                    Stmt elements = ForNode::make(k, idx(l->lo), idx(l->lo + width_), idx(1), element(k), -1, ForKind::Unrolled);
+                    Stmt vector = VectorLoadNode::make(a, l->first, int(l->lo), width_);
+                    // A buffer has a shape of its own: the cells' reach says nothing of its ends.
+                    if (rows == Rows::Either || (rows == Rows::Vectors && bounds_.buffers.count(first->buffer->field.get()))) {
+                        body.add(IfThenNode::make(whole_group, vector));
+                        body.add(IfThenNode::make(UnaryNode::make(UnaryOp::Not, whole_group), elements));
+                    } else {
+                        body.add(rows == Rows::Vectors ? vector : elements);
+                    }
+                    // The neighbours one by one, guarded (predicated loads). Selects instead,
+                    // read through the cell's pointer, measured slower (the 3D 7-point f32:
+                    // 0.82 against 0.85 of copy on an H200).
+                    for (std::int64_t n = 0; n < l->lo; ++n) body.add(element(idx(n)));
+                    for (std::int64_t n = l->lo + width_; n < l->lo + width_ + l->hi; ++n) body.add(element(idx(n)));
+                }
+                for (const Lanes* l : seg.stores) body.allocate(arr(l->array));
+                body.add(over_lanes(arrays.empty() ? seg.body : with_arrays(seg.body, arrays)));
+                for (const Lanes* l : seg.stores) {
+                    const BufferPtr a = arr(l->array);
+                    auto first = l->first.as<BufferLoadNode>();
+                    Expr cell_x = BinaryNode::make(BinaryOp::Add, x_lanes_, lane_);
+                    std::vector<Expr> i = first->indices;
+                    i[std::size_t(loop_->axis)] = cell_x;
+                    Stmt one = IfThenNode::make(in_range(cell_x), BufferStoreNode::make(first->buffer, i, BufferLoadNode::make(a, {lane_})));
+                    Stmt lane_by_lane = ForNode::make(lane_, idx(0), idx(width_), idx(1), one, -1, ForKind::Unrolled);
+                    // Rows not whole: a partial group; rows whole: either.
+                    if (rows == Rows::Elements) {
+                        body.add(lane_by_lane);
+                    } else {
+                        body.add(IfThenNode::make(whole_group, VectorStoreNode::make(l->first, a)));
+                        body.add(IfThenNode::make(UnaryNode::make(UnaryOp::Not, whole_group), lane_by_lane));
+                    }
+                }
+            }
+            return body.build();
+        };
+        // The second copy's arrays: verify wants each array allocated once.
+        Arrays fresh;
         for (const Segment& seg : segments) {
-            for (const BufferPtr& b : seg.sums) out.allocate(b);
-            for (const Lanes* l : seg.rows) {
-                out.allocate(l->array);
-                auto first = l->first.as<BufferLoadNode>();
-                // Element k of the array, x_lanes + k - lo of the row, where the cells read it
-                // (zero elsewhere).
-                auto element = [&](const Expr& k) {
-                    Expr e = simplify(BinaryNode::make(BinaryOp::Sub, BinaryNode::make(BinaryOp::Add, x_lanes_, k), idx(l->lo)));
-                    std::vector<Expr> row_at = first->indices;
-                    row_at[std::size_t(loop_->axis)] = e;
-                    return BlockNode::make(
-                        {BufferStoreNode::make(l->array, {k}, zero_of(l->array->type)),
-                         IfThenNode::make(simplify(read_by_cells(e, l->lo, l->hi)),
-                                          BufferStoreNode::make(l->array, {k}, BufferLoadNode::make(first->buffer, row_at)))});
-                };
-                Expr k = VarNode::make(t, "k", VarRole::LoopIndex);
-                // A buffer has a shape of its own: its cells' reach says nothing of its ends.
-                const Expr vector = bounds_.buffers.count(first->buffer->field.get()) ? whole_group : rows_whole;
-                out.add(IfThenNode::make(vector, VectorLoadNode::make(l->array, l->first, int(l->lo), width_)));
-                out.add(IfThenNode::make(UnaryNode::make(UnaryOp::Not, vector),
-                                         ForNode::make(k, idx(l->lo), idx(l->lo + width_), idx(1), element(k), -1, ForKind::Unrolled)));
-                // The neighbours one by one, guarded (predicated loads). Selects instead, read
-                // through the cell's pointer, measured slower (the 3D 7-point f32: 0.82 against
-                // 0.85 of copy on an H200).
-                for (std::int64_t n = 0; n < l->lo; ++n) out.add(element(idx(n)));
-                for (std::int64_t n = l->lo + width_; n < l->lo + width_ + l->hi; ++n) out.add(element(idx(n)));
-            }
-            for (const Lanes* l : seg.stores) out.allocate(l->array);
-            out.add(over_lanes(seg.body));
-            for (const Lanes* l : seg.stores) {
-                out.add(IfThenNode::make(whole_group, VectorStoreNode::make(l->first, l->array)));
-                auto first = l->first.as<BufferLoadNode>();
-                Expr cell_x = BinaryNode::make(BinaryOp::Add, x_lanes_, lane_);
-                std::vector<Expr> i = first->indices;
-                i[std::size_t(loop_->axis)] = cell_x;
-                Stmt one = IfThenNode::make(in_range(cell_x), BufferStoreNode::make(first->buffer, i, BufferLoadNode::make(l->array, {lane_})));
-                out.add(IfThenNode::make(partial, ForNode::make(lane_, idx(0), idx(width_), idx(1), one, -1, ForKind::Unrolled)));
-            }
+            std::vector<BufferPtr> all = seg.sums;
+            for (const Lanes* l : seg.rows) all.push_back(l->array);
+            for (const Lanes* l : seg.stores) all.push_back(l->array);
+            for (const BufferPtr& b : all)
+                if (!fresh.count(b.get())) fresh[b.get()] = std::make_shared<BufferInfo>(*b);
+        }
+        if (!reach) {
+            out.add(copy(Rows::Either, {}));
+        } else {
+            // A warp that holds groups of both kinds runs both copies (a row of 510 cells, its
+            // last group), not where the partial group is alone in its warp (514 = 512 + 2
+            // ghost cells: the 129th group).
+            out.add(IfThenNode::make(rows_whole, copy(Rows::Vectors, {})));
+            out.add(IfThenNode::make(UnaryNode::make(UnaryOp::Not, rows_whole), copy(Rows::Elements, fresh)));
         }
         return out.build();
+    }
+
+    /// `s` with the local arrays of `arrays` replaced by their copies.
+    static Stmt with_arrays(const Stmt& s, const std::map<const BufferInfo*, BufferPtr>& arrays) {
+        struct Swap : IRMutator {
+            const std::map<const BufferInfo*, BufferPtr>& arrays;
+            explicit Swap(const std::map<const BufferInfo*, BufferPtr>& a) : arrays(a) {}
+            BufferPtr of(const BufferPtr& b) const {
+                auto it = arrays.find(b.get());
+                return it == arrays.end() ? b : it->second;
+            }
+            Expr visit_BufferLoad(const BufferLoadNode* l, const Expr& self) override {
+                Expr e = IRMutator::visit_BufferLoad(l, self);
+                auto n = e.as<BufferLoadNode>();
+                return arrays.count(n->buffer.get()) ? BufferLoadNode::make(of(n->buffer), n->indices) : e;
+            }
+            Stmt visit_BufferStore(const BufferStoreNode* st, const Stmt& self) override {
+                Stmt r = IRMutator::visit_BufferStore(st, self);
+                auto n = r.as<BufferStoreNode>();
+                return arrays.count(n->buffer.get()) ? BufferStoreNode::make(of(n->buffer), n->indices, n->value) : r;
+            }
+        } swap(arrays);
+        return swap.mutate(s);
     }
 
     /// 0 of type t: a 16-bit float has no literal of its own (it is rounded from a float).

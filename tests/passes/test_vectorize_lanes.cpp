@@ -40,48 +40,58 @@ TEST(VectorizeLanes, PointwiseAndRowReadsPassByPass) {
     // x + 1 read 4 consecutive elements: a vector each; h's row at x reads y + 1 too, so its
     // vector comes with the element after the last lane; f's 4 elements are stored at once
     // after the lanes. Partial groups (the first, which starts below 1, and the last) take the
-    // same lanes: their rows are vectors too where the group's elements lie within the cells'
-    // reach (y_rows_whole), else element by element where the cells read them (zero elsewhere);
-    // a row's neighbours are loaded one by one, guarded, whatever the group; the stores of a
-    // partial group go lane by lane where the cell lies in the range.
+    // same lanes, in one of two copies of the statements: where the group's elements lie
+    // within the cells' reach (y_rows_whole; the first group too) every row is a vector, else
+    // (the last group where size_1 is no multiple of 4) element by element where the cells
+    // read them (zero elsewhere); in both a row's neighbours load one by one, guarded, and a
+    // partial group's stores go lane by lane where the cell lies in the range.
     EXPECT_EQ(to_string(vectorize_lanes(m.body, 4, {{{1, 1}, {1, 1}}, {}})), R"(for x in [1, size_0 - 1) step 1:  # axis 0, gpu grid.y
   for y_lanes in [0, size_1 - 1) step 4:  # axis 1, gpu grid.x
     let y_whole: bool = y_lanes >= 1 && y_lanes + 4 <= size_1 - 1
     let y_rows_whole: bool = y_lanes + 4 <= size_1
-    alloc float32 g_lanes[4] (local):
-      if y_rows_whole:
+    if y_rows_whole:
+      alloc float32 g_lanes[4] (local):
         g_lanes[0:4] = lanes of g[x, y_lanes]
-      if !y_rows_whole:
+        alloc float32 h_lanes[4] (local):
+          h_lanes[0:4] = lanes of h[x + 1, y_lanes]
+          alloc float32 h_lanes_1[5] (local):
+            h_lanes_1[0:4] = lanes of h[x, y_lanes]
+            h_lanes_1[4] = 0.0f
+            if 1 < size_1 - 1 && (y_lanes + 4 >= 1 && y_lanes + 4 < size_1):
+              h_lanes_1[4] = h[x, y_lanes + 4]
+            alloc float32 f_lanes[4] (local):
+              for lane in [0, 4) step 1:  # axis -1, unrolled
+                # f[0, 0] = ...
+                f_lanes[lane] = 2.0f * g_lanes[lane] + h_lanes[lane] - h_lanes_1[lane + 1]
+              if y_whole:
+                lanes of f[x, y_lanes] = f_lanes[0:4]
+              if !y_whole:
+                for lane in [0, 4) step 1:  # axis -1, unrolled
+                  if y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1:
+                    f[x, y_lanes + lane] = f_lanes[lane]
+    if !y_rows_whole:
+      alloc float32 g_lanes[4] (local):
         for k in [0, 4) step 1:  # axis -1, unrolled
           g_lanes[k] = 0.0f
           if 1 < size_1 - 1 && (y_lanes + k >= 1 && y_lanes + k < size_1 - 1):
             g_lanes[k] = g[x, y_lanes + k]
-      alloc float32 h_lanes[4] (local):
-        if y_rows_whole:
-          h_lanes[0:4] = lanes of h[x + 1, y_lanes]
-        if !y_rows_whole:
+        alloc float32 h_lanes[4] (local):
           for k in [0, 4) step 1:  # axis -1, unrolled
             h_lanes[k] = 0.0f
             if 1 < size_1 - 1 && (y_lanes + k >= 1 && y_lanes + k < size_1 - 1):
               h_lanes[k] = h[x + 1, y_lanes + k]
-        alloc float32 h_lanes_1[5] (local):
-          if y_rows_whole:
-            h_lanes_1[0:4] = lanes of h[x, y_lanes]
-          if !y_rows_whole:
+          alloc float32 h_lanes_1[5] (local):
             for k in [0, 4) step 1:  # axis -1, unrolled
               h_lanes_1[k] = 0.0f
               if 1 < size_1 - 1 && (y_lanes + k >= 1 && y_lanes + k < size_1):
                 h_lanes_1[k] = h[x, y_lanes + k]
-          h_lanes_1[4] = 0.0f
-          if 1 < size_1 - 1 && (y_lanes + 4 >= 1 && y_lanes + 4 < size_1):
-            h_lanes_1[4] = h[x, y_lanes + 4]
-          alloc float32 f_lanes[4] (local):
-            for lane in [0, 4) step 1:  # axis -1, unrolled
-              # f[0, 0] = ...
-              f_lanes[lane] = 2.0f * g_lanes[lane] + h_lanes[lane] - h_lanes_1[lane + 1]
-            if y_whole:
-              lanes of f[x, y_lanes] = f_lanes[0:4]
-            if !y_whole:
+            h_lanes_1[4] = 0.0f
+            if 1 < size_1 - 1 && (y_lanes + 4 >= 1 && y_lanes + 4 < size_1):
+              h_lanes_1[4] = h[x, y_lanes + 4]
+            alloc float32 f_lanes[4] (local):
+              for lane in [0, 4) step 1:  # axis -1, unrolled
+                # f[0, 0] = ...
+                f_lanes[lane] = 2.0f * g_lanes[lane] + h_lanes[lane] - h_lanes_1[lane + 1]
               for lane in [0, 4) step 1:  # axis -1, unrolled
                 if y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1:
                   f[x, y_lanes + lane] = f_lanes[lane]

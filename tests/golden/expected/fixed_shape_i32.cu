@@ -19,10 +19,35 @@ extern "C" __global__ void fixed_diff(
             if (x < 63) {
                 const bool y_whole = y_lanes >= 1 && y_lanes + 4 <= 127;
                 const bool y_rows_whole = y_lanes + 4 <= 128;
-                float a_lanes[6];
                 if (y_rows_whole) {
+                    float a_lanes[6];
                     loom::load_lanes<4>(a_lanes + 1, &a[128 * x + y_lanes]);
+                    a_lanes[0] = 0.0f;
+                    if (y_lanes - 1 >= 0 && y_lanes - 1 < 128) {
+                        a_lanes[0] = a[128 * x + y_lanes - 1];
+                    }
+                    a_lanes[5] = 0.0f;
+                    if (y_lanes + 4 >= 0 && y_lanes + 4 < 128) {
+                        a_lanes[5] = a[128 * x + y_lanes + 4];
+                    }
+                    float b_lanes[4];
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        // b[0, 0] = a[0, 1] - a[0, -1]
+                        b_lanes[lane] = a_lanes[lane + 2] - a_lanes[lane];
+                    }
+                    if (y_whole) {
+                        loom::store_lanes(&b[128 * x + y_lanes], b_lanes);
+                    } else {
+                        #pragma unroll
+                        for (int lane = 0; lane < 4; ++lane) {
+                            if (y_lanes + lane >= 1 && y_lanes + lane < 127) {
+                                b[128 * x + (y_lanes + lane)] = b_lanes[lane];
+                            }
+                        }
+                    }
                 } else {
+                    float a_lanes[6];
                     #pragma unroll
                     for (int k = 1; k < 5; ++k) {
                         a_lanes[k] = 0.0f;
@@ -30,24 +55,20 @@ extern "C" __global__ void fixed_diff(
                             a_lanes[k] = a[128 * x + (y_lanes + k) - 1];
                         }
                     }
-                }
-                a_lanes[0] = 0.0f;
-                if (y_lanes - 1 >= 0 && y_lanes - 1 < 128) {
-                    a_lanes[0] = a[128 * x + y_lanes - 1];
-                }
-                a_lanes[5] = 0.0f;
-                if (y_lanes + 4 >= 0 && y_lanes + 4 < 128) {
-                    a_lanes[5] = a[128 * x + y_lanes + 4];
-                }
-                float b_lanes[4];
-                #pragma unroll
-                for (int lane = 0; lane < 4; ++lane) {
-                    // b[0, 0] = a[0, 1] - a[0, -1]
-                    b_lanes[lane] = a_lanes[lane + 2] - a_lanes[lane];
-                }
-                if (y_whole) {
-                    loom::store_lanes(&b[128 * x + y_lanes], b_lanes);
-                } else {
+                    a_lanes[0] = 0.0f;
+                    if (y_lanes - 1 >= 0 && y_lanes - 1 < 128) {
+                        a_lanes[0] = a[128 * x + y_lanes - 1];
+                    }
+                    a_lanes[5] = 0.0f;
+                    if (y_lanes + 4 >= 0 && y_lanes + 4 < 128) {
+                        a_lanes[5] = a[128 * x + y_lanes + 4];
+                    }
+                    float b_lanes[4];
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        // b[0, 0] = a[0, 1] - a[0, -1]
+                        b_lanes[lane] = a_lanes[lane + 2] - a_lanes[lane];
+                    }
                     #pragma unroll
                     for (int lane = 0; lane < 4; ++lane) {
                         if (y_lanes + lane >= 1 && y_lanes + lane < 127) {

@@ -19,10 +19,117 @@ extern "C" __global__ void jacobi(
         if (x_cells + 4 <= size_0 - 1) {
             const bool y_whole = y_lanes >= 1 && y_lanes + 4 <= size_1 - 1;
             const bool y_rows_whole = y_lanes + 4 <= size_1;
-            float src_lanes[6];
             if (y_rows_whole) {
+                float src_lanes[6];
                 loom::load_lanes<4>(src_lanes + 1, &src[src_stride_0 * (x_cells + 1) + y_lanes]);
+                src_lanes[0] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                    src_lanes[0] = src[src_stride_0 * (x_cells + 1) + y_lanes - 1];
+                }
+                src_lanes[5] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                    src_lanes[5] = src[src_stride_0 * (x_cells + 1) + y_lanes + 4];
+                }
+                float src_lanes_1[6];
+                loom::load_lanes<4>(src_lanes_1 + 1, &src[src_stride_0 * (x_cells + 2) + y_lanes]);
+                src_lanes_1[0] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                    src_lanes_1[0] = src[src_stride_0 * (x_cells + 2) + y_lanes - 1];
+                }
+                src_lanes_1[5] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                    src_lanes_1[5] = src[src_stride_0 * (x_cells + 2) + y_lanes + 4];
+                }
+                float src_lanes_2[4];
+                loom::load_lanes(src_lanes_2, &src[src_stride_0 * (x_cells - 1) + y_lanes]);
+                float src_lanes_3[6];
+                loom::load_lanes<4>(src_lanes_3 + 1, &src[src_stride_0 * x_cells + y_lanes]);
+                src_lanes_3[0] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                    src_lanes_3[0] = src[src_stride_0 * x_cells + y_lanes - 1];
+                }
+                src_lanes_3[5] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                    src_lanes_3[5] = src[src_stride_0 * x_cells + y_lanes + 4];
+                }
+                float src_lanes_4[6];
+                loom::load_lanes<4>(src_lanes_4 + 1, &src[src_stride_0 * (x_cells + 3) + y_lanes]);
+                src_lanes_4[0] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                    src_lanes_4[0] = src[src_stride_0 * (x_cells + 3) + y_lanes - 1];
+                }
+                src_lanes_4[5] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                    src_lanes_4[5] = src[src_stride_0 * (x_cells + 3) + y_lanes + 4];
+                }
+                float src_lanes_5[4];
+                loom::load_lanes(src_lanes_5, &src[src_stride_0 * (x_cells + 4) + y_lanes]);
+                float dst_lanes[4];
+                float dst_lanes_1[4];
+                float dst_lanes_2[4];
+                float dst_lanes_3[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    const float src_r = src_lanes[lane + 1];
+                    const float src_r_1 = src_lanes_1[lane + 1];
+                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
+                    dst_lanes[lane] = 0.25f *
+                            (src_r + src_lanes_2[lane] + src_lanes_3[lane + 2] + src_lanes_3[lane]);
+                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
+                    dst_lanes_1[lane] = 0.25f * (src_r_1 + src_lanes_3[lane + 1] +
+                            src_lanes[lane + 2] + src_lanes[lane]);
+                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
+                    dst_lanes_2[lane] = 0.25f * (src_lanes_4[lane + 1] + src_r +
+                            src_lanes_1[lane + 2] + src_lanes_1[lane]);
+                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
+                    dst_lanes_3[lane] = 0.25f * (src_lanes_5[lane] + src_r_1 +
+                            src_lanes_4[lane + 2] + src_lanes_4[lane]);
+                }
+                if (y_whole) {
+                    loom::store_lanes(&dst[dst_stride_0 * x_cells + y_lanes], dst_lanes);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        if (y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1) {
+                            dst[dst_stride_0 * x_cells + (y_lanes + lane)] = dst_lanes[lane];
+                        }
+                    }
+                }
+                if (y_whole) {
+                    loom::store_lanes(&dst[dst_stride_0 * (x_cells + 1) + y_lanes], dst_lanes_1);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        if (y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1) {
+                            dst[dst_stride_0 * (x_cells + 1) + (y_lanes + lane)] =
+                                    dst_lanes_1[lane];
+                        }
+                    }
+                }
+                if (y_whole) {
+                    loom::store_lanes(&dst[dst_stride_0 * (x_cells + 2) + y_lanes], dst_lanes_2);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        if (y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1) {
+                            dst[dst_stride_0 * (x_cells + 2) + (y_lanes + lane)] =
+                                    dst_lanes_2[lane];
+                        }
+                    }
+                }
+                if (y_whole) {
+                    loom::store_lanes(&dst[dst_stride_0 * (x_cells + 3) + y_lanes], dst_lanes_3);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        if (y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1) {
+                            dst[dst_stride_0 * (x_cells + 3) + (y_lanes + lane)] =
+                                    dst_lanes_3[lane];
+                        }
+                    }
+                }
             } else {
+                float src_lanes[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes[k] = 0.0f;
@@ -30,19 +137,15 @@ extern "C" __global__ void jacobi(
                         src_lanes[k] = src[src_stride_0 * (x_cells + 1) + (y_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes[0] = 0.0f;
-            if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
-                src_lanes[0] = src[src_stride_0 * (x_cells + 1) + y_lanes - 1];
-            }
-            src_lanes[5] = 0.0f;
-            if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
-                src_lanes[5] = src[src_stride_0 * (x_cells + 1) + y_lanes + 4];
-            }
-            float src_lanes_1[6];
-            if (y_rows_whole) {
-                loom::load_lanes<4>(src_lanes_1 + 1, &src[src_stride_0 * (x_cells + 2) + y_lanes]);
-            } else {
+                src_lanes[0] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                    src_lanes[0] = src[src_stride_0 * (x_cells + 1) + y_lanes - 1];
+                }
+                src_lanes[5] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                    src_lanes[5] = src[src_stride_0 * (x_cells + 1) + y_lanes + 4];
+                }
+                float src_lanes_1[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_1[k] = 0.0f;
@@ -50,19 +153,15 @@ extern "C" __global__ void jacobi(
                         src_lanes_1[k] = src[src_stride_0 * (x_cells + 2) + (y_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_1[0] = 0.0f;
-            if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
-                src_lanes_1[0] = src[src_stride_0 * (x_cells + 2) + y_lanes - 1];
-            }
-            src_lanes_1[5] = 0.0f;
-            if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
-                src_lanes_1[5] = src[src_stride_0 * (x_cells + 2) + y_lanes + 4];
-            }
-            float src_lanes_2[4];
-            if (y_rows_whole) {
-                loom::load_lanes(src_lanes_2, &src[src_stride_0 * (x_cells - 1) + y_lanes]);
-            } else {
+                src_lanes_1[0] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                    src_lanes_1[0] = src[src_stride_0 * (x_cells + 2) + y_lanes - 1];
+                }
+                src_lanes_1[5] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                    src_lanes_1[5] = src[src_stride_0 * (x_cells + 2) + y_lanes + 4];
+                }
+                float src_lanes_2[4];
                 #pragma unroll
                 for (int k = 0; k < 4; ++k) {
                     src_lanes_2[k] = 0.0f;
@@ -70,11 +169,7 @@ extern "C" __global__ void jacobi(
                         src_lanes_2[k] = src[src_stride_0 * (x_cells - 1) + (y_lanes + k)];
                     }
                 }
-            }
-            float src_lanes_3[6];
-            if (y_rows_whole) {
-                loom::load_lanes<4>(src_lanes_3 + 1, &src[src_stride_0 * x_cells + y_lanes]);
-            } else {
+                float src_lanes_3[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_3[k] = 0.0f;
@@ -82,19 +177,15 @@ extern "C" __global__ void jacobi(
                         src_lanes_3[k] = src[src_stride_0 * x_cells + (y_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_3[0] = 0.0f;
-            if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
-                src_lanes_3[0] = src[src_stride_0 * x_cells + y_lanes - 1];
-            }
-            src_lanes_3[5] = 0.0f;
-            if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
-                src_lanes_3[5] = src[src_stride_0 * x_cells + y_lanes + 4];
-            }
-            float src_lanes_4[6];
-            if (y_rows_whole) {
-                loom::load_lanes<4>(src_lanes_4 + 1, &src[src_stride_0 * (x_cells + 3) + y_lanes]);
-            } else {
+                src_lanes_3[0] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                    src_lanes_3[0] = src[src_stride_0 * x_cells + y_lanes - 1];
+                }
+                src_lanes_3[5] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                    src_lanes_3[5] = src[src_stride_0 * x_cells + y_lanes + 4];
+                }
+                float src_lanes_4[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_4[k] = 0.0f;
@@ -102,19 +193,15 @@ extern "C" __global__ void jacobi(
                         src_lanes_4[k] = src[src_stride_0 * (x_cells + 3) + (y_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_4[0] = 0.0f;
-            if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
-                src_lanes_4[0] = src[src_stride_0 * (x_cells + 3) + y_lanes - 1];
-            }
-            src_lanes_4[5] = 0.0f;
-            if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
-                src_lanes_4[5] = src[src_stride_0 * (x_cells + 3) + y_lanes + 4];
-            }
-            float src_lanes_5[4];
-            if (y_rows_whole) {
-                loom::load_lanes(src_lanes_5, &src[src_stride_0 * (x_cells + 4) + y_lanes]);
-            } else {
+                src_lanes_4[0] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                    src_lanes_4[0] = src[src_stride_0 * (x_cells + 3) + y_lanes - 1];
+                }
+                src_lanes_4[5] = 0.0f;
+                if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                    src_lanes_4[5] = src[src_stride_0 * (x_cells + 3) + y_lanes + 4];
+                }
+                float src_lanes_5[4];
                 #pragma unroll
                 for (int k = 0; k < 4; ++k) {
                     src_lanes_5[k] = 0.0f;
@@ -122,61 +209,45 @@ extern "C" __global__ void jacobi(
                         src_lanes_5[k] = src[src_stride_0 * (x_cells + 4) + (y_lanes + k)];
                     }
                 }
-            }
-            float dst_lanes[4];
-            float dst_lanes_1[4];
-            float dst_lanes_2[4];
-            float dst_lanes_3[4];
-            #pragma unroll
-            for (int lane = 0; lane < 4; ++lane) {
-                const float src_r = src_lanes[lane + 1];
-                const float src_r_1 = src_lanes_1[lane + 1];
-                // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                dst_lanes[lane] = 0.25f *
-                        (src_r + src_lanes_2[lane] + src_lanes_3[lane + 2] + src_lanes_3[lane]);
-                // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                dst_lanes_1[lane] = 0.25f *
-                        (src_r_1 + src_lanes_3[lane + 1] + src_lanes[lane + 2] + src_lanes[lane]);
-                // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                dst_lanes_2[lane] = 0.25f *
-                        (src_lanes_4[lane + 1] + src_r + src_lanes_1[lane + 2] + src_lanes_1[lane]);
-                // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                dst_lanes_3[lane] = 0.25f *
-                        (src_lanes_5[lane] + src_r_1 + src_lanes_4[lane + 2] + src_lanes_4[lane]);
-            }
-            if (y_whole) {
-                loom::store_lanes(&dst[dst_stride_0 * x_cells + y_lanes], dst_lanes);
-            } else {
+                float dst_lanes[4];
+                float dst_lanes_1[4];
+                float dst_lanes_2[4];
+                float dst_lanes_3[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    const float src_r = src_lanes[lane + 1];
+                    const float src_r_2 = src_lanes_1[lane + 1];
+                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
+                    dst_lanes[lane] = 0.25f *
+                            (src_r + src_lanes_2[lane] + src_lanes_3[lane + 2] + src_lanes_3[lane]);
+                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
+                    dst_lanes_1[lane] = 0.25f * (src_r_2 + src_lanes_3[lane + 1] +
+                            src_lanes[lane + 2] + src_lanes[lane]);
+                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
+                    dst_lanes_2[lane] = 0.25f * (src_lanes_4[lane + 1] + src_r +
+                            src_lanes_1[lane + 2] + src_lanes_1[lane]);
+                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
+                    dst_lanes_3[lane] = 0.25f * (src_lanes_5[lane] + src_r_2 +
+                            src_lanes_4[lane + 2] + src_lanes_4[lane]);
+                }
                 #pragma unroll
                 for (int lane = 0; lane < 4; ++lane) {
                     if (y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1) {
                         dst[dst_stride_0 * x_cells + (y_lanes + lane)] = dst_lanes[lane];
                     }
                 }
-            }
-            if (y_whole) {
-                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 1) + y_lanes], dst_lanes_1);
-            } else {
                 #pragma unroll
                 for (int lane = 0; lane < 4; ++lane) {
                     if (y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1) {
                         dst[dst_stride_0 * (x_cells + 1) + (y_lanes + lane)] = dst_lanes_1[lane];
                     }
                 }
-            }
-            if (y_whole) {
-                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 2) + y_lanes], dst_lanes_2);
-            } else {
                 #pragma unroll
                 for (int lane = 0; lane < 4; ++lane) {
                     if (y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1) {
                         dst[dst_stride_0 * (x_cells + 2) + (y_lanes + lane)] = dst_lanes_2[lane];
                     }
                 }
-            }
-            if (y_whole) {
-                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 3) + y_lanes], dst_lanes_3);
-            } else {
                 #pragma unroll
                 for (int lane = 0; lane < 4; ++lane) {
                     if (y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1) {

@@ -21,10 +21,40 @@ extern "C" __global__ void jacobi_lanes(
             if (x < size_0 - 1) {
                 const bool y_whole = y_lanes >= 1 && y_lanes + 4 <= size_1 - 1;
                 const bool y_rows_whole = y_lanes + 4 <= size_1;
-                float src_lanes[4];
                 if (y_rows_whole) {
+                    float src_lanes[4];
                     loom::load_lanes(src_lanes, &src[src_stride_0 * (x + 1) + y_lanes]);
+                    float src_lanes_1[4];
+                    loom::load_lanes(src_lanes_1, &src[src_stride_0 * (x - 1) + y_lanes]);
+                    float src_lanes_2[6];
+                    loom::load_lanes<4>(src_lanes_2 + 1, &src[src_stride_0 * x + y_lanes]);
+                    src_lanes_2[0] = 0.0f;
+                    if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                        src_lanes_2[0] = src[src_stride_0 * x + y_lanes - 1];
+                    }
+                    src_lanes_2[5] = 0.0f;
+                    if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                        src_lanes_2[5] = src[src_stride_0 * x + y_lanes + 4];
+                    }
+                    float dst_lanes[4];
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
+                        dst_lanes[lane] = 0.25f * (src_lanes[lane] + src_lanes_1[lane] +
+                                src_lanes_2[lane + 2] + src_lanes_2[lane]);
+                    }
+                    if (y_whole) {
+                        loom::store_lanes(&dst[dst_stride_0 * x + y_lanes], dst_lanes);
+                    } else {
+                        #pragma unroll
+                        for (int lane = 0; lane < 4; ++lane) {
+                            if (y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1) {
+                                dst[dst_stride_0 * x + (y_lanes + lane)] = dst_lanes[lane];
+                            }
+                        }
+                    }
                 } else {
+                    float src_lanes[4];
                     #pragma unroll
                     for (int k = 0; k < 4; ++k) {
                         src_lanes[k] = 0.0f;
@@ -32,11 +62,7 @@ extern "C" __global__ void jacobi_lanes(
                             src_lanes[k] = src[src_stride_0 * (x + 1) + (y_lanes + k)];
                         }
                     }
-                }
-                float src_lanes_1[4];
-                if (y_rows_whole) {
-                    loom::load_lanes(src_lanes_1, &src[src_stride_0 * (x - 1) + y_lanes]);
-                } else {
+                    float src_lanes_1[4];
                     #pragma unroll
                     for (int k = 0; k < 4; ++k) {
                         src_lanes_1[k] = 0.0f;
@@ -44,11 +70,7 @@ extern "C" __global__ void jacobi_lanes(
                             src_lanes_1[k] = src[src_stride_0 * (x - 1) + (y_lanes + k)];
                         }
                     }
-                }
-                float src_lanes_2[6];
-                if (y_rows_whole) {
-                    loom::load_lanes<4>(src_lanes_2 + 1, &src[src_stride_0 * x + y_lanes]);
-                } else {
+                    float src_lanes_2[6];
                     #pragma unroll
                     for (int k = 1; k < 5; ++k) {
                         src_lanes_2[k] = 0.0f;
@@ -56,25 +78,21 @@ extern "C" __global__ void jacobi_lanes(
                             src_lanes_2[k] = src[src_stride_0 * x + (y_lanes + k) - 1];
                         }
                     }
-                }
-                src_lanes_2[0] = 0.0f;
-                if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
-                    src_lanes_2[0] = src[src_stride_0 * x + y_lanes - 1];
-                }
-                src_lanes_2[5] = 0.0f;
-                if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
-                    src_lanes_2[5] = src[src_stride_0 * x + y_lanes + 4];
-                }
-                float dst_lanes[4];
-                #pragma unroll
-                for (int lane = 0; lane < 4; ++lane) {
-                    // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
-                    dst_lanes[lane] = 0.25f * (src_lanes[lane] + src_lanes_1[lane] +
-                            src_lanes_2[lane + 2] + src_lanes_2[lane]);
-                }
-                if (y_whole) {
-                    loom::store_lanes(&dst[dst_stride_0 * x + y_lanes], dst_lanes);
-                } else {
+                    src_lanes_2[0] = 0.0f;
+                    if (1 < size_1 - 1 && (y_lanes - 1 >= 0 && y_lanes - 1 < size_1)) {
+                        src_lanes_2[0] = src[src_stride_0 * x + y_lanes - 1];
+                    }
+                    src_lanes_2[5] = 0.0f;
+                    if (1 < size_1 - 1 && (y_lanes + 4 >= 0 && y_lanes + 4 < size_1)) {
+                        src_lanes_2[5] = src[src_stride_0 * x + y_lanes + 4];
+                    }
+                    float dst_lanes[4];
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        // dst[0, 0] = 0.25f * (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1])
+                        dst_lanes[lane] = 0.25f * (src_lanes[lane] + src_lanes_1[lane] +
+                                src_lanes_2[lane + 2] + src_lanes_2[lane]);
+                    }
                     #pragma unroll
                     for (int lane = 0; lane < 4; ++lane) {
                         if (y_lanes + lane >= 1 && y_lanes + lane < size_1 - 1) {

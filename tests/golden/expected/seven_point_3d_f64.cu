@@ -24,11 +24,55 @@ extern "C" __global__ void seven_point(
             if (x < size_0 - 1LL) {
                 const bool z_whole = z_lanes >= 1LL && z_lanes + 2LL <= size_2 - 1LL;
                 const bool z_rows_whole = z_lanes + 2LL <= size_2;
-                double src_lanes[2];
                 if (z_rows_whole) {
+                    double src_lanes[2];
                     loom::load_lanes(src_lanes,
                             &src[src_stride_0 * (x - 1LL) + src_stride_1 * y + z_lanes]);
+                    double src_lanes_1[2];
+                    loom::load_lanes(src_lanes_1,
+                            &src[src_stride_0 * x + src_stride_1 * (y - 1LL) + z_lanes]);
+                    double src_lanes_2[4];
+                    loom::load_lanes<2>(src_lanes_2 + 1,
+                            &src[src_stride_0 * x + src_stride_1 * y + z_lanes]);
+                    src_lanes_2[0LL] = 0.0;
+                    if (1LL < size_2 - 1LL && (z_lanes - 1LL >= 0LL && z_lanes - 1LL < size_2)) {
+                        src_lanes_2[0LL] = src[src_stride_0 * x + src_stride_1 * y + z_lanes - 1LL];
+                    }
+                    src_lanes_2[3LL] = 0.0;
+                    if (1LL < size_2 - 1LL && (z_lanes + 2LL >= 0LL && z_lanes + 2LL < size_2)) {
+                        src_lanes_2[3LL] = src[src_stride_0 * x + src_stride_1 * y + z_lanes + 2LL];
+                    }
+                    double src_lanes_3[2];
+                    loom::load_lanes(src_lanes_3,
+                            &src[src_stride_0 * x + src_stride_1 * (y + 1LL) + z_lanes]);
+                    double src_lanes_4[2];
+                    loom::load_lanes(src_lanes_4,
+                            &src[src_stride_0 * (x + 1LL) + src_stride_1 * y + z_lanes]);
+                    double dst_lanes[2];
+                    #pragma unroll
+                    for (long long lane = 0LL; lane < 2LL; ++lane) {
+                        // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
+                        //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
+                        //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
+                        dst_lanes[lane] = 0.5 * src_lanes[lane] + 0.625 * src_lanes_1[lane] +
+                                0.75 * src_lanes_2[lane] + 0.875 * src_lanes_2[lane + 1LL] +
+                                src_lanes_2[lane + 2LL] + 1.125 * src_lanes_3[lane] +
+                                1.25 * src_lanes_4[lane];
+                    }
+                    if (z_whole) {
+                        loom::store_lanes(&dst[dst_stride_0 * x + dst_stride_1 * y + z_lanes],
+                                dst_lanes);
+                    } else {
+                        #pragma unroll
+                        for (long long lane = 0LL; lane < 2LL; ++lane) {
+                            if (z_lanes + lane >= 1LL && z_lanes + lane < size_2 - 1LL) {
+                                dst[dst_stride_0 * x + dst_stride_1 * y + (z_lanes + lane)] =
+                                        dst_lanes[lane];
+                            }
+                        }
+                    }
                 } else {
+                    double src_lanes[2];
                     #pragma unroll
                     for (long long k = 0LL; k < 2LL; ++k) {
                         src_lanes[k] = 0.0;
@@ -39,12 +83,7 @@ extern "C" __global__ void seven_point(
                                     (z_lanes + k)];
                         }
                     }
-                }
-                double src_lanes_1[2];
-                if (z_rows_whole) {
-                    loom::load_lanes(src_lanes_1,
-                            &src[src_stride_0 * x + src_stride_1 * (y - 1LL) + z_lanes]);
-                } else {
+                    double src_lanes_1[2];
                     #pragma unroll
                     for (long long k = 0LL; k < 2LL; ++k) {
                         src_lanes_1[k] = 0.0;
@@ -55,12 +94,7 @@ extern "C" __global__ void seven_point(
                                     (z_lanes + k)];
                         }
                     }
-                }
-                double src_lanes_2[4];
-                if (z_rows_whole) {
-                    loom::load_lanes<2>(src_lanes_2 + 1,
-                            &src[src_stride_0 * x + src_stride_1 * y + z_lanes]);
-                } else {
+                    double src_lanes_2[4];
                     #pragma unroll
                     for (long long k = 1LL; k < 3LL; ++k) {
                         src_lanes_2[k] = 0.0;
@@ -70,20 +104,15 @@ extern "C" __global__ void seven_point(
                                     src[src_stride_0 * x + src_stride_1 * y + (z_lanes + k) - 1LL];
                         }
                     }
-                }
-                src_lanes_2[0LL] = 0.0;
-                if (1LL < size_2 - 1LL && (z_lanes - 1LL >= 0LL && z_lanes - 1LL < size_2)) {
-                    src_lanes_2[0LL] = src[src_stride_0 * x + src_stride_1 * y + z_lanes - 1LL];
-                }
-                src_lanes_2[3LL] = 0.0;
-                if (1LL < size_2 - 1LL && (z_lanes + 2LL >= 0LL && z_lanes + 2LL < size_2)) {
-                    src_lanes_2[3LL] = src[src_stride_0 * x + src_stride_1 * y + z_lanes + 2LL];
-                }
-                double src_lanes_3[2];
-                if (z_rows_whole) {
-                    loom::load_lanes(src_lanes_3,
-                            &src[src_stride_0 * x + src_stride_1 * (y + 1LL) + z_lanes]);
-                } else {
+                    src_lanes_2[0LL] = 0.0;
+                    if (1LL < size_2 - 1LL && (z_lanes - 1LL >= 0LL && z_lanes - 1LL < size_2)) {
+                        src_lanes_2[0LL] = src[src_stride_0 * x + src_stride_1 * y + z_lanes - 1LL];
+                    }
+                    src_lanes_2[3LL] = 0.0;
+                    if (1LL < size_2 - 1LL && (z_lanes + 2LL >= 0LL && z_lanes + 2LL < size_2)) {
+                        src_lanes_2[3LL] = src[src_stride_0 * x + src_stride_1 * y + z_lanes + 2LL];
+                    }
+                    double src_lanes_3[2];
                     #pragma unroll
                     for (long long k = 0LL; k < 2LL; ++k) {
                         src_lanes_3[k] = 0.0;
@@ -94,12 +123,7 @@ extern "C" __global__ void seven_point(
                                     (z_lanes + k)];
                         }
                     }
-                }
-                double src_lanes_4[2];
-                if (z_rows_whole) {
-                    loom::load_lanes(src_lanes_4,
-                            &src[src_stride_0 * (x + 1LL) + src_stride_1 * y + z_lanes]);
-                } else {
+                    double src_lanes_4[2];
                     #pragma unroll
                     for (long long k = 0LL; k < 2LL; ++k) {
                         src_lanes_4[k] = 0.0;
@@ -110,22 +134,17 @@ extern "C" __global__ void seven_point(
                                     (z_lanes + k)];
                         }
                     }
-                }
-                double dst_lanes[2];
-                #pragma unroll
-                for (long long lane = 0LL; lane < 2LL; ++lane) {
-                    // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
-                    //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
-                    //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
-                    dst_lanes[lane] = 0.5 * src_lanes[lane] + 0.625 * src_lanes_1[lane] +
-                            0.75 * src_lanes_2[lane] + 0.875 * src_lanes_2[lane + 1LL] +
-                            src_lanes_2[lane + 2LL] + 1.125 * src_lanes_3[lane] +
-                            1.25 * src_lanes_4[lane];
-                }
-                if (z_whole) {
-                    loom::store_lanes(&dst[dst_stride_0 * x + dst_stride_1 * y + z_lanes],
-                            dst_lanes);
-                } else {
+                    double dst_lanes[2];
+                    #pragma unroll
+                    for (long long lane = 0LL; lane < 2LL; ++lane) {
+                        // dst[0, 0, 0] = 0.5 * src[-1, 0, 0] + 0.625 * src[0, -1, 0] +
+                        //     0.75 * src[0, 0, -1] + 0.875 * src[0, 0, 0] + 1.0 * src[0, 0, 1] +
+                        //     1.125 * src[0, 1, 0] + 1.25 * src[1, 0, 0]
+                        dst_lanes[lane] = 0.5 * src_lanes[lane] + 0.625 * src_lanes_1[lane] +
+                                0.75 * src_lanes_2[lane] + 0.875 * src_lanes_2[lane + 1LL] +
+                                src_lanes_2[lane + 2LL] + 1.125 * src_lanes_3[lane] +
+                                1.25 * src_lanes_4[lane];
+                    }
                     #pragma unroll
                     for (long long lane = 0LL; lane < 2LL; ++lane) {
                         if (z_lanes + lane >= 1LL && z_lanes + lane < size_2 - 1LL) {

@@ -20,12 +20,776 @@ extern "C" __global__ void twenty_seven_point(
         if (x_cells + 8 <= size_0 - 1) {
             const bool z_whole = z_lanes >= 1 && z_lanes + 4 <= size_2 - 1;
             const bool z_rows_whole = z_lanes + 4 <= size_2;
-            float dst_lanes_sum[4];
-            float src_lanes_24[6];
             if (z_rows_whole) {
+                float dst_lanes_sum[4];
+                float src_lanes_24[6];
                 loom::load_lanes<4>(src_lanes_24 + 1,
                         &src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y - 1) + z_lanes]);
+                src_lanes_24[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_24[0] =
+                            src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_24[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_24[5] =
+                            src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_25[6];
+                loom::load_lanes<4>(src_lanes_25 + 1,
+                        &src[src_stride_0 * (x_cells - 1) + src_stride_1 * y + z_lanes]);
+                src_lanes_25[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_25[0] =
+                            src[src_stride_0 * (x_cells - 1) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_25[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_25[5] =
+                            src[src_stride_0 * (x_cells - 1) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_26[6];
+                loom::load_lanes<4>(src_lanes_26 + 1,
+                        &src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) + z_lanes]);
+                src_lanes_26[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_26[0] =
+                            src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_26[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_26[5] =
+                            src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_sum[lane] = 0.5f * src_lanes_24[lane] +
+                            0.625f * src_lanes_24[lane + 1] + 0.75f * src_lanes_24[lane + 2] +
+                            0.875f * src_lanes_25[lane] + src_lanes_25[lane + 1] +
+                            1.125f * src_lanes_25[lane + 2] + 1.25f * src_lanes_26[lane] +
+                            1.375f * src_lanes_26[lane + 1] + 1.5f * src_lanes_26[lane + 2];
+                }
+                float dst_lanes_1_sum[4];
+                float src_lanes[6];
+                loom::load_lanes<4>(src_lanes + 1,
+                        &src[src_stride_0 * x_cells + src_stride_1 * (y - 1) + z_lanes]);
+                src_lanes[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes[0] =
+                            src[src_stride_0 * x_cells + src_stride_1 * (y - 1) + z_lanes - 1];
+                }
+                src_lanes[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes[5] =
+                            src[src_stride_0 * x_cells + src_stride_1 * (y - 1) + z_lanes + 4];
+                }
+                float src_lanes_1[6];
+                loom::load_lanes<4>(src_lanes_1 + 1,
+                        &src[src_stride_0 * x_cells + src_stride_1 * y + z_lanes]);
+                src_lanes_1[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_1[0] = src[src_stride_0 * x_cells + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_1[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_1[5] = src[src_stride_0 * x_cells + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_2[6];
+                loom::load_lanes<4>(src_lanes_2 + 1,
+                        &src[src_stride_0 * x_cells + src_stride_1 * (y + 1) + z_lanes]);
+                src_lanes_2[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_2[0] =
+                            src[src_stride_0 * x_cells + src_stride_1 * (y + 1) + z_lanes - 1];
+                }
+                src_lanes_2[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_2[5] =
+                            src[src_stride_0 * x_cells + src_stride_1 * (y + 1) + z_lanes + 4];
+                }
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_sum[lane] = dst_lanes_sum[lane] + 1.625f * src_lanes[lane] +
+                            1.75f * src_lanes[lane + 1] + 1.875f * src_lanes[lane + 2] +
+                            2.0f * src_lanes_1[lane] + 2.125f * src_lanes_1[lane + 1] +
+                            2.25f * src_lanes_1[lane + 2] + 2.375f * src_lanes_2[lane] +
+                            2.5f * src_lanes_2[lane + 1] + 2.625f * src_lanes_2[lane + 2];
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_1_sum[lane] = 0.5f * src_lanes[lane] + 0.625f * src_lanes[lane + 1] +
+                            0.75f * src_lanes[lane + 2] + 0.875f * src_lanes_1[lane] +
+                            src_lanes_1[lane + 1] + 1.125f * src_lanes_1[lane + 2] +
+                            1.25f * src_lanes_2[lane] + 1.375f * src_lanes_2[lane + 1] +
+                            1.5f * src_lanes_2[lane + 2];
+                }
+                float dst_lanes_2_sum[4];
+                float src_lanes_3[6];
+                loom::load_lanes<4>(src_lanes_3 + 1,
+                        &src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y - 1) + z_lanes]);
+                src_lanes_3[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_3[0] =
+                            src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_3[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_3[5] =
+                            src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_4[6];
+                loom::load_lanes<4>(src_lanes_4 + 1,
+                        &src[src_stride_0 * (x_cells + 1) + src_stride_1 * y + z_lanes]);
+                src_lanes_4[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_4[0] =
+                            src[src_stride_0 * (x_cells + 1) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_4[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_4[5] =
+                            src[src_stride_0 * (x_cells + 1) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_5[6];
+                loom::load_lanes<4>(src_lanes_5 + 1,
+                        &src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y + 1) + z_lanes]);
+                src_lanes_5[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_5[0] =
+                            src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_5[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_5[5] =
+                            src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes[lane] = dst_lanes_sum[lane] + 2.75f * src_lanes_3[lane] +
+                            2.875f * src_lanes_3[lane + 1] + 3.0f * src_lanes_3[lane + 2] +
+                            3.125f * src_lanes_4[lane] + 3.25f * src_lanes_4[lane + 1] +
+                            3.375f * src_lanes_4[lane + 2] + 3.5f * src_lanes_5[lane] +
+                            3.625f * src_lanes_5[lane + 1] + 3.75f * src_lanes_5[lane + 2];
+                    dst_lanes_1_sum[lane] = dst_lanes_1_sum[lane] + 1.625f * src_lanes_3[lane] +
+                            1.75f * src_lanes_3[lane + 1] + 1.875f * src_lanes_3[lane + 2] +
+                            2.0f * src_lanes_4[lane] + 2.125f * src_lanes_4[lane + 1] +
+                            2.25f * src_lanes_4[lane + 2] + 2.375f * src_lanes_5[lane] +
+                            2.5f * src_lanes_5[lane + 1] + 2.625f * src_lanes_5[lane + 2];
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_2_sum[lane] = 0.5f * src_lanes_3[lane] +
+                            0.625f * src_lanes_3[lane + 1] + 0.75f * src_lanes_3[lane + 2] +
+                            0.875f * src_lanes_4[lane] + src_lanes_4[lane + 1] +
+                            1.125f * src_lanes_4[lane + 2] + 1.25f * src_lanes_5[lane] +
+                            1.375f * src_lanes_5[lane + 1] + 1.5f * src_lanes_5[lane + 2];
+                }
+                if (z_whole) {
+                    loom::store_lanes(&dst[dst_stride_0 * x_cells + dst_stride_1 * y + z_lanes],
+                            dst_lanes);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                            dst[dst_stride_0 * x_cells + dst_stride_1 * y + (z_lanes + lane)] =
+                                    dst_lanes[lane];
+                        }
+                    }
+                }
+                float dst_lanes_3_sum[4];
+                float src_lanes_6[6];
+                loom::load_lanes<4>(src_lanes_6 + 1,
+                        &src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y - 1) + z_lanes]);
+                src_lanes_6[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_6[0] =
+                            src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_6[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_6[5] =
+                            src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_7[6];
+                loom::load_lanes<4>(src_lanes_7 + 1,
+                        &src[src_stride_0 * (x_cells + 2) + src_stride_1 * y + z_lanes]);
+                src_lanes_7[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_7[0] =
+                            src[src_stride_0 * (x_cells + 2) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_7[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_7[5] =
+                            src[src_stride_0 * (x_cells + 2) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_8[6];
+                loom::load_lanes<4>(src_lanes_8 + 1,
+                        &src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y + 1) + z_lanes]);
+                src_lanes_8[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_8[0] =
+                            src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_8[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_8[5] =
+                            src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes_1[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_1[lane] = dst_lanes_1_sum[lane] + 2.75f * src_lanes_6[lane] +
+                            2.875f * src_lanes_6[lane + 1] + 3.0f * src_lanes_6[lane + 2] +
+                            3.125f * src_lanes_7[lane] + 3.25f * src_lanes_7[lane + 1] +
+                            3.375f * src_lanes_7[lane + 2] + 3.5f * src_lanes_8[lane] +
+                            3.625f * src_lanes_8[lane + 1] + 3.75f * src_lanes_8[lane + 2];
+                    dst_lanes_2_sum[lane] = dst_lanes_2_sum[lane] + 1.625f * src_lanes_6[lane] +
+                            1.75f * src_lanes_6[lane + 1] + 1.875f * src_lanes_6[lane + 2] +
+                            2.0f * src_lanes_7[lane] + 2.125f * src_lanes_7[lane + 1] +
+                            2.25f * src_lanes_7[lane + 2] + 2.375f * src_lanes_8[lane] +
+                            2.5f * src_lanes_8[lane + 1] + 2.625f * src_lanes_8[lane + 2];
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_3_sum[lane] = 0.5f * src_lanes_6[lane] +
+                            0.625f * src_lanes_6[lane + 1] + 0.75f * src_lanes_6[lane + 2] +
+                            0.875f * src_lanes_7[lane] + src_lanes_7[lane + 1] +
+                            1.125f * src_lanes_7[lane + 2] + 1.25f * src_lanes_8[lane] +
+                            1.375f * src_lanes_8[lane + 1] + 1.5f * src_lanes_8[lane + 2];
+                }
+                if (z_whole) {
+                    loom::store_lanes(&dst[dst_stride_0 * (x_cells + 1) + dst_stride_1 * y +
+                            z_lanes], dst_lanes_1);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                            dst[dst_stride_0 * (x_cells + 1) + dst_stride_1 * y +
+                                    (z_lanes + lane)] = dst_lanes_1[lane];
+                        }
+                    }
+                }
+                float dst_lanes_4_sum[4];
+                float src_lanes_9[6];
+                loom::load_lanes<4>(src_lanes_9 + 1,
+                        &src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y - 1) + z_lanes]);
+                src_lanes_9[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_9[0] =
+                            src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_9[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_9[5] =
+                            src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_10[6];
+                loom::load_lanes<4>(src_lanes_10 + 1,
+                        &src[src_stride_0 * (x_cells + 3) + src_stride_1 * y + z_lanes]);
+                src_lanes_10[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_10[0] =
+                            src[src_stride_0 * (x_cells + 3) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_10[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_10[5] =
+                            src[src_stride_0 * (x_cells + 3) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_11[6];
+                loom::load_lanes<4>(src_lanes_11 + 1,
+                        &src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y + 1) + z_lanes]);
+                src_lanes_11[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_11[0] =
+                            src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_11[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_11[5] =
+                            src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes_2[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_2[lane] = dst_lanes_2_sum[lane] + 2.75f * src_lanes_9[lane] +
+                            2.875f * src_lanes_9[lane + 1] + 3.0f * src_lanes_9[lane + 2] +
+                            3.125f * src_lanes_10[lane] + 3.25f * src_lanes_10[lane + 1] +
+                            3.375f * src_lanes_10[lane + 2] + 3.5f * src_lanes_11[lane] +
+                            3.625f * src_lanes_11[lane + 1] + 3.75f * src_lanes_11[lane + 2];
+                    dst_lanes_3_sum[lane] = dst_lanes_3_sum[lane] + 1.625f * src_lanes_9[lane] +
+                            1.75f * src_lanes_9[lane + 1] + 1.875f * src_lanes_9[lane + 2] +
+                            2.0f * src_lanes_10[lane] + 2.125f * src_lanes_10[lane + 1] +
+                            2.25f * src_lanes_10[lane + 2] + 2.375f * src_lanes_11[lane] +
+                            2.5f * src_lanes_11[lane + 1] + 2.625f * src_lanes_11[lane + 2];
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_4_sum[lane] = 0.5f * src_lanes_9[lane] +
+                            0.625f * src_lanes_9[lane + 1] + 0.75f * src_lanes_9[lane + 2] +
+                            0.875f * src_lanes_10[lane] + src_lanes_10[lane + 1] +
+                            1.125f * src_lanes_10[lane + 2] + 1.25f * src_lanes_11[lane] +
+                            1.375f * src_lanes_11[lane + 1] + 1.5f * src_lanes_11[lane + 2];
+                }
+                if (z_whole) {
+                    loom::store_lanes(&dst[dst_stride_0 * (x_cells + 2) + dst_stride_1 * y +
+                            z_lanes], dst_lanes_2);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                            dst[dst_stride_0 * (x_cells + 2) + dst_stride_1 * y +
+                                    (z_lanes + lane)] = dst_lanes_2[lane];
+                        }
+                    }
+                }
+                float dst_lanes_5_sum[4];
+                float src_lanes_12[6];
+                loom::load_lanes<4>(src_lanes_12 + 1,
+                        &src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) + z_lanes]);
+                src_lanes_12[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_12[0] =
+                            src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_12[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_12[5] =
+                            src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_13[6];
+                loom::load_lanes<4>(src_lanes_13 + 1,
+                        &src[src_stride_0 * (x_cells + 4) + src_stride_1 * y + z_lanes]);
+                src_lanes_13[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_13[0] =
+                            src[src_stride_0 * (x_cells + 4) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_13[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_13[5] =
+                            src[src_stride_0 * (x_cells + 4) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_14[6];
+                loom::load_lanes<4>(src_lanes_14 + 1,
+                        &src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) + z_lanes]);
+                src_lanes_14[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_14[0] =
+                            src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_14[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_14[5] =
+                            src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes_3[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_3[lane] = dst_lanes_3_sum[lane] + 2.75f * src_lanes_12[lane] +
+                            2.875f * src_lanes_12[lane + 1] + 3.0f * src_lanes_12[lane + 2] +
+                            3.125f * src_lanes_13[lane] + 3.25f * src_lanes_13[lane + 1] +
+                            3.375f * src_lanes_13[lane + 2] + 3.5f * src_lanes_14[lane] +
+                            3.625f * src_lanes_14[lane + 1] + 3.75f * src_lanes_14[lane + 2];
+                    dst_lanes_4_sum[lane] = dst_lanes_4_sum[lane] + 1.625f * src_lanes_12[lane] +
+                            1.75f * src_lanes_12[lane + 1] + 1.875f * src_lanes_12[lane + 2] +
+                            2.0f * src_lanes_13[lane] + 2.125f * src_lanes_13[lane + 1] +
+                            2.25f * src_lanes_13[lane + 2] + 2.375f * src_lanes_14[lane] +
+                            2.5f * src_lanes_14[lane + 1] + 2.625f * src_lanes_14[lane + 2];
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_5_sum[lane] = 0.5f * src_lanes_12[lane] +
+                            0.625f * src_lanes_12[lane + 1] + 0.75f * src_lanes_12[lane + 2] +
+                            0.875f * src_lanes_13[lane] + src_lanes_13[lane + 1] +
+                            1.125f * src_lanes_13[lane + 2] + 1.25f * src_lanes_14[lane] +
+                            1.375f * src_lanes_14[lane + 1] + 1.5f * src_lanes_14[lane + 2];
+                }
+                if (z_whole) {
+                    loom::store_lanes(&dst[dst_stride_0 * (x_cells + 3) + dst_stride_1 * y +
+                            z_lanes], dst_lanes_3);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                            dst[dst_stride_0 * (x_cells + 3) + dst_stride_1 * y +
+                                    (z_lanes + lane)] = dst_lanes_3[lane];
+                        }
+                    }
+                }
+                float dst_lanes_6_sum[4];
+                float src_lanes_15[6];
+                loom::load_lanes<4>(src_lanes_15 + 1,
+                        &src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y - 1) + z_lanes]);
+                src_lanes_15[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_15[0] =
+                            src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_15[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_15[5] =
+                            src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_16[6];
+                loom::load_lanes<4>(src_lanes_16 + 1,
+                        &src[src_stride_0 * (x_cells + 5) + src_stride_1 * y + z_lanes]);
+                src_lanes_16[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_16[0] =
+                            src[src_stride_0 * (x_cells + 5) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_16[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_16[5] =
+                            src[src_stride_0 * (x_cells + 5) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_17[6];
+                loom::load_lanes<4>(src_lanes_17 + 1,
+                        &src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y + 1) + z_lanes]);
+                src_lanes_17[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_17[0] =
+                            src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_17[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_17[5] =
+                            src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes_4[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_4[lane] = dst_lanes_4_sum[lane] + 2.75f * src_lanes_15[lane] +
+                            2.875f * src_lanes_15[lane + 1] + 3.0f * src_lanes_15[lane + 2] +
+                            3.125f * src_lanes_16[lane] + 3.25f * src_lanes_16[lane + 1] +
+                            3.375f * src_lanes_16[lane + 2] + 3.5f * src_lanes_17[lane] +
+                            3.625f * src_lanes_17[lane + 1] + 3.75f * src_lanes_17[lane + 2];
+                    dst_lanes_5_sum[lane] = dst_lanes_5_sum[lane] + 1.625f * src_lanes_15[lane] +
+                            1.75f * src_lanes_15[lane + 1] + 1.875f * src_lanes_15[lane + 2] +
+                            2.0f * src_lanes_16[lane] + 2.125f * src_lanes_16[lane + 1] +
+                            2.25f * src_lanes_16[lane + 2] + 2.375f * src_lanes_17[lane] +
+                            2.5f * src_lanes_17[lane + 1] + 2.625f * src_lanes_17[lane + 2];
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_6_sum[lane] = 0.5f * src_lanes_15[lane] +
+                            0.625f * src_lanes_15[lane + 1] + 0.75f * src_lanes_15[lane + 2] +
+                            0.875f * src_lanes_16[lane] + src_lanes_16[lane + 1] +
+                            1.125f * src_lanes_16[lane + 2] + 1.25f * src_lanes_17[lane] +
+                            1.375f * src_lanes_17[lane + 1] + 1.5f * src_lanes_17[lane + 2];
+                }
+                if (z_whole) {
+                    loom::store_lanes(&dst[dst_stride_0 * (x_cells + 4) + dst_stride_1 * y +
+                            z_lanes], dst_lanes_4);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                            dst[dst_stride_0 * (x_cells + 4) + dst_stride_1 * y +
+                                    (z_lanes + lane)] = dst_lanes_4[lane];
+                        }
+                    }
+                }
+                float dst_lanes_7_sum[4];
+                float src_lanes_18[6];
+                loom::load_lanes<4>(src_lanes_18 + 1,
+                        &src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y - 1) + z_lanes]);
+                src_lanes_18[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_18[0] =
+                            src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_18[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_18[5] =
+                            src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_19[6];
+                loom::load_lanes<4>(src_lanes_19 + 1,
+                        &src[src_stride_0 * (x_cells + 6) + src_stride_1 * y + z_lanes]);
+                src_lanes_19[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_19[0] =
+                            src[src_stride_0 * (x_cells + 6) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_19[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_19[5] =
+                            src[src_stride_0 * (x_cells + 6) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_20[6];
+                loom::load_lanes<4>(src_lanes_20 + 1,
+                        &src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y + 1) + z_lanes]);
+                src_lanes_20[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_20[0] =
+                            src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_20[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_20[5] =
+                            src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes_5[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_5[lane] = dst_lanes_5_sum[lane] + 2.75f * src_lanes_18[lane] +
+                            2.875f * src_lanes_18[lane + 1] + 3.0f * src_lanes_18[lane + 2] +
+                            3.125f * src_lanes_19[lane] + 3.25f * src_lanes_19[lane + 1] +
+                            3.375f * src_lanes_19[lane + 2] + 3.5f * src_lanes_20[lane] +
+                            3.625f * src_lanes_20[lane + 1] + 3.75f * src_lanes_20[lane + 2];
+                    dst_lanes_6_sum[lane] = dst_lanes_6_sum[lane] + 1.625f * src_lanes_18[lane] +
+                            1.75f * src_lanes_18[lane + 1] + 1.875f * src_lanes_18[lane + 2] +
+                            2.0f * src_lanes_19[lane] + 2.125f * src_lanes_19[lane + 1] +
+                            2.25f * src_lanes_19[lane + 2] + 2.375f * src_lanes_20[lane] +
+                            2.5f * src_lanes_20[lane + 1] + 2.625f * src_lanes_20[lane + 2];
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_7_sum[lane] = 0.5f * src_lanes_18[lane] +
+                            0.625f * src_lanes_18[lane + 1] + 0.75f * src_lanes_18[lane + 2] +
+                            0.875f * src_lanes_19[lane] + src_lanes_19[lane + 1] +
+                            1.125f * src_lanes_19[lane + 2] + 1.25f * src_lanes_20[lane] +
+                            1.375f * src_lanes_20[lane + 1] + 1.5f * src_lanes_20[lane + 2];
+                }
+                if (z_whole) {
+                    loom::store_lanes(&dst[dst_stride_0 * (x_cells + 5) + dst_stride_1 * y +
+                            z_lanes], dst_lanes_5);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                            dst[dst_stride_0 * (x_cells + 5) + dst_stride_1 * y +
+                                    (z_lanes + lane)] = dst_lanes_5[lane];
+                        }
+                    }
+                }
+                float src_lanes_21[6];
+                loom::load_lanes<4>(src_lanes_21 + 1,
+                        &src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y - 1) + z_lanes]);
+                src_lanes_21[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_21[0] =
+                            src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_21[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_21[5] =
+                            src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_22[6];
+                loom::load_lanes<4>(src_lanes_22 + 1,
+                        &src[src_stride_0 * (x_cells + 7) + src_stride_1 * y + z_lanes]);
+                src_lanes_22[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_22[0] =
+                            src[src_stride_0 * (x_cells + 7) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_22[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_22[5] =
+                            src[src_stride_0 * (x_cells + 7) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_23[6];
+                loom::load_lanes<4>(src_lanes_23 + 1,
+                        &src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y + 1) + z_lanes]);
+                src_lanes_23[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_23[0] =
+                            src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_23[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_23[5] =
+                            src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes_6[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_6[lane] = dst_lanes_6_sum[lane] + 2.75f * src_lanes_21[lane] +
+                            2.875f * src_lanes_21[lane + 1] + 3.0f * src_lanes_21[lane + 2] +
+                            3.125f * src_lanes_22[lane] + 3.25f * src_lanes_22[lane + 1] +
+                            3.375f * src_lanes_22[lane + 2] + 3.5f * src_lanes_23[lane] +
+                            3.625f * src_lanes_23[lane + 1] + 3.75f * src_lanes_23[lane + 2];
+                    dst_lanes_7_sum[lane] = dst_lanes_7_sum[lane] + 1.625f * src_lanes_21[lane] +
+                            1.75f * src_lanes_21[lane + 1] + 1.875f * src_lanes_21[lane + 2] +
+                            2.0f * src_lanes_22[lane] + 2.125f * src_lanes_22[lane + 1] +
+                            2.25f * src_lanes_22[lane + 2] + 2.375f * src_lanes_23[lane] +
+                            2.5f * src_lanes_23[lane + 1] + 2.625f * src_lanes_23[lane + 2];
+                }
+                if (z_whole) {
+                    loom::store_lanes(&dst[dst_stride_0 * (x_cells + 6) + dst_stride_1 * y +
+                            z_lanes], dst_lanes_6);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                            dst[dst_stride_0 * (x_cells + 6) + dst_stride_1 * y +
+                                    (z_lanes + lane)] = dst_lanes_6[lane];
+                        }
+                    }
+                }
+                float src_lanes_27[6];
+                loom::load_lanes<4>(src_lanes_27 + 1,
+                        &src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y - 1) + z_lanes]);
+                src_lanes_27[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_27[0] =
+                            src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_27[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_27[5] =
+                            src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_28[6];
+                loom::load_lanes<4>(src_lanes_28 + 1,
+                        &src[src_stride_0 * (x_cells + 8) + src_stride_1 * y + z_lanes]);
+                src_lanes_28[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_28[0] =
+                            src[src_stride_0 * (x_cells + 8) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_28[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_28[5] =
+                            src[src_stride_0 * (x_cells + 8) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_29[6];
+                loom::load_lanes<4>(src_lanes_29 + 1,
+                        &src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y + 1) + z_lanes]);
+                src_lanes_29[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_29[0] =
+                            src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_29[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_29[5] =
+                            src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes_7[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_7[lane] = dst_lanes_7_sum[lane] + 2.75f * src_lanes_27[lane] +
+                            2.875f * src_lanes_27[lane + 1] + 3.0f * src_lanes_27[lane + 2] +
+                            3.125f * src_lanes_28[lane] + 3.25f * src_lanes_28[lane + 1] +
+                            3.375f * src_lanes_28[lane + 2] + 3.5f * src_lanes_29[lane] +
+                            3.625f * src_lanes_29[lane + 1] + 3.75f * src_lanes_29[lane + 2];
+                }
+                if (z_whole) {
+                    loom::store_lanes(&dst[dst_stride_0 * (x_cells + 7) + dst_stride_1 * y +
+                            z_lanes], dst_lanes_7);
+                } else {
+                    #pragma unroll
+                    for (int lane = 0; lane < 4; ++lane) {
+                        if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
+                            dst[dst_stride_0 * (x_cells + 7) + dst_stride_1 * y +
+                                    (z_lanes + lane)] = dst_lanes_7[lane];
+                        }
+                    }
+                }
             } else {
+                float dst_lanes_sum[4];
+                float src_lanes_24[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_24[k] = 0.0f;
@@ -35,22 +799,19 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_24[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_24[0] =
-                        src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y - 1) + z_lanes - 1];
-            }
-            src_lanes_24[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_24[5] =
-                        src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y - 1) + z_lanes + 4];
-            }
-            float src_lanes_25[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_25 + 1,
-                        &src[src_stride_0 * (x_cells - 1) + src_stride_1 * y + z_lanes]);
-            } else {
+                src_lanes_24[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_24[0] =
+                            src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_24[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_24[5] =
+                            src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_25[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_25[k] = 0.0f;
@@ -60,22 +821,17 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_25[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_25[0] =
-                        src[src_stride_0 * (x_cells - 1) + src_stride_1 * y + z_lanes - 1];
-            }
-            src_lanes_25[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_25[5] =
-                        src[src_stride_0 * (x_cells - 1) + src_stride_1 * y + z_lanes + 4];
-            }
-            float src_lanes_26[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_26 + 1,
-                        &src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) + z_lanes]);
-            } else {
+                src_lanes_25[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_25[0] =
+                            src[src_stride_0 * (x_cells - 1) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_25[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_25[5] =
+                            src[src_stride_0 * (x_cells - 1) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_26[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_26[k] = 0.0f;
@@ -85,41 +841,38 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_26[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_26[0] =
-                        src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) + z_lanes - 1];
-            }
-            src_lanes_26[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_26[5] =
-                        src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) + z_lanes + 4];
-            }
-            #pragma unroll
-            for (int lane = 0; lane < 4; ++lane) {
-                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
-                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
-                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
-                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
-                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
-                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
-                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
-                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
-                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
-                //     3.75f * src[1, 1, 1]
-                dst_lanes_sum[lane] = 0.5f * src_lanes_24[lane] + 0.625f * src_lanes_24[lane + 1] +
-                        0.75f * src_lanes_24[lane + 2] + 0.875f * src_lanes_25[lane] +
-                        src_lanes_25[lane + 1] + 1.125f * src_lanes_25[lane + 2] +
-                        1.25f * src_lanes_26[lane] + 1.375f * src_lanes_26[lane + 1] +
-                        1.5f * src_lanes_26[lane + 2];
-            }
-            float dst_lanes_1_sum[4];
-            float src_lanes[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes + 1,
-                        &src[src_stride_0 * x_cells + src_stride_1 * (y - 1) + z_lanes]);
-            } else {
+                src_lanes_26[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_26[0] =
+                            src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_26[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_26[5] =
+                            src[src_stride_0 * (x_cells - 1) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_sum[lane] = 0.5f * src_lanes_24[lane] +
+                            0.625f * src_lanes_24[lane + 1] + 0.75f * src_lanes_24[lane + 2] +
+                            0.875f * src_lanes_25[lane] + src_lanes_25[lane + 1] +
+                            1.125f * src_lanes_25[lane + 2] + 1.25f * src_lanes_26[lane] +
+                            1.375f * src_lanes_26[lane + 1] + 1.5f * src_lanes_26[lane + 2];
+                }
+                float dst_lanes_1_sum[4];
+                float src_lanes[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes[k] = 0.0f;
@@ -129,20 +882,17 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes[0] = src[src_stride_0 * x_cells + src_stride_1 * (y - 1) + z_lanes - 1];
-            }
-            src_lanes[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes[5] = src[src_stride_0 * x_cells + src_stride_1 * (y - 1) + z_lanes + 4];
-            }
-            float src_lanes_1[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_1 + 1,
-                        &src[src_stride_0 * x_cells + src_stride_1 * y + z_lanes]);
-            } else {
+                src_lanes[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes[0] =
+                            src[src_stride_0 * x_cells + src_stride_1 * (y - 1) + z_lanes - 1];
+                }
+                src_lanes[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes[5] =
+                            src[src_stride_0 * x_cells + src_stride_1 * (y - 1) + z_lanes + 4];
+                }
+                float src_lanes_1[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_1[k] = 0.0f;
@@ -151,20 +901,15 @@ extern "C" __global__ void twenty_seven_point(
                                 src[src_stride_0 * x_cells + src_stride_1 * y + (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_1[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_1[0] = src[src_stride_0 * x_cells + src_stride_1 * y + z_lanes - 1];
-            }
-            src_lanes_1[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_1[5] = src[src_stride_0 * x_cells + src_stride_1 * y + z_lanes + 4];
-            }
-            float src_lanes_2[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_2 + 1,
-                        &src[src_stride_0 * x_cells + src_stride_1 * (y + 1) + z_lanes]);
-            } else {
+                src_lanes_1[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_1[0] = src[src_stride_0 * x_cells + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_1[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_1[5] = src[src_stride_0 * x_cells + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_2[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_2[k] = 0.0f;
@@ -174,44 +919,41 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_2[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_2[0] = src[src_stride_0 * x_cells + src_stride_1 * (y + 1) + z_lanes - 1];
-            }
-            src_lanes_2[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_2[5] = src[src_stride_0 * x_cells + src_stride_1 * (y + 1) + z_lanes + 4];
-            }
-            #pragma unroll
-            for (int lane = 0; lane < 4; ++lane) {
-                dst_lanes_sum[lane] = dst_lanes_sum[lane] + 1.625f * src_lanes[lane] +
-                        1.75f * src_lanes[lane + 1] + 1.875f * src_lanes[lane + 2] +
-                        2.0f * src_lanes_1[lane] + 2.125f * src_lanes_1[lane + 1] +
-                        2.25f * src_lanes_1[lane + 2] + 2.375f * src_lanes_2[lane] +
-                        2.5f * src_lanes_2[lane + 1] + 2.625f * src_lanes_2[lane + 2];
-                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
-                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
-                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
-                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
-                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
-                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
-                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
-                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
-                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
-                //     3.75f * src[1, 1, 1]
-                dst_lanes_1_sum[lane] = 0.5f * src_lanes[lane] + 0.625f * src_lanes[lane + 1] +
-                        0.75f * src_lanes[lane + 2] + 0.875f * src_lanes_1[lane] +
-                        src_lanes_1[lane + 1] + 1.125f * src_lanes_1[lane + 2] +
-                        1.25f * src_lanes_2[lane] + 1.375f * src_lanes_2[lane + 1] +
-                        1.5f * src_lanes_2[lane + 2];
-            }
-            float dst_lanes_2_sum[4];
-            float src_lanes_3[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_3 + 1,
-                        &src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y - 1) + z_lanes]);
-            } else {
+                src_lanes_2[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_2[0] =
+                            src[src_stride_0 * x_cells + src_stride_1 * (y + 1) + z_lanes - 1];
+                }
+                src_lanes_2[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_2[5] =
+                            src[src_stride_0 * x_cells + src_stride_1 * (y + 1) + z_lanes + 4];
+                }
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_sum[lane] = dst_lanes_sum[lane] + 1.625f * src_lanes[lane] +
+                            1.75f * src_lanes[lane + 1] + 1.875f * src_lanes[lane + 2] +
+                            2.0f * src_lanes_1[lane] + 2.125f * src_lanes_1[lane + 1] +
+                            2.25f * src_lanes_1[lane + 2] + 2.375f * src_lanes_2[lane] +
+                            2.5f * src_lanes_2[lane + 1] + 2.625f * src_lanes_2[lane + 2];
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_1_sum[lane] = 0.5f * src_lanes[lane] + 0.625f * src_lanes[lane + 1] +
+                            0.75f * src_lanes[lane + 2] + 0.875f * src_lanes_1[lane] +
+                            src_lanes_1[lane + 1] + 1.125f * src_lanes_1[lane + 2] +
+                            1.25f * src_lanes_2[lane] + 1.375f * src_lanes_2[lane + 1] +
+                            1.5f * src_lanes_2[lane + 2];
+                }
+                float dst_lanes_2_sum[4];
+                float src_lanes_3[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_3[k] = 0.0f;
@@ -221,22 +963,19 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_3[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_3[0] =
-                        src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y - 1) + z_lanes - 1];
-            }
-            src_lanes_3[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_3[5] =
-                        src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y - 1) + z_lanes + 4];
-            }
-            float src_lanes_4[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_4 + 1,
-                        &src[src_stride_0 * (x_cells + 1) + src_stride_1 * y + z_lanes]);
-            } else {
+                src_lanes_3[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_3[0] =
+                            src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_3[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_3[5] =
+                            src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_4[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_4[k] = 0.0f;
@@ -246,20 +985,17 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_4[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_4[0] = src[src_stride_0 * (x_cells + 1) + src_stride_1 * y + z_lanes - 1];
-            }
-            src_lanes_4[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_4[5] = src[src_stride_0 * (x_cells + 1) + src_stride_1 * y + z_lanes + 4];
-            }
-            float src_lanes_5[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_5 + 1,
-                        &src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y + 1) + z_lanes]);
-            } else {
+                src_lanes_4[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_4[0] =
+                            src[src_stride_0 * (x_cells + 1) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_4[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_4[5] =
+                            src[src_stride_0 * (x_cells + 1) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_5[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_5[k] = 0.0f;
@@ -269,50 +1005,47 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_5[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_5[0] =
-                        src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y + 1) + z_lanes - 1];
-            }
-            src_lanes_5[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_5[5] =
-                        src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y + 1) + z_lanes + 4];
-            }
-            float dst_lanes[4];
-            #pragma unroll
-            for (int lane = 0; lane < 4; ++lane) {
-                dst_lanes[lane] = dst_lanes_sum[lane] + 2.75f * src_lanes_3[lane] +
-                        2.875f * src_lanes_3[lane + 1] + 3.0f * src_lanes_3[lane + 2] +
-                        3.125f * src_lanes_4[lane] + 3.25f * src_lanes_4[lane + 1] +
-                        3.375f * src_lanes_4[lane + 2] + 3.5f * src_lanes_5[lane] +
-                        3.625f * src_lanes_5[lane + 1] + 3.75f * src_lanes_5[lane + 2];
-                dst_lanes_1_sum[lane] = dst_lanes_1_sum[lane] + 1.625f * src_lanes_3[lane] +
-                        1.75f * src_lanes_3[lane + 1] + 1.875f * src_lanes_3[lane + 2] +
-                        2.0f * src_lanes_4[lane] + 2.125f * src_lanes_4[lane + 1] +
-                        2.25f * src_lanes_4[lane + 2] + 2.375f * src_lanes_5[lane] +
-                        2.5f * src_lanes_5[lane + 1] + 2.625f * src_lanes_5[lane + 2];
-                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
-                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
-                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
-                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
-                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
-                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
-                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
-                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
-                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
-                //     3.75f * src[1, 1, 1]
-                dst_lanes_2_sum[lane] = 0.5f * src_lanes_3[lane] + 0.625f * src_lanes_3[lane + 1] +
-                        0.75f * src_lanes_3[lane + 2] + 0.875f * src_lanes_4[lane] +
-                        src_lanes_4[lane + 1] + 1.125f * src_lanes_4[lane + 2] +
-                        1.25f * src_lanes_5[lane] + 1.375f * src_lanes_5[lane + 1] +
-                        1.5f * src_lanes_5[lane + 2];
-            }
-            if (z_whole) {
-                loom::store_lanes(&dst[dst_stride_0 * x_cells + dst_stride_1 * y + z_lanes],
-                        dst_lanes);
-            } else {
+                src_lanes_5[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_5[0] =
+                            src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_5[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_5[5] =
+                            src[src_stride_0 * (x_cells + 1) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes[lane] = dst_lanes_sum[lane] + 2.75f * src_lanes_3[lane] +
+                            2.875f * src_lanes_3[lane + 1] + 3.0f * src_lanes_3[lane + 2] +
+                            3.125f * src_lanes_4[lane] + 3.25f * src_lanes_4[lane + 1] +
+                            3.375f * src_lanes_4[lane + 2] + 3.5f * src_lanes_5[lane] +
+                            3.625f * src_lanes_5[lane + 1] + 3.75f * src_lanes_5[lane + 2];
+                    dst_lanes_1_sum[lane] = dst_lanes_1_sum[lane] + 1.625f * src_lanes_3[lane] +
+                            1.75f * src_lanes_3[lane + 1] + 1.875f * src_lanes_3[lane + 2] +
+                            2.0f * src_lanes_4[lane] + 2.125f * src_lanes_4[lane + 1] +
+                            2.25f * src_lanes_4[lane + 2] + 2.375f * src_lanes_5[lane] +
+                            2.5f * src_lanes_5[lane + 1] + 2.625f * src_lanes_5[lane + 2];
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_2_sum[lane] = 0.5f * src_lanes_3[lane] +
+                            0.625f * src_lanes_3[lane + 1] + 0.75f * src_lanes_3[lane + 2] +
+                            0.875f * src_lanes_4[lane] + src_lanes_4[lane + 1] +
+                            1.125f * src_lanes_4[lane + 2] + 1.25f * src_lanes_5[lane] +
+                            1.375f * src_lanes_5[lane + 1] + 1.5f * src_lanes_5[lane + 2];
+                }
                 #pragma unroll
                 for (int lane = 0; lane < 4; ++lane) {
                     if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
@@ -320,13 +1053,8 @@ extern "C" __global__ void twenty_seven_point(
                                 dst_lanes[lane];
                     }
                 }
-            }
-            float dst_lanes_3_sum[4];
-            float src_lanes_6[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_6 + 1,
-                        &src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y - 1) + z_lanes]);
-            } else {
+                float dst_lanes_3_sum[4];
+                float src_lanes_6[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_6[k] = 0.0f;
@@ -336,22 +1064,19 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_6[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_6[0] =
-                        src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y - 1) + z_lanes - 1];
-            }
-            src_lanes_6[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_6[5] =
-                        src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y - 1) + z_lanes + 4];
-            }
-            float src_lanes_7[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_7 + 1,
-                        &src[src_stride_0 * (x_cells + 2) + src_stride_1 * y + z_lanes]);
-            } else {
+                src_lanes_6[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_6[0] =
+                            src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_6[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_6[5] =
+                            src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_7[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_7[k] = 0.0f;
@@ -361,20 +1086,17 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_7[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_7[0] = src[src_stride_0 * (x_cells + 2) + src_stride_1 * y + z_lanes - 1];
-            }
-            src_lanes_7[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_7[5] = src[src_stride_0 * (x_cells + 2) + src_stride_1 * y + z_lanes + 4];
-            }
-            float src_lanes_8[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_8 + 1,
-                        &src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y + 1) + z_lanes]);
-            } else {
+                src_lanes_7[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_7[0] =
+                            src[src_stride_0 * (x_cells + 2) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_7[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_7[5] =
+                            src[src_stride_0 * (x_cells + 2) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_8[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_8[k] = 0.0f;
@@ -384,50 +1106,47 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_8[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_8[0] =
-                        src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y + 1) + z_lanes - 1];
-            }
-            src_lanes_8[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_8[5] =
-                        src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y + 1) + z_lanes + 4];
-            }
-            float dst_lanes_1[4];
-            #pragma unroll
-            for (int lane = 0; lane < 4; ++lane) {
-                dst_lanes_1[lane] = dst_lanes_1_sum[lane] + 2.75f * src_lanes_6[lane] +
-                        2.875f * src_lanes_6[lane + 1] + 3.0f * src_lanes_6[lane + 2] +
-                        3.125f * src_lanes_7[lane] + 3.25f * src_lanes_7[lane + 1] +
-                        3.375f * src_lanes_7[lane + 2] + 3.5f * src_lanes_8[lane] +
-                        3.625f * src_lanes_8[lane + 1] + 3.75f * src_lanes_8[lane + 2];
-                dst_lanes_2_sum[lane] = dst_lanes_2_sum[lane] + 1.625f * src_lanes_6[lane] +
-                        1.75f * src_lanes_6[lane + 1] + 1.875f * src_lanes_6[lane + 2] +
-                        2.0f * src_lanes_7[lane] + 2.125f * src_lanes_7[lane + 1] +
-                        2.25f * src_lanes_7[lane + 2] + 2.375f * src_lanes_8[lane] +
-                        2.5f * src_lanes_8[lane + 1] + 2.625f * src_lanes_8[lane + 2];
-                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
-                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
-                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
-                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
-                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
-                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
-                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
-                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
-                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
-                //     3.75f * src[1, 1, 1]
-                dst_lanes_3_sum[lane] = 0.5f * src_lanes_6[lane] + 0.625f * src_lanes_6[lane + 1] +
-                        0.75f * src_lanes_6[lane + 2] + 0.875f * src_lanes_7[lane] +
-                        src_lanes_7[lane + 1] + 1.125f * src_lanes_7[lane + 2] +
-                        1.25f * src_lanes_8[lane] + 1.375f * src_lanes_8[lane + 1] +
-                        1.5f * src_lanes_8[lane + 2];
-            }
-            if (z_whole) {
-                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 1) + dst_stride_1 * y + z_lanes],
-                        dst_lanes_1);
-            } else {
+                src_lanes_8[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_8[0] =
+                            src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_8[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_8[5] =
+                            src[src_stride_0 * (x_cells + 2) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes_1[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_1[lane] = dst_lanes_1_sum[lane] + 2.75f * src_lanes_6[lane] +
+                            2.875f * src_lanes_6[lane + 1] + 3.0f * src_lanes_6[lane + 2] +
+                            3.125f * src_lanes_7[lane] + 3.25f * src_lanes_7[lane + 1] +
+                            3.375f * src_lanes_7[lane + 2] + 3.5f * src_lanes_8[lane] +
+                            3.625f * src_lanes_8[lane + 1] + 3.75f * src_lanes_8[lane + 2];
+                    dst_lanes_2_sum[lane] = dst_lanes_2_sum[lane] + 1.625f * src_lanes_6[lane] +
+                            1.75f * src_lanes_6[lane + 1] + 1.875f * src_lanes_6[lane + 2] +
+                            2.0f * src_lanes_7[lane] + 2.125f * src_lanes_7[lane + 1] +
+                            2.25f * src_lanes_7[lane + 2] + 2.375f * src_lanes_8[lane] +
+                            2.5f * src_lanes_8[lane + 1] + 2.625f * src_lanes_8[lane + 2];
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_3_sum[lane] = 0.5f * src_lanes_6[lane] +
+                            0.625f * src_lanes_6[lane + 1] + 0.75f * src_lanes_6[lane + 2] +
+                            0.875f * src_lanes_7[lane] + src_lanes_7[lane + 1] +
+                            1.125f * src_lanes_7[lane + 2] + 1.25f * src_lanes_8[lane] +
+                            1.375f * src_lanes_8[lane + 1] + 1.5f * src_lanes_8[lane + 2];
+                }
                 #pragma unroll
                 for (int lane = 0; lane < 4; ++lane) {
                     if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
@@ -435,13 +1154,8 @@ extern "C" __global__ void twenty_seven_point(
                                 dst_lanes_1[lane];
                     }
                 }
-            }
-            float dst_lanes_4_sum[4];
-            float src_lanes_9[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_9 + 1,
-                        &src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y - 1) + z_lanes]);
-            } else {
+                float dst_lanes_4_sum[4];
+                float src_lanes_9[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_9[k] = 0.0f;
@@ -451,22 +1165,19 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_9[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_9[0] =
-                        src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y - 1) + z_lanes - 1];
-            }
-            src_lanes_9[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_9[5] =
-                        src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y - 1) + z_lanes + 4];
-            }
-            float src_lanes_10[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_10 + 1,
-                        &src[src_stride_0 * (x_cells + 3) + src_stride_1 * y + z_lanes]);
-            } else {
+                src_lanes_9[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_9[0] =
+                            src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_9[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_9[5] =
+                            src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_10[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_10[k] = 0.0f;
@@ -476,22 +1187,17 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_10[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_10[0] =
-                        src[src_stride_0 * (x_cells + 3) + src_stride_1 * y + z_lanes - 1];
-            }
-            src_lanes_10[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_10[5] =
-                        src[src_stride_0 * (x_cells + 3) + src_stride_1 * y + z_lanes + 4];
-            }
-            float src_lanes_11[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_11 + 1,
-                        &src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y + 1) + z_lanes]);
-            } else {
+                src_lanes_10[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_10[0] =
+                            src[src_stride_0 * (x_cells + 3) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_10[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_10[5] =
+                            src[src_stride_0 * (x_cells + 3) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_11[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_11[k] = 0.0f;
@@ -501,50 +1207,47 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_11[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_11[0] =
-                        src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y + 1) + z_lanes - 1];
-            }
-            src_lanes_11[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_11[5] =
-                        src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y + 1) + z_lanes + 4];
-            }
-            float dst_lanes_2[4];
-            #pragma unroll
-            for (int lane = 0; lane < 4; ++lane) {
-                dst_lanes_2[lane] = dst_lanes_2_sum[lane] + 2.75f * src_lanes_9[lane] +
-                        2.875f * src_lanes_9[lane + 1] + 3.0f * src_lanes_9[lane + 2] +
-                        3.125f * src_lanes_10[lane] + 3.25f * src_lanes_10[lane + 1] +
-                        3.375f * src_lanes_10[lane + 2] + 3.5f * src_lanes_11[lane] +
-                        3.625f * src_lanes_11[lane + 1] + 3.75f * src_lanes_11[lane + 2];
-                dst_lanes_3_sum[lane] = dst_lanes_3_sum[lane] + 1.625f * src_lanes_9[lane] +
-                        1.75f * src_lanes_9[lane + 1] + 1.875f * src_lanes_9[lane + 2] +
-                        2.0f * src_lanes_10[lane] + 2.125f * src_lanes_10[lane + 1] +
-                        2.25f * src_lanes_10[lane + 2] + 2.375f * src_lanes_11[lane] +
-                        2.5f * src_lanes_11[lane + 1] + 2.625f * src_lanes_11[lane + 2];
-                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
-                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
-                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
-                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
-                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
-                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
-                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
-                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
-                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
-                //     3.75f * src[1, 1, 1]
-                dst_lanes_4_sum[lane] = 0.5f * src_lanes_9[lane] + 0.625f * src_lanes_9[lane + 1] +
-                        0.75f * src_lanes_9[lane + 2] + 0.875f * src_lanes_10[lane] +
-                        src_lanes_10[lane + 1] + 1.125f * src_lanes_10[lane + 2] +
-                        1.25f * src_lanes_11[lane] + 1.375f * src_lanes_11[lane + 1] +
-                        1.5f * src_lanes_11[lane + 2];
-            }
-            if (z_whole) {
-                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 2) + dst_stride_1 * y + z_lanes],
-                        dst_lanes_2);
-            } else {
+                src_lanes_11[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_11[0] =
+                            src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_11[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_11[5] =
+                            src[src_stride_0 * (x_cells + 3) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes_2[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_2[lane] = dst_lanes_2_sum[lane] + 2.75f * src_lanes_9[lane] +
+                            2.875f * src_lanes_9[lane + 1] + 3.0f * src_lanes_9[lane + 2] +
+                            3.125f * src_lanes_10[lane] + 3.25f * src_lanes_10[lane + 1] +
+                            3.375f * src_lanes_10[lane + 2] + 3.5f * src_lanes_11[lane] +
+                            3.625f * src_lanes_11[lane + 1] + 3.75f * src_lanes_11[lane + 2];
+                    dst_lanes_3_sum[lane] = dst_lanes_3_sum[lane] + 1.625f * src_lanes_9[lane] +
+                            1.75f * src_lanes_9[lane + 1] + 1.875f * src_lanes_9[lane + 2] +
+                            2.0f * src_lanes_10[lane] + 2.125f * src_lanes_10[lane + 1] +
+                            2.25f * src_lanes_10[lane + 2] + 2.375f * src_lanes_11[lane] +
+                            2.5f * src_lanes_11[lane + 1] + 2.625f * src_lanes_11[lane + 2];
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_4_sum[lane] = 0.5f * src_lanes_9[lane] +
+                            0.625f * src_lanes_9[lane + 1] + 0.75f * src_lanes_9[lane + 2] +
+                            0.875f * src_lanes_10[lane] + src_lanes_10[lane + 1] +
+                            1.125f * src_lanes_10[lane + 2] + 1.25f * src_lanes_11[lane] +
+                            1.375f * src_lanes_11[lane + 1] + 1.5f * src_lanes_11[lane + 2];
+                }
                 #pragma unroll
                 for (int lane = 0; lane < 4; ++lane) {
                     if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
@@ -552,13 +1255,8 @@ extern "C" __global__ void twenty_seven_point(
                                 dst_lanes_2[lane];
                     }
                 }
-            }
-            float dst_lanes_5_sum[4];
-            float src_lanes_12[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_12 + 1,
-                        &src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) + z_lanes]);
-            } else {
+                float dst_lanes_5_sum[4];
+                float src_lanes_12[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_12[k] = 0.0f;
@@ -568,22 +1266,19 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_12[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_12[0] =
-                        src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) + z_lanes - 1];
-            }
-            src_lanes_12[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_12[5] =
-                        src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) + z_lanes + 4];
-            }
-            float src_lanes_13[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_13 + 1,
-                        &src[src_stride_0 * (x_cells + 4) + src_stride_1 * y + z_lanes]);
-            } else {
+                src_lanes_12[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_12[0] =
+                            src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_12[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_12[5] =
+                            src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_13[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_13[k] = 0.0f;
@@ -593,22 +1288,17 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_13[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_13[0] =
-                        src[src_stride_0 * (x_cells + 4) + src_stride_1 * y + z_lanes - 1];
-            }
-            src_lanes_13[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_13[5] =
-                        src[src_stride_0 * (x_cells + 4) + src_stride_1 * y + z_lanes + 4];
-            }
-            float src_lanes_14[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_14 + 1,
-                        &src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) + z_lanes]);
-            } else {
+                src_lanes_13[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_13[0] =
+                            src[src_stride_0 * (x_cells + 4) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_13[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_13[5] =
+                            src[src_stride_0 * (x_cells + 4) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_14[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_14[k] = 0.0f;
@@ -618,50 +1308,47 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_14[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_14[0] =
-                        src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) + z_lanes - 1];
-            }
-            src_lanes_14[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_14[5] =
-                        src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) + z_lanes + 4];
-            }
-            float dst_lanes_3[4];
-            #pragma unroll
-            for (int lane = 0; lane < 4; ++lane) {
-                dst_lanes_3[lane] = dst_lanes_3_sum[lane] + 2.75f * src_lanes_12[lane] +
-                        2.875f * src_lanes_12[lane + 1] + 3.0f * src_lanes_12[lane + 2] +
-                        3.125f * src_lanes_13[lane] + 3.25f * src_lanes_13[lane + 1] +
-                        3.375f * src_lanes_13[lane + 2] + 3.5f * src_lanes_14[lane] +
-                        3.625f * src_lanes_14[lane + 1] + 3.75f * src_lanes_14[lane + 2];
-                dst_lanes_4_sum[lane] = dst_lanes_4_sum[lane] + 1.625f * src_lanes_12[lane] +
-                        1.75f * src_lanes_12[lane + 1] + 1.875f * src_lanes_12[lane + 2] +
-                        2.0f * src_lanes_13[lane] + 2.125f * src_lanes_13[lane + 1] +
-                        2.25f * src_lanes_13[lane + 2] + 2.375f * src_lanes_14[lane] +
-                        2.5f * src_lanes_14[lane + 1] + 2.625f * src_lanes_14[lane + 2];
-                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
-                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
-                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
-                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
-                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
-                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
-                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
-                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
-                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
-                //     3.75f * src[1, 1, 1]
-                dst_lanes_5_sum[lane] = 0.5f * src_lanes_12[lane] +
-                        0.625f * src_lanes_12[lane + 1] + 0.75f * src_lanes_12[lane + 2] +
-                        0.875f * src_lanes_13[lane] + src_lanes_13[lane + 1] +
-                        1.125f * src_lanes_13[lane + 2] + 1.25f * src_lanes_14[lane] +
-                        1.375f * src_lanes_14[lane + 1] + 1.5f * src_lanes_14[lane + 2];
-            }
-            if (z_whole) {
-                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 3) + dst_stride_1 * y + z_lanes],
-                        dst_lanes_3);
-            } else {
+                src_lanes_14[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_14[0] =
+                            src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_14[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_14[5] =
+                            src[src_stride_0 * (x_cells + 4) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes_3[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_3[lane] = dst_lanes_3_sum[lane] + 2.75f * src_lanes_12[lane] +
+                            2.875f * src_lanes_12[lane + 1] + 3.0f * src_lanes_12[lane + 2] +
+                            3.125f * src_lanes_13[lane] + 3.25f * src_lanes_13[lane + 1] +
+                            3.375f * src_lanes_13[lane + 2] + 3.5f * src_lanes_14[lane] +
+                            3.625f * src_lanes_14[lane + 1] + 3.75f * src_lanes_14[lane + 2];
+                    dst_lanes_4_sum[lane] = dst_lanes_4_sum[lane] + 1.625f * src_lanes_12[lane] +
+                            1.75f * src_lanes_12[lane + 1] + 1.875f * src_lanes_12[lane + 2] +
+                            2.0f * src_lanes_13[lane] + 2.125f * src_lanes_13[lane + 1] +
+                            2.25f * src_lanes_13[lane + 2] + 2.375f * src_lanes_14[lane] +
+                            2.5f * src_lanes_14[lane + 1] + 2.625f * src_lanes_14[lane + 2];
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_5_sum[lane] = 0.5f * src_lanes_12[lane] +
+                            0.625f * src_lanes_12[lane + 1] + 0.75f * src_lanes_12[lane + 2] +
+                            0.875f * src_lanes_13[lane] + src_lanes_13[lane + 1] +
+                            1.125f * src_lanes_13[lane + 2] + 1.25f * src_lanes_14[lane] +
+                            1.375f * src_lanes_14[lane + 1] + 1.5f * src_lanes_14[lane + 2];
+                }
                 #pragma unroll
                 for (int lane = 0; lane < 4; ++lane) {
                     if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
@@ -669,13 +1356,8 @@ extern "C" __global__ void twenty_seven_point(
                                 dst_lanes_3[lane];
                     }
                 }
-            }
-            float dst_lanes_6_sum[4];
-            float src_lanes_15[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_15 + 1,
-                        &src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y - 1) + z_lanes]);
-            } else {
+                float dst_lanes_6_sum[4];
+                float src_lanes_15[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_15[k] = 0.0f;
@@ -685,22 +1367,19 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_15[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_15[0] =
-                        src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y - 1) + z_lanes - 1];
-            }
-            src_lanes_15[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_15[5] =
-                        src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y - 1) + z_lanes + 4];
-            }
-            float src_lanes_16[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_16 + 1,
-                        &src[src_stride_0 * (x_cells + 5) + src_stride_1 * y + z_lanes]);
-            } else {
+                src_lanes_15[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_15[0] =
+                            src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_15[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_15[5] =
+                            src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_16[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_16[k] = 0.0f;
@@ -710,22 +1389,17 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_16[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_16[0] =
-                        src[src_stride_0 * (x_cells + 5) + src_stride_1 * y + z_lanes - 1];
-            }
-            src_lanes_16[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_16[5] =
-                        src[src_stride_0 * (x_cells + 5) + src_stride_1 * y + z_lanes + 4];
-            }
-            float src_lanes_17[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_17 + 1,
-                        &src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y + 1) + z_lanes]);
-            } else {
+                src_lanes_16[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_16[0] =
+                            src[src_stride_0 * (x_cells + 5) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_16[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_16[5] =
+                            src[src_stride_0 * (x_cells + 5) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_17[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_17[k] = 0.0f;
@@ -735,50 +1409,47 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_17[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_17[0] =
-                        src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y + 1) + z_lanes - 1];
-            }
-            src_lanes_17[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_17[5] =
-                        src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y + 1) + z_lanes + 4];
-            }
-            float dst_lanes_4[4];
-            #pragma unroll
-            for (int lane = 0; lane < 4; ++lane) {
-                dst_lanes_4[lane] = dst_lanes_4_sum[lane] + 2.75f * src_lanes_15[lane] +
-                        2.875f * src_lanes_15[lane + 1] + 3.0f * src_lanes_15[lane + 2] +
-                        3.125f * src_lanes_16[lane] + 3.25f * src_lanes_16[lane + 1] +
-                        3.375f * src_lanes_16[lane + 2] + 3.5f * src_lanes_17[lane] +
-                        3.625f * src_lanes_17[lane + 1] + 3.75f * src_lanes_17[lane + 2];
-                dst_lanes_5_sum[lane] = dst_lanes_5_sum[lane] + 1.625f * src_lanes_15[lane] +
-                        1.75f * src_lanes_15[lane + 1] + 1.875f * src_lanes_15[lane + 2] +
-                        2.0f * src_lanes_16[lane] + 2.125f * src_lanes_16[lane + 1] +
-                        2.25f * src_lanes_16[lane + 2] + 2.375f * src_lanes_17[lane] +
-                        2.5f * src_lanes_17[lane + 1] + 2.625f * src_lanes_17[lane + 2];
-                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
-                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
-                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
-                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
-                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
-                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
-                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
-                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
-                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
-                //     3.75f * src[1, 1, 1]
-                dst_lanes_6_sum[lane] = 0.5f * src_lanes_15[lane] +
-                        0.625f * src_lanes_15[lane + 1] + 0.75f * src_lanes_15[lane + 2] +
-                        0.875f * src_lanes_16[lane] + src_lanes_16[lane + 1] +
-                        1.125f * src_lanes_16[lane + 2] + 1.25f * src_lanes_17[lane] +
-                        1.375f * src_lanes_17[lane + 1] + 1.5f * src_lanes_17[lane + 2];
-            }
-            if (z_whole) {
-                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 4) + dst_stride_1 * y + z_lanes],
-                        dst_lanes_4);
-            } else {
+                src_lanes_17[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_17[0] =
+                            src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_17[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_17[5] =
+                            src[src_stride_0 * (x_cells + 5) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes_4[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_4[lane] = dst_lanes_4_sum[lane] + 2.75f * src_lanes_15[lane] +
+                            2.875f * src_lanes_15[lane + 1] + 3.0f * src_lanes_15[lane + 2] +
+                            3.125f * src_lanes_16[lane] + 3.25f * src_lanes_16[lane + 1] +
+                            3.375f * src_lanes_16[lane + 2] + 3.5f * src_lanes_17[lane] +
+                            3.625f * src_lanes_17[lane + 1] + 3.75f * src_lanes_17[lane + 2];
+                    dst_lanes_5_sum[lane] = dst_lanes_5_sum[lane] + 1.625f * src_lanes_15[lane] +
+                            1.75f * src_lanes_15[lane + 1] + 1.875f * src_lanes_15[lane + 2] +
+                            2.0f * src_lanes_16[lane] + 2.125f * src_lanes_16[lane + 1] +
+                            2.25f * src_lanes_16[lane + 2] + 2.375f * src_lanes_17[lane] +
+                            2.5f * src_lanes_17[lane + 1] + 2.625f * src_lanes_17[lane + 2];
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_6_sum[lane] = 0.5f * src_lanes_15[lane] +
+                            0.625f * src_lanes_15[lane + 1] + 0.75f * src_lanes_15[lane + 2] +
+                            0.875f * src_lanes_16[lane] + src_lanes_16[lane + 1] +
+                            1.125f * src_lanes_16[lane + 2] + 1.25f * src_lanes_17[lane] +
+                            1.375f * src_lanes_17[lane + 1] + 1.5f * src_lanes_17[lane + 2];
+                }
                 #pragma unroll
                 for (int lane = 0; lane < 4; ++lane) {
                     if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
@@ -786,13 +1457,8 @@ extern "C" __global__ void twenty_seven_point(
                                 dst_lanes_4[lane];
                     }
                 }
-            }
-            float dst_lanes_7_sum[4];
-            float src_lanes_18[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_18 + 1,
-                        &src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y - 1) + z_lanes]);
-            } else {
+                float dst_lanes_7_sum[4];
+                float src_lanes_18[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_18[k] = 0.0f;
@@ -802,22 +1468,19 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_18[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_18[0] =
-                        src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y - 1) + z_lanes - 1];
-            }
-            src_lanes_18[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_18[5] =
-                        src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y - 1) + z_lanes + 4];
-            }
-            float src_lanes_19[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_19 + 1,
-                        &src[src_stride_0 * (x_cells + 6) + src_stride_1 * y + z_lanes]);
-            } else {
+                src_lanes_18[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_18[0] =
+                            src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_18[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_18[5] =
+                            src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_19[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_19[k] = 0.0f;
@@ -827,22 +1490,17 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_19[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_19[0] =
-                        src[src_stride_0 * (x_cells + 6) + src_stride_1 * y + z_lanes - 1];
-            }
-            src_lanes_19[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_19[5] =
-                        src[src_stride_0 * (x_cells + 6) + src_stride_1 * y + z_lanes + 4];
-            }
-            float src_lanes_20[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_20 + 1,
-                        &src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y + 1) + z_lanes]);
-            } else {
+                src_lanes_19[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_19[0] =
+                            src[src_stride_0 * (x_cells + 6) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_19[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_19[5] =
+                            src[src_stride_0 * (x_cells + 6) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_20[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_20[k] = 0.0f;
@@ -852,50 +1510,47 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_20[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_20[0] =
-                        src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y + 1) + z_lanes - 1];
-            }
-            src_lanes_20[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_20[5] =
-                        src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y + 1) + z_lanes + 4];
-            }
-            float dst_lanes_5[4];
-            #pragma unroll
-            for (int lane = 0; lane < 4; ++lane) {
-                dst_lanes_5[lane] = dst_lanes_5_sum[lane] + 2.75f * src_lanes_18[lane] +
-                        2.875f * src_lanes_18[lane + 1] + 3.0f * src_lanes_18[lane + 2] +
-                        3.125f * src_lanes_19[lane] + 3.25f * src_lanes_19[lane + 1] +
-                        3.375f * src_lanes_19[lane + 2] + 3.5f * src_lanes_20[lane] +
-                        3.625f * src_lanes_20[lane + 1] + 3.75f * src_lanes_20[lane + 2];
-                dst_lanes_6_sum[lane] = dst_lanes_6_sum[lane] + 1.625f * src_lanes_18[lane] +
-                        1.75f * src_lanes_18[lane + 1] + 1.875f * src_lanes_18[lane + 2] +
-                        2.0f * src_lanes_19[lane] + 2.125f * src_lanes_19[lane + 1] +
-                        2.25f * src_lanes_19[lane + 2] + 2.375f * src_lanes_20[lane] +
-                        2.5f * src_lanes_20[lane + 1] + 2.625f * src_lanes_20[lane + 2];
-                // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
-                //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
-                //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] + 1.375f * src[-1, 1, 0] +
-                //     1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] + 1.75f * src[0, -1, 0] +
-                //     1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] + 2.125f * src[0, 0, 0] +
-                //     2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] + 2.5f * src[0, 1, 0] +
-                //     2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] + 2.875f * src[1, -1, 0] +
-                //     3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] + 3.25f * src[1, 0, 0] +
-                //     3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] + 3.625f * src[1, 1, 0] +
-                //     3.75f * src[1, 1, 1]
-                dst_lanes_7_sum[lane] = 0.5f * src_lanes_18[lane] +
-                        0.625f * src_lanes_18[lane + 1] + 0.75f * src_lanes_18[lane + 2] +
-                        0.875f * src_lanes_19[lane] + src_lanes_19[lane + 1] +
-                        1.125f * src_lanes_19[lane + 2] + 1.25f * src_lanes_20[lane] +
-                        1.375f * src_lanes_20[lane + 1] + 1.5f * src_lanes_20[lane + 2];
-            }
-            if (z_whole) {
-                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 5) + dst_stride_1 * y + z_lanes],
-                        dst_lanes_5);
-            } else {
+                src_lanes_20[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_20[0] =
+                            src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_20[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_20[5] =
+                            src[src_stride_0 * (x_cells + 6) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes_5[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_5[lane] = dst_lanes_5_sum[lane] + 2.75f * src_lanes_18[lane] +
+                            2.875f * src_lanes_18[lane + 1] + 3.0f * src_lanes_18[lane + 2] +
+                            3.125f * src_lanes_19[lane] + 3.25f * src_lanes_19[lane + 1] +
+                            3.375f * src_lanes_19[lane + 2] + 3.5f * src_lanes_20[lane] +
+                            3.625f * src_lanes_20[lane + 1] + 3.75f * src_lanes_20[lane + 2];
+                    dst_lanes_6_sum[lane] = dst_lanes_6_sum[lane] + 1.625f * src_lanes_18[lane] +
+                            1.75f * src_lanes_18[lane + 1] + 1.875f * src_lanes_18[lane + 2] +
+                            2.0f * src_lanes_19[lane] + 2.125f * src_lanes_19[lane + 1] +
+                            2.25f * src_lanes_19[lane + 2] + 2.375f * src_lanes_20[lane] +
+                            2.5f * src_lanes_20[lane + 1] + 2.625f * src_lanes_20[lane + 2];
+                    // dst[0, 0, 0] = 0.5f * src[-1, -1, -1] + 0.625f * src[-1, -1, 0] +
+                    //     0.75f * src[-1, -1, 1] + 0.875f * src[-1, 0, -1] + 1.0f * src[-1, 0, 0] +
+                    //     1.125f * src[-1, 0, 1] + 1.25f * src[-1, 1, -1] +
+                    //     1.375f * src[-1, 1, 0] + 1.5f * src[-1, 1, 1] + 1.625f * src[0, -1, -1] +
+                    //     1.75f * src[0, -1, 0] + 1.875f * src[0, -1, 1] + 2.0f * src[0, 0, -1] +
+                    //     2.125f * src[0, 0, 0] + 2.25f * src[0, 0, 1] + 2.375f * src[0, 1, -1] +
+                    //     2.5f * src[0, 1, 0] + 2.625f * src[0, 1, 1] + 2.75f * src[1, -1, -1] +
+                    //     2.875f * src[1, -1, 0] + 3.0f * src[1, -1, 1] + 3.125f * src[1, 0, -1] +
+                    //     3.25f * src[1, 0, 0] + 3.375f * src[1, 0, 1] + 3.5f * src[1, 1, -1] +
+                    //     3.625f * src[1, 1, 0] + 3.75f * src[1, 1, 1]
+                    dst_lanes_7_sum[lane] = 0.5f * src_lanes_18[lane] +
+                            0.625f * src_lanes_18[lane + 1] + 0.75f * src_lanes_18[lane + 2] +
+                            0.875f * src_lanes_19[lane] + src_lanes_19[lane + 1] +
+                            1.125f * src_lanes_19[lane + 2] + 1.25f * src_lanes_20[lane] +
+                            1.375f * src_lanes_20[lane + 1] + 1.5f * src_lanes_20[lane + 2];
+                }
                 #pragma unroll
                 for (int lane = 0; lane < 4; ++lane) {
                     if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
@@ -903,12 +1558,7 @@ extern "C" __global__ void twenty_seven_point(
                                 dst_lanes_5[lane];
                     }
                 }
-            }
-            float src_lanes_21[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_21 + 1,
-                        &src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y - 1) + z_lanes]);
-            } else {
+                float src_lanes_21[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_21[k] = 0.0f;
@@ -918,22 +1568,19 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_21[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_21[0] =
-                        src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y - 1) + z_lanes - 1];
-            }
-            src_lanes_21[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_21[5] =
-                        src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y - 1) + z_lanes + 4];
-            }
-            float src_lanes_22[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_22 + 1,
-                        &src[src_stride_0 * (x_cells + 7) + src_stride_1 * y + z_lanes]);
-            } else {
+                src_lanes_21[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_21[0] =
+                            src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_21[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_21[5] =
+                            src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_22[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_22[k] = 0.0f;
@@ -943,22 +1590,17 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_22[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_22[0] =
-                        src[src_stride_0 * (x_cells + 7) + src_stride_1 * y + z_lanes - 1];
-            }
-            src_lanes_22[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_22[5] =
-                        src[src_stride_0 * (x_cells + 7) + src_stride_1 * y + z_lanes + 4];
-            }
-            float src_lanes_23[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_23 + 1,
-                        &src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y + 1) + z_lanes]);
-            } else {
+                src_lanes_22[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_22[0] =
+                            src[src_stride_0 * (x_cells + 7) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_22[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_22[5] =
+                            src[src_stride_0 * (x_cells + 7) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_23[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_23[k] = 0.0f;
@@ -968,35 +1610,32 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_23[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_23[0] =
-                        src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y + 1) + z_lanes - 1];
-            }
-            src_lanes_23[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_23[5] =
-                        src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y + 1) + z_lanes + 4];
-            }
-            float dst_lanes_6[4];
-            #pragma unroll
-            for (int lane = 0; lane < 4; ++lane) {
-                dst_lanes_6[lane] = dst_lanes_6_sum[lane] + 2.75f * src_lanes_21[lane] +
-                        2.875f * src_lanes_21[lane + 1] + 3.0f * src_lanes_21[lane + 2] +
-                        3.125f * src_lanes_22[lane] + 3.25f * src_lanes_22[lane + 1] +
-                        3.375f * src_lanes_22[lane + 2] + 3.5f * src_lanes_23[lane] +
-                        3.625f * src_lanes_23[lane + 1] + 3.75f * src_lanes_23[lane + 2];
-                dst_lanes_7_sum[lane] = dst_lanes_7_sum[lane] + 1.625f * src_lanes_21[lane] +
-                        1.75f * src_lanes_21[lane + 1] + 1.875f * src_lanes_21[lane + 2] +
-                        2.0f * src_lanes_22[lane] + 2.125f * src_lanes_22[lane + 1] +
-                        2.25f * src_lanes_22[lane + 2] + 2.375f * src_lanes_23[lane] +
-                        2.5f * src_lanes_23[lane + 1] + 2.625f * src_lanes_23[lane + 2];
-            }
-            if (z_whole) {
-                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 6) + dst_stride_1 * y + z_lanes],
-                        dst_lanes_6);
-            } else {
+                src_lanes_23[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_23[0] =
+                            src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_23[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_23[5] =
+                            src[src_stride_0 * (x_cells + 7) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes_6[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_6[lane] = dst_lanes_6_sum[lane] + 2.75f * src_lanes_21[lane] +
+                            2.875f * src_lanes_21[lane + 1] + 3.0f * src_lanes_21[lane + 2] +
+                            3.125f * src_lanes_22[lane] + 3.25f * src_lanes_22[lane + 1] +
+                            3.375f * src_lanes_22[lane + 2] + 3.5f * src_lanes_23[lane] +
+                            3.625f * src_lanes_23[lane + 1] + 3.75f * src_lanes_23[lane + 2];
+                    dst_lanes_7_sum[lane] = dst_lanes_7_sum[lane] + 1.625f * src_lanes_21[lane] +
+                            1.75f * src_lanes_21[lane + 1] + 1.875f * src_lanes_21[lane + 2] +
+                            2.0f * src_lanes_22[lane] + 2.125f * src_lanes_22[lane + 1] +
+                            2.25f * src_lanes_22[lane + 2] + 2.375f * src_lanes_23[lane] +
+                            2.5f * src_lanes_23[lane + 1] + 2.625f * src_lanes_23[lane + 2];
+                }
                 #pragma unroll
                 for (int lane = 0; lane < 4; ++lane) {
                     if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
@@ -1004,12 +1643,7 @@ extern "C" __global__ void twenty_seven_point(
                                 dst_lanes_6[lane];
                     }
                 }
-            }
-            float src_lanes_27[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_27 + 1,
-                        &src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y - 1) + z_lanes]);
-            } else {
+                float src_lanes_27[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_27[k] = 0.0f;
@@ -1019,22 +1653,19 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_27[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_27[0] =
-                        src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y - 1) + z_lanes - 1];
-            }
-            src_lanes_27[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_27[5] =
-                        src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y - 1) + z_lanes + 4];
-            }
-            float src_lanes_28[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_28 + 1,
-                        &src[src_stride_0 * (x_cells + 8) + src_stride_1 * y + z_lanes]);
-            } else {
+                src_lanes_27[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_27[0] =
+                            src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y - 1) + z_lanes -
+                            1];
+                }
+                src_lanes_27[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_27[5] =
+                            src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y - 1) + z_lanes +
+                            4];
+                }
+                float src_lanes_28[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_28[k] = 0.0f;
@@ -1044,22 +1675,17 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_28[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_28[0] =
-                        src[src_stride_0 * (x_cells + 8) + src_stride_1 * y + z_lanes - 1];
-            }
-            src_lanes_28[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_28[5] =
-                        src[src_stride_0 * (x_cells + 8) + src_stride_1 * y + z_lanes + 4];
-            }
-            float src_lanes_29[6];
-            if (z_rows_whole) {
-                loom::load_lanes<4>(src_lanes_29 + 1,
-                        &src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y + 1) + z_lanes]);
-            } else {
+                src_lanes_28[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_28[0] =
+                            src[src_stride_0 * (x_cells + 8) + src_stride_1 * y + z_lanes - 1];
+                }
+                src_lanes_28[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_28[5] =
+                            src[src_stride_0 * (x_cells + 8) + src_stride_1 * y + z_lanes + 4];
+                }
+                float src_lanes_29[6];
                 #pragma unroll
                 for (int k = 1; k < 5; ++k) {
                     src_lanes_29[k] = 0.0f;
@@ -1069,30 +1695,27 @@ extern "C" __global__ void twenty_seven_point(
                                 (z_lanes + k) - 1];
                     }
                 }
-            }
-            src_lanes_29[0] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
-                src_lanes_29[0] =
-                        src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y + 1) + z_lanes - 1];
-            }
-            src_lanes_29[5] = 0.0f;
-            if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
-                src_lanes_29[5] =
-                        src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y + 1) + z_lanes + 4];
-            }
-            float dst_lanes_7[4];
-            #pragma unroll
-            for (int lane = 0; lane < 4; ++lane) {
-                dst_lanes_7[lane] = dst_lanes_7_sum[lane] + 2.75f * src_lanes_27[lane] +
-                        2.875f * src_lanes_27[lane + 1] + 3.0f * src_lanes_27[lane + 2] +
-                        3.125f * src_lanes_28[lane] + 3.25f * src_lanes_28[lane + 1] +
-                        3.375f * src_lanes_28[lane + 2] + 3.5f * src_lanes_29[lane] +
-                        3.625f * src_lanes_29[lane + 1] + 3.75f * src_lanes_29[lane + 2];
-            }
-            if (z_whole) {
-                loom::store_lanes(&dst[dst_stride_0 * (x_cells + 7) + dst_stride_1 * y + z_lanes],
-                        dst_lanes_7);
-            } else {
+                src_lanes_29[0] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes - 1 >= 0 && z_lanes - 1 < size_2)) {
+                    src_lanes_29[0] =
+                            src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y + 1) + z_lanes -
+                            1];
+                }
+                src_lanes_29[5] = 0.0f;
+                if (1 < size_2 - 1 && (z_lanes + 4 >= 0 && z_lanes + 4 < size_2)) {
+                    src_lanes_29[5] =
+                            src[src_stride_0 * (x_cells + 8) + src_stride_1 * (y + 1) + z_lanes +
+                            4];
+                }
+                float dst_lanes_7[4];
+                #pragma unroll
+                for (int lane = 0; lane < 4; ++lane) {
+                    dst_lanes_7[lane] = dst_lanes_7_sum[lane] + 2.75f * src_lanes_27[lane] +
+                            2.875f * src_lanes_27[lane + 1] + 3.0f * src_lanes_27[lane + 2] +
+                            3.125f * src_lanes_28[lane] + 3.25f * src_lanes_28[lane + 1] +
+                            3.375f * src_lanes_28[lane + 2] + 3.5f * src_lanes_29[lane] +
+                            3.625f * src_lanes_29[lane + 1] + 3.75f * src_lanes_29[lane + 2];
+                }
                 #pragma unroll
                 for (int lane = 0; lane < 4; ++lane) {
                     if (z_lanes + lane >= 1 && z_lanes + lane < size_2 - 1) {
