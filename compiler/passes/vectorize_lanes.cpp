@@ -589,36 +589,50 @@ private:
             if (is_const_value(loop_->start, 0)) return c;
             return BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Lt, loop_->start, loop_->stop), c);
         };
-        // `<x>_whole`: whether the group lies inside, named once for its stores.
+        // `<x>_whole`: whether the group lies inside the range, named once for its stores (and
+        // the rows of a buffer, or of a kernel over whole rows).
         StmtList out;
         const std::string x_name = x_.as<VarNode>()->name;
         const Expr whole_group = VarNode::make(ScalarType::Bool, x_name + "_whole", VarRole::CseTemp);
         out.add(DeclareNode::make(whole_group, inside));
-        // `<x>_rows_whole`: whether the group's W elements of every row lie within the cells'
-        // reach, inside the array (every group of a 512-wide row with ghost layers, the first
-        // and last too). One branch on it for all the group's rows: each row one vector in the
-        // first, element by element in the second (a partial group, the end of a row that is
+        // `<x>_rows_whole`: whether the group's W elements of every row lie inside its array
+        // (a field of the iteration space: [0, size) along the lanes' axis; every group of a
+        // row whose length is a multiple of W, the first and last too, whatever the range, its
+        // ghost layers or slice). One branch on it for all the group's rows: each row one
+        // vector in the first copy, element by element in the second (the end of a row that is
         // no multiple of W); the neighbours before and after the vector load one by one,
         // guarded, in both. A branch between a vector and the elements on every row made the
         // warps that hold a row's first or last group run both: the 27-point box f32 on an
         // H200, 0.56 of copy with a branch per row on the group, 0.67 per row on the rows in
         // reach, 0.70 with one branch (bench/probe_kernels/probe_box27_gap.cu, bench_stencils).
-        const auto [reach_lo, reach_hi] = lane_reach();
-        const bool reach = reach_lo != 0 || reach_hi != 0;
+        std::vector<Expr> ends; // the arrays' extents along the lanes' axis
+        for (const Lanes& l : loads_) {
+            const BufferInfo& b = *l.first.as<BufferLoadNode>()->buffer;
+            const Expr end = std::size_t(loop_->axis) < b.shape.size() ? b.shape[std::size_t(loop_->axis)] : Expr();
+            if (end.defined() && !bounds_.buffers.count(b.field.get()) &&
+                std::none_of(ends.begin(), ends.end(), [&](const Expr& e) { return structurally_equal(e, end); }))
+                ends.push_back(end);
+        }
+        // Over a whole row (a pointwise kernel over [0, size)) the rows are whole where the group
+        // is: one copy, a branch per row (Either below), and a partial group runs no other copy.
+        const bool whole_rows = is_const_value(loop_->start, 0) && ends.size() == 1 && structurally_equal(ends[0], loop_->stop);
+        const bool two_copies = !ends.empty() && !whole_rows;
         Expr rows_whole = whole_group;
-        if (reach) {
+        if (two_copies) {
             rows_whole = VarNode::make(ScalarType::Bool, x_name + "_rows_whole", VarRole::CseTemp);
-            Expr from = simplify(BinaryNode::make(BinaryOp::Sub, loop_->start, idx(reach_lo)));
-            Expr c = BinaryNode::make(BinaryOp::Le, BinaryNode::make(BinaryOp::Add, x_lanes_, idx(width_)),
-                                      simplify(BinaryNode::make(BinaryOp::Add, loop_->stop, idx(reach_hi))));
-            if (!(is_const(from) && from.as<ConstNode>()->int_value <= 0))
-                c = BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, x_lanes_, from), c);
+            Expr c;
+            for (const Expr& end : ends) {
+                Expr le = BinaryNode::make(BinaryOp::Le, BinaryNode::make(BinaryOp::Add, x_lanes_, idx(width_)), end);
+                c = c.defined() ? BinaryNode::make(BinaryOp::And, c, le) : le;
+            }
+            // From a start of 0 or more the groups start at 0 or more (a multiple of W below it).
+            if (!(is_const(loop_->start) && loop_->start.as<ConstNode>()->int_value >= 0))
+                c = BinaryNode::make(BinaryOp::And, BinaryNode::make(BinaryOp::Ge, x_lanes_, idx(0)), c);
             out.add(DeclareNode::make(rows_whole, c));
         }
         // One copy of the group's statements, its rows as vectors (Vectors), element by element
-        // (Elements) or either as the group is whole or not (Either: no reach along the lanes,
-        // a pointwise kernel, whose rows have no neighbours to keep apart), with local arrays of
-        // its own (`arrays`: this copy's for each of the first's).
+        // (Elements) or either as the group is whole or not (Either), with local arrays of its
+        // own (`arrays`: this copy's for each of the first's).
         enum class Rows { Vectors, Elements, Either };
         using Arrays = std::map<const BufferInfo*, BufferPtr>;
         auto copy = [&](Rows rows, const Arrays& arrays) {
@@ -647,7 +661,7 @@ private:
                     Expr k = VarNode::make(t, "k", VarRole::LoopIndex);
                     Stmt elements = ForNode::make(k, idx(l->lo), idx(l->lo + width_), idx(1), element(k), -1, ForKind::Unrolled);
                     Stmt vector = VectorLoadNode::make(a, l->first, int(l->lo), width_);
-                    // A buffer has a shape of its own: the cells' reach says nothing of its ends.
+                    // A buffer has a shape of its own, not the iteration space's.
                     if (rows == Rows::Either || (rows == Rows::Vectors && bounds_.buffers.count(first->buffer->field.get()))) {
                         body.add(IfThenNode::make(whole_group, vector));
                         body.add(IfThenNode::make(UnaryNode::make(UnaryOp::Not, whole_group), elements));
@@ -681,6 +695,10 @@ private:
             }
             return body.build();
         };
+        if (!two_copies) {
+            out.add(copy(Rows::Either, {}));
+            return out.build();
+        }
         // The second copy's arrays: verify wants each array allocated once.
         Arrays fresh;
         for (const Segment& seg : segments) {
@@ -690,15 +708,11 @@ private:
             for (const BufferPtr& b : all)
                 if (!fresh.count(b.get())) fresh[b.get()] = std::make_shared<BufferInfo>(*b);
         }
-        if (!reach) {
-            out.add(copy(Rows::Either, {}));
-        } else {
-            // A warp that holds groups of both kinds runs both copies (a row of 510 cells, its
-            // last group), not where the partial group is alone in its warp (514 = 512 + 2
-            // ghost cells: the 129th group).
-            out.add(IfThenNode::make(rows_whole, copy(Rows::Vectors, {})));
-            out.add(IfThenNode::make(UnaryNode::make(UnaryOp::Not, rows_whole), copy(Rows::Elements, fresh)));
-        }
+        // A warp that holds groups of both kinds runs both copies (a row of 510 cells, its last
+        // group), not where the partial group is alone in its warp (514 = 512 + 2 ghost cells:
+        // the 129th group).
+        out.add(IfThenNode::make(rows_whole, copy(Rows::Vectors, {})));
+        out.add(IfThenNode::make(UnaryNode::make(UnaryOp::Not, rows_whole), copy(Rows::Elements, fresh)));
         return out.build();
     }
 
@@ -734,8 +748,9 @@ private:
 
     /// Whether `s` reads and writes only local arrays and variables (no field, no shared
     /// memory, no barrier or reduction), and does nothing that C++ leaves undefined for the
-    /// zeros a partial group's outside lanes start from (an integer division or remainder, a
-    /// float converted to an integer): the statements of a lane computed only to be dropped.
+    /// values a partial group's outside lanes start from (zeros, or whatever the rows hold
+    /// outside the range: an integer division or remainder, a float converted to an integer):
+    /// the statements of a lane computed only to be dropped.
     static bool only_local_accesses(const Stmt& s) {
         struct Check : IRVisitor {
             bool ok = true;

@@ -44,6 +44,34 @@ TEST(GpuSliceBounds, ParameterStopBeyondTheArray) {
     EXPECT_TRUE(all_poison(guard.view({8}, {4088})));
 }
 
+TEST(GpuSliceBounds, AnEmptyRangeFromParametersWithLanesReadsInsideTheArray) {
+    // Lanes of 2 doubles along y over range(p, q): with p = q = 7 on rows of 6 the range is
+    // empty, the launch checks no bounds, and the group at y 6 still runs; its rows must not
+    // be loaded as vectors (elements 6 and 7 lie past the row, past the allocation on the last
+    // row: compute-sanitizer memcheck in tools/gpu-check). Then a real range against the loop.
+    LOOM_REQUIRE_GPU();
+    auto [u, f] = fields<2>("u, f: float64[2D]");
+    Expr p = param<std::int64_t>("p"), q = param<std::int64_t>("q");
+    Kernel kernel = create_kernel(Assignment(f.center(), u[{0, 1}] + u[{0, -1}] + 0.5 * (u[{1, 0}] + u[{-1, 0}])),
+                                  sliced("gpu_slice_empty_lanes", Slice{range(1, -1), range(p, q)}));
+    ASSERT_EQ(kernel.schedule().vector_width, 2) << kernel.source();
+    ASSERT_NE(kernel.source().find("y_rows_whole = y_lanes >= 0 && y_lanes + 2 <= size_1"), std::string::npos)
+        << kernel.source();
+    KernelFunction k = kernel.compile();
+    Input<double> in = random_input<double>({4, 6}, 4002);
+    DeviceArray<double> out = poisoned<double>({4, 6});
+    k(args("u", in.device, "f", out, "p", 7, "q", 7));
+    k.synchronize();
+    EXPECT_TRUE(all_poison(out)) << "an empty range writes nothing";
+    k(args("u", in.device, "f", out, "p", 1, "q", 5));
+    k.synchronize();
+    EXPECT_TRUE(check_output(out, [&](const Index& i) {
+        if (i[0] < 1 || i[0] >= 3 || i[1] < 1 || i[1] >= 5) return Cell::untouched();
+        return Cell::of(in.host({i[0], i[1] + 1}) + in.host({i[0], i[1] - 1}) +
+                        0.5 * (in.host({i[0] + 1, i[1]}) + in.host({i[0] - 1, i[1]})));
+    }));
+}
+
 TEST(GpuSliceBounds, ManualGridTriangle) {
     LOOM_REQUIRE_GPU();
     auto f = field("f: float32[2D]");

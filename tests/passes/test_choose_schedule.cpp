@@ -128,6 +128,8 @@ TEST(KernelSchedule, PointwiseKernelsAndNarrowStencilsUseLanes) {
     Kernel wide_box_f64 = create_kernel({Assignment(vd.center(), box_f64)}, {.name = "box_f64"});
     EXPECT_EQ(wide_box_f64.schedule().vector_width, 1);
     EXPECT_EQ(wide_box_f64.schedule().stream_cells, true);
+    EXPECT_EQ(wide_box_f64.schedule().cells_per_thread, 8) << "each plane shared by 8 cells, as a rolling group's";
+    EXPECT_EQ(*wide_box_f64.schedule().block, (std::array<int, 3>{64, 4, 1}));
     // A 3D 25-point star (radius 4) reads 17 rows a cell: too many to roll.
     Expr star25 = 0.0;
     for (int a = -4; a <= 4; ++a) star25 = star25 + u[{a, 0, 0}] + u[{0, a, 0}] + u[{0, 0, a}];

@@ -234,6 +234,28 @@ TEST(VectorizeLanes, AWideGroupRolls) {
     EXPECT_EQ(whole.substr(first, store - first).find("load_lanes"), std::string::npos) << whole;
 }
 
+TEST(VectorizeLanes, RowsAreVectorsWhereTheyLieInsideTheArray) {
+    // Ghost layers of 2 along y, where the kernel reaches 1: the first group of a row (y 0 to 3,
+    // 0 and 1 ghost cells) still loads its rows as vectors, since they lie inside the array.
+    auto [u, f] = fields<2>("u, f: float32[2D]");
+    Kernel ghosts = create_kernel({Assignment(f.center(), u[{0, 1}] + u[{0, -1}] + u[{2, 0}] + u[{-2, 0}])},
+                                  {.name = "ghosts"}, {.vector_width = 4});
+    const std::string g = ghosts.source();
+    EXPECT_NE(g.find("const bool y_whole = y_lanes >= 2 && y_lanes + 4 <= size_1 - 2;"), std::string::npos) << g;
+    EXPECT_NE(g.find("const bool y_rows_whole = y_lanes + 4 <= size_1;"), std::string::npos) << g;
+    loom::test::expect_compiles_for_sm90(ghosts);
+    // From a parameter: the range [p, size_1 - 1) may be empty and the group below p still
+    // runs, where the range widened by the reach need not lie inside the array (the launch
+    // checks no bounds of an empty range): the test is the array's extent, and since p may be
+    // negative, y_lanes >= 0 too.
+    Kernel sliced = create_kernel({Assignment(f.center(), u[{0, 1}] + u[{0, -1}])},
+                                  {.name = "sliced", .iteration_slice = Slice{all(), range(param<std::int64_t>("p"), -1)}},
+                                  {.vector_width = 4});
+    const std::string sl = sliced.source();
+    EXPECT_NE(sl.find("const bool y_rows_whole = y_lanes >= 0 && y_lanes + 4 <= size_1;"), std::string::npos) << sl;
+    loom::test::expect_compiles_for_sm90(sliced);
+}
+
 TEST(VectorizeLanes, NeighboursComeOnlyFromWithinTheKernelsReach) {
     // u.at(x, y + 1) under a guard reaches past the ghost layers (0 along y here): a row's
     // neighbours load whatever the cell's conditions, so that read stays a scalar one under its
@@ -280,8 +302,8 @@ TEST(VectorizeLanes, PartialGroupsShareTheLanesUnlessACellTouchesMemoryOnItsOwn)
     EXPECT_NE(p.find("float u_lanes[4];"), std::string::npos) << p;
     EXPECT_EQ(p.find("u_lanes_1"), std::string::npos) << p;
     loom::test::expect_compiles_for_sm90(past);
-    // Outside lanes compute from zeros: an integer division there would divide by zero, so a
-    // kernel with one keeps its partial groups cell by cell.
+    // Outside lanes compute from zeros or values outside the range: an integer division there
+    // could divide by zero, so a kernel with one keeps its partial groups cell by cell.
     auto [a, b, q] = fields<3>("a, b, q: int32[2D]");
     Kernel divide = create_kernel({Assignment(q.center(), a.center() / b.center())}, {.name = "divide"}, {.vector_width = 4});
     const std::string d = divide.source();
