@@ -1,10 +1,14 @@
 // Probe (not built by CMake): what separates loom's 27-point box f32 with rolling lanes (0.56 of
 // copy on an H200) from the hand-written s27_lane4 (0.80)? Compares, on 512^3, in one run:
 // loom's kernel as printed (gen27.cuh, aligned lanes), the same with each row's neighbours
-// predicated instead of a whole/partial branch per row (gen27p.cuh), hand-written rolled plane
-// loops with loom's 27 distinct weights and its order of additions (unrolled 1, 2 or fully), and
-// s27_lane4 (symmetric weights, shared sums).
-//   nvcc -O3 -arch=sm_90 -std=c++17 -I templates -I bench/probe_kernels bench/probe_kernels/probe_box27_gap.cu
+// predicated instead of a whole/partial branch per row (gen27p.cuh), loom's kernel after that
+// change with and without its branch per row on z_rows_whole (gen27n.cuh, gen27nb.cuh),
+// hand-written rolled plane loops with loom's 27 distinct weights and its order of additions
+// (unrolled 1, 2 or fully), and s27_lane4 (symmetric weights, shared sums). The edited kernels
+// are made from the printed ones first:
+//   cd bench/probe_kernels && python3 edit_rows.py predicate gen27.cuh /tmp/gen27p.cuh gen27p &&
+//     python3 edit_rows.py nobranch gen27n.cuh /tmp/gen27nb.cuh gen27nb && cd -
+//   nvcc -O3 -arch=sm_90 -std=c++17 -I templates -I bench/probe_kernels -I /tmp bench/probe_kernels/probe_box27_gap.cu
 #define LOOM_LANES_ALIGNED 1
 #include "loom/lanes.cuh"
 #include "gen27.cuh"
