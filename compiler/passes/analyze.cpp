@@ -1,6 +1,7 @@
 #include "compiler/passes/analyze.hpp"
 
 #include "compiler/ir/printer.hpp"
+#include "compiler/ir/redirect.hpp"
 #include "compiler/ir/visitor.hpp"
 #include "compiler/passes/check_schedule.hpp"
 
@@ -1093,23 +1094,6 @@ private:
         return first->buffer;
     }
 
-    /// Loads of a layer array read the array as placed: a copy without its definition, which
-    /// the statements before it compute now.
-    class ReadPlacedArrays : public IRMutator {
-    public:
-        explicit ReadPlacedArrays(const std::map<const BufferInfo*, BufferPtr>& placed) : placed_(placed) {}
-
-    protected:
-        Expr visit_BufferLoad(const BufferLoadNode* n, const Expr& self) override {
-            Expr e = IRMutator::visit_BufferLoad(n, self);
-            auto l = e.as<BufferLoadNode>();
-            auto it = placed_.find(l->buffer.get());
-            return it == placed_.end() ? e : BufferLoadNode::make(it->second, l->indices);
-        }
-
-    private:
-        const std::map<const BufferInfo*, BufferPtr>& placed_;
-    };
 
     /// Appends to `out` the statements that compute the layer arrays `reads` load and that are
     /// not placed yet, each after those of the arrays it reads: the layer's inputs, unless they
@@ -1134,7 +1118,9 @@ private:
                     fmt::format("{}: the layer's {} inputs", in->name, in->size())));
                 cell_arrays_.push_back(in);
                 StrengthenConstants strengthen;
-                ReadPlacedArrays placed(placed_arrays_);
+                // Loads of a layer array read the array as placed: a copy without its
+                // definition, which the statements before it compute now.
+                RedirectBuffers placed(placed_arrays_, false);
                 for (std::size_t k = 0; k < d.inputs.size(); ++k)
                     out.push_back(BufferStoreNode::make(
                         in, ConstNode::make_int(ScalarType::Int32, std::int64_t(k)),
@@ -1160,7 +1146,7 @@ private:
             // Layers (arrays) are computed once, before the first assignment that reads them.
             place_layers(subexpressions(rhs), out);
             out.push_back(CommentNode::make(s.text));
-            Stmt assign = AssignNode::make(s.lhs, ReadPlacedArrays(placed_arrays_).mutate(rhs));
+            Stmt assign = AssignNode::make(s.lhs, RedirectBuffers(placed_arrays_, false).mutate(rhs));
             // y(k) = ...: one loop over k writes every element (innermost: the last IndexVar).
             if (auto fa = s.lhs.as<FieldAccessNode>())
                 for (auto v = fa->component_indices.rbegin(); v != fa->component_indices.rend(); ++v)

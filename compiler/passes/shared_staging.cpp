@@ -1,5 +1,6 @@
 #include "compiler/passes/shared_staging.hpp"
 
+#include "compiler/ir/redirect.hpp"
 #include "compiler/ir/visitor.hpp"
 #include "compiler/passes/choose_schedule.hpp"
 
@@ -20,22 +21,6 @@ std::int64_t element_count(const FieldInfo& f) {
     for (auto s : f.fixed_shape) n *= s;
     return n * f.num_components();
 }
-
-class RedirectLoads : public IRMutator {
-public:
-    explicit RedirectLoads(const std::map<const BufferInfo*, BufferPtr>& to) : to_(to) {}
-
-protected:
-    Expr visit_BufferLoad(const BufferLoadNode* n, const Expr& self) override {
-        Expr e = IRMutator::visit_BufferLoad(n, self);
-        auto it = to_.find(n->buffer.get());
-        if (it == to_.end()) return e;
-        return BufferLoadNode::make(it->second, e.as<BufferLoadNode>()->index());
-    }
-
-private:
-    const std::map<const BufferInfo*, BufferPtr>& to_;
-};
 
 /// The shared arrays `body` allocates already: the bytes of the static ones (tiles), each
 /// 16-byte aligned, and the end of the dynamic ones (the tensor-core layers' arrays).
@@ -130,7 +115,7 @@ SharedStaging stage_buffers_in_shared(const Stmt& body, const std::vector<Buffer
                                        ForKind::Cooperative));
     }
     copies.add(BarrierNode::make());
-    copies.add(RedirectLoads(shared).mutate(body));
+    copies.add(RedirectBuffers(shared, false).mutate(body));
     out.body = copies.build();
     return out;
 }

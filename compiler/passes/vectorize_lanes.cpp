@@ -1,6 +1,7 @@
 #include "compiler/passes/vectorize_lanes.hpp"
 
 #include "compiler/ir/equality.hpp"
+#include "compiler/ir/redirect.hpp"
 #include "compiler/ir/visitor.hpp"
 #include "compiler/passes/simplify.hpp"
 
@@ -675,7 +676,7 @@ private:
                     for (std::int64_t n = l->lo + width_; n < l->lo + width_ + l->hi; ++n) body.add(element(idx(n)));
                 }
                 for (const Lanes* l : seg.stores) body.allocate(arr(l->array));
-                body.add(over_lanes(arrays.empty() ? seg.body : with_arrays(seg.body, arrays)));
+                body.add(over_lanes(arrays.empty() ? seg.body : RedirectBuffers(arrays, true).mutate(seg.body)));
                 for (const Lanes* l : seg.stores) {
                     const BufferPtr a = arr(l->array);
                     auto first = l->first.as<BufferLoadNode>();
@@ -714,29 +715,6 @@ private:
         out.add(IfThenNode::make(rows_whole, copy(Rows::Vectors, {})));
         out.add(IfThenNode::make(UnaryNode::make(UnaryOp::Not, rows_whole), copy(Rows::Elements, fresh)));
         return out.build();
-    }
-
-    /// `s` with the local arrays of `arrays` replaced by their copies.
-    static Stmt with_arrays(const Stmt& s, const std::map<const BufferInfo*, BufferPtr>& arrays) {
-        struct Swap : IRMutator {
-            const std::map<const BufferInfo*, BufferPtr>& arrays;
-            explicit Swap(const std::map<const BufferInfo*, BufferPtr>& a) : arrays(a) {}
-            BufferPtr of(const BufferPtr& b) const {
-                auto it = arrays.find(b.get());
-                return it == arrays.end() ? b : it->second;
-            }
-            Expr visit_BufferLoad(const BufferLoadNode* l, const Expr& self) override {
-                Expr e = IRMutator::visit_BufferLoad(l, self);
-                auto n = e.as<BufferLoadNode>();
-                return arrays.count(n->buffer.get()) ? BufferLoadNode::make(of(n->buffer), n->indices) : e;
-            }
-            Stmt visit_BufferStore(const BufferStoreNode* st, const Stmt& self) override {
-                Stmt r = IRMutator::visit_BufferStore(st, self);
-                auto n = r.as<BufferStoreNode>();
-                return arrays.count(n->buffer.get()) ? BufferStoreNode::make(of(n->buffer), n->indices, n->value) : r;
-            }
-        } swap(arrays);
-        return swap.mutate(s);
     }
 
     /// 0 of type t: a 16-bit float has no literal of its own (it is rounded from a float).
