@@ -2,7 +2,8 @@
 // with bias, ReLU between them and identity last, evaluated for each of N = 2^20 elements of
 // x(W), y(W) fields in the SoA layout, as ONE loom kernel per row. Rows: widths 16, 32, 64 and
 // 128 (256 with --wide) with float16 fields and float16 operands; width 64 also with bfloat16
-// operands (float16 fields) and with float32 fields (float16 operands). torch's figures for the
+// operands (float16 fields) and with float32 fields (float16 operands); widths 32 and 64 with
+// float32 fields and tf32 operands. torch's figures for the
 // same network come from bench/tensor_mlp_torch.py.
 //
 //   bench_tensor_mlp [--json PATH] [--quick] [--wide] [--peak-tflops T]
@@ -16,7 +17,7 @@
 // operand type as the tensor cores do (the biases stay float32, the last layer's sums are not
 // rounded), the output poisoned with NaN before the run. An output may differ from it by
 // 3 u * 4 * (the sum of |terms| propagated through the layers) plus the float16 rounding of
-// the output, u = 2^-11 for float16 operands and 2^-8 for bfloat16: the float32 sums run in
+// the output, u = 2^-11 for float16 and tf32 operands and 2^-8 for bfloat16: the float32 sums run in
 // another order, and a hidden activation that lands near a rounding boundary may round the
 // other way. A wrong row prints FAIL, is not timed, and makes the exit status 1.
 //
@@ -88,7 +89,9 @@ struct Case {
 };
 
 const char* io_name(ScalarType t) { return t == ScalarType::Float16 ? "float16" : "float32"; }
-const char* operand_name(TensorCores t) { return t == TensorCores::BFloat16 ? "bfloat16" : "float16"; }
+const char* operand_name(TensorCores t) {
+    return t == TensorCores::BFloat16 ? "bfloat16" : t == TensorCores::TF32 ? "tf32" : "float16";
+}
 
 struct Row {
     Case c;
@@ -174,6 +177,13 @@ Kernel make_kernel(const Case& c) {
 
 /// `v` as the tensor cores see it: a float32 value rounded to the operand type.
 double operand_value(double v, TensorCores t) {
+    if (t == TensorCores::TF32) { // 11 significant bits, to nearest, ties away from zero
+        const float f = float(v);
+        if (f == 0.0f || !std::isfinite(f)) return f;
+        int e = 0;
+        std::frexp(double(f), &e);
+        return std::round(double(f) / std::ldexp(1.0, e - 11)) * std::ldexp(1.0, e - 11);
+    }
     return t == TensorCores::BFloat16 ? double(float(bfloat16(float(v)))) : double(float(half(float(v))));
 }
 
@@ -432,6 +442,8 @@ int main(int argc, char** argv) {
     if (opt.wide) cases.push_back({256, ScalarType::Float16, TensorCores::Float16, /*optional=*/true});
     cases.push_back({64, ScalarType::Float16, TensorCores::BFloat16});
     cases.push_back({64, ScalarType::Float32, TensorCores::Float16});
+    // (Four tf32 layers of 128 take 272 KiB of weights: more than a block's shared memory.)
+    for (int w : {32, 64}) cases.push_back({w, ScalarType::Float32, TensorCores::TF32});
     for (Case& c : cases) {
         c.cells = opt.cells;
         c.block = opt.block;

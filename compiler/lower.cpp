@@ -295,7 +295,9 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     LayerLowering layer_options;
     const TensorCores tensor_cores = schedule.tensor_cores.value_or(TensorCores::Off);
     if (tensor_cores != TensorCores::Off)
-        layer_options.tensor_operand = tensor_cores == TensorCores::BFloat16 ? ScalarType::BFloat16 : ScalarType::Float16;
+        layer_options.tensor_operand = tensor_cores == TensorCores::BFloat16 ? ScalarType::BFloat16
+                                       : tensor_cores == TensorCores::TF32   ? ScalarType::Float32 // tf32
+                                                                             : ScalarType::Float16;
     Stmt layers = lower_layers(analysis.body, layer_options);
     log.record("lower_layers", analysis.body, layers);
     const MmaChainSizes mma_sizes = mma_chain_sizes(layers);
@@ -316,9 +318,9 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             config.name));
     for (const std::string& why : tensor_core_width_errors(layers))
         throw UserError(fmt::format("kernel '{}' has Schedule::tensor_cores, but {}; tensor cores take "
-                                    "layers of at most {} inputs and outputs (their fragments live in "
-                                    "registers): split the layer, or leave tensor_cores unset",
-                                    config.name, why, kMaxTensorCoreWidth));
+                                    "layers of at most {} inputs and outputs, {} with TF32 (their fragments "
+                                    "live in registers): split the layer, or leave tensor_cores unset",
+                                    config.name, why, kMaxTensorCoreWidth, kMaxTensorCoreWidth / 2));
     // A warp's 32 lanes compute its cells' chain together: not where blocks share out the cells
     // of a reduction across cells, or compute stages on tiles.
     if (mma && (!cell_reduction_targets(assignments).empty() || analysis.stage_halos))

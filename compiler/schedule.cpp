@@ -45,12 +45,22 @@ std::string describe_fields(const Schedule& s, const Schedule* requested) {
     if (s.tensor_cores || r.tensor_cores) {
         const TensorCores t = s.tensor_cores.value_or(TensorCores::Off);
         add("tensor_cores",
-            t == TensorCores::Float16 ? "Float16" : t == TensorCores::BFloat16 ? "BFloat16" : "Off",
+            to_string(t),
             s.tensor_cores != r.tensor_cores);
     }
     return fmt::format("{}", fmt::join(parts, ", "));
 }
 } // namespace
+
+const char* to_string(TensorCores t) {
+    switch (t) {
+    case TensorCores::Off: return "Off";
+    case TensorCores::Float16: return "Float16";
+    case TensorCores::BFloat16: return "BFloat16";
+    case TensorCores::TF32: return "TF32";
+    }
+    return "TensorCores(?)";
+}
 
 std::string Schedule::describe() const { return describe_fields(*this, nullptr); }
 

@@ -414,11 +414,14 @@ void check_device_can_run(const KernelSpec& spec, const DeviceProperties& device
     if (spec.backend != Backend::Cuda || tc == TensorCores::Off || device.compute_capability() >= 80) return;
     throw UserError(fmt::format(
         "kernel '{}' runs its Dense layers on tensor cores (Schedule::tensor_cores = {}), with "
-        "mma.sync.m16n8k16{} instructions that need a GPU of compute capability 8.0 or newer; "
+        "{} instructions that need a GPU of compute capability 8.0 or newer; "
         "device {} ({}) is {}.{}. Leave Schedule::tensor_cores Off for this device: the layers then "
         "run in float32 on the CUDA cores",
-        spec.name, tc == TensorCores::BFloat16 ? "BFloat16" : "Float16",
-        tc == TensorCores::BFloat16 ? " and cvt.bf16x2" : "", device.ordinal, device.name, device.cc_major,
+        spec.name, to_string(tc),
+        tc == TensorCores::TF32       ? "mma.sync.m16n8k8.tf32 and cvt.rna.tf32"
+        : tc == TensorCores::BFloat16 ? "mma.sync.m16n8k16 and cvt.bf16x2"
+                                      : "mma.sync.m16n8k16",
+        device.ordinal, device.name, device.cc_major,
         device.cc_minor));
 }
 

@@ -102,7 +102,7 @@ std::optional<TuningRecord> tuning_record_from_text(const std::string& text) {
     if (auto w = maybe("reduce_in_warp")) s.reduce_in_warp = *w != 0;
     if (auto o = maybe("online_softmax")) s.online_softmax = *o != 0;
     if (auto t = v.count("tensor_cores") ? maybe("tensor_cores") : std::nullopt) {
-        if (*t < 0 || *t > int(TensorCores::BFloat16)) return std::nullopt;
+        if (*t < 0 || *t > int(TensorCores::TF32)) return std::nullopt;
         s.tensor_cores = TensorCores(*t);
     }
     try {

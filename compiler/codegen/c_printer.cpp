@@ -236,7 +236,25 @@ std::string CFamilyPrinter::allocate(const AllocateNode* a, const std::string& p
                        a->buffer->size());
 }
 
+const std::set<const BufferInfo*>& CFamilyPrinter::tf32_weights() {
+    if (!tf32_weights_) {
+        struct Find : IRVisitor {
+            std::set<const BufferInfo*> found;
+            void visit_MmaChain(const MmaChainNode* n) override {
+                if (n->tf32())
+                    for (const BufferPtr& w : n->weights) found.insert(w.get());
+            }
+        } f;
+        f.visit(kernel_.body);
+        tf32_weights_ = std::move(f.found);
+    }
+    return *tf32_weights_;
+}
+
 std::string CFamilyPrinter::buffer_store(const BufferStoreNode* st, const std::string& pad) {
+    if (holds_tf32(st->buffer.get()))
+        return fmt::format("{}{}[{}] = {};\n", pad, buffer_name(*st->buffer), print(st->index()),
+                           round_tf32(print(st->value)));
     if (st->buffer->scope == Scope::Global) // a field's element
         return fmt::format("{}{}[{}] = {};\n", pad, buffer_name(*st->buffer), element_index(st->index()),
                            print(st->value));

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -86,8 +87,15 @@ protected:
     void warp_reduce(const ir::WarpReduceNode* r, std::string& out) override;
     /// `T name[N];` for a local array; shared arrays are the CUDA printer's.
     virtual std::string allocate(const ir::AllocateNode* a, const std::string& pad);
-    /// `array[index] = value;` (or `+=` for an accumulation).
+    /// `array[index] = value;` (or `+=` for an accumulation); a tf32 chain's weight array
+    /// stores its values rounded (round_tf32).
     virtual std::string buffer_store(const ir::BufferStoreNode* st, const std::string& pad);
+    /// `value` (a float expression) rounded to tf32 as cvt.rna.tf32.f32 rounds: each printer's
+    /// helper. The staged weights of a tf32 chain hold tf32 values, rounded once per block as
+    /// they are staged, not in every warp's fragment loads.
+    virtual std::string round_tf32(const std::string& value) = 0;
+    /// Whether `b` is a tf32 chain's staged weight array, whose stores round (no plain copy).
+    bool holds_tf32(const ir::BufferInfo* b) { return tf32_weights().count(b) > 0; }
     /// A block-wide barrier; only the CUDA printer has one.
     virtual std::string barrier(const std::string& pad, bool warp);
     /// The last block's part of a reduction across blocks (LastBlockNode); the CUDA and C++
@@ -126,6 +134,11 @@ protected:
     /// Whether the printed code names loom::half or loom::bfloat16 (the helpers' header, the
     /// CPU's prelude); set by type_name_of's users through uses_type.
     bool uses_16_bit_floats_ = false;
+
+private:
+    /// The staged weight arrays of the kernel's tf32 chains (found on first use).
+    const std::set<const ir::BufferInfo*>& tf32_weights();
+    std::optional<std::set<const ir::BufferInfo*>> tf32_weights_;
 };
 
 } // namespace loom::ir

@@ -131,26 +131,36 @@ protected:
         return fmt::format("{}{} {}[{}]{};\n", pad, type_name_of(a->buffer->type),
                            buffer_name(*a->buffer), a->buffer->size(), a->buffer->grid_scratch ? " = {0}" : "");
     }
+    std::string round_tf32(const std::string& value) override {
+        tf32_ = true;
+        return "loom_to_tf32(" + value + ")";
+    }
     // A chain of layers on tensor cores, as the GPU computes it up to the order of the float32
     // sums: the same staged (rounded, padded) weights and biases, each layer's inputs rounded.
     std::string mma_chain(const MmaChainNode* n, int indent) override {
         const std::string pad(std::size_t(indent) * 4, ' '), in = pad + "    ";
-        const std::string round = n->operand == ScalarType::BFloat16 ? "loom::to_float(loom::to_bfloat16({}))"
-                                                                     : "loom::to_float(loom::to_half({}))";
+        tf32_ = tf32_ || n->tf32();
+        const std::string round = n->tf32()                             ? "loom_to_tf32({})"
+                                  : n->operand == ScalarType::BFloat16 ? "loom::to_float(loom::to_bfloat16({}))"
+                                                                       : "loom::to_float(loom::to_half({}))";
+        // 16-bit weights widen; tf32 ones were rounded as they were staged (round_tf32).
+        const std::string weight = n->tf32() ? "{}" : "loom::to_float({})";
         std::string out = pad + "{\n";
         out += fmt::format("{}float loom_x0[{}];\n", in, n->k_pad(0));
         // Inputs of the operand type (narrow_chain_io) are rounded already.
         const std::string first = buffer_name(*n->input) + "[loom_k]";
         out += fmt::format("{}for (int loom_k = 0; loom_k < {}; ++loom_k) loom_x0[loom_k] = loom_k < {} ? {} : 0.0f;\n", in, n->k_pad(0),
                            n->layers[0].inputs,
-                           n->input->type == n->operand ? "loom::to_float(" + first + ")" : fmt::format(fmt::runtime(round), first));
+                           !n->tf32() && n->input->type == n->operand ? "loom::to_float(" + first + ")"
+                                                                      : fmt::format(fmt::runtime(round), first));
         for (std::size_t l = 0; l < n->layers.size(); ++l) {
             const bool last = l + 1 == n->layers.size();
             out += fmt::format("{}float loom_x{}[{}];\n", in, l + 1, n->n_pad(l));
             out += fmt::format("{}for (int loom_n = 0; loom_n < {}; ++loom_n) {{\n", in, n->n_pad(l));
             out += fmt::format("{}    float loom_sum = {}[loom_n];\n", in, buffer_name(*n->biases[l]));
-            out += fmt::format("{}    for (int loom_k = 0; loom_k < {}; ++loom_k) loom_sum += loom::to_float({}[loom_n * {} + loom_k]) * loom_x{}[loom_k];\n",
-                               in, n->k_pad(l), buffer_name(*n->weights[l]), n->row_stride(l), l);
+            const std::string w = fmt::format("{}[loom_n * {} + loom_k]", buffer_name(*n->weights[l]), n->row_stride(l));
+            out += fmt::format("{}    for (int loom_k = 0; loom_k < {}; ++loom_k) loom_sum += {} * loom_x{}[loom_k];\n",
+                               in, n->k_pad(l), fmt::format(fmt::runtime(weight), w), l);
             out += fmt::format("{}    const float loom_value = ({})(loom_sum);\n", in, activation_lambda(n->layers[l]));
             out += fmt::format("{}    loom_x{}[loom_n] = {};\n", in, l + 1,
                                last ? std::string("loom_value") : fmt::format(fmt::runtime(round), "loom_value"));
@@ -189,6 +199,16 @@ private:
     std::string prelude() const {
         std::string out = "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n\n";
         if (prints_16_bit_floats()) out += half_prelude();
+        // cvt.rna.tf32.f32: to nearest with ties away from zero (sign and magnitude: add half of
+        // the 13 dropped bits' unit, then drop them), infinities and NaNs as they are.
+        if (tf32_)
+            out += "static inline float loom_to_tf32(float v) {\n"
+                   "    uint32_t b;\n"
+                   "    __builtin_memcpy(&b, &v, 4);\n"
+                   "    if ((b & 0x7f800000u) != 0x7f800000u) b = (b + 0x1000u) & 0xffffe000u;\n"
+                   "    __builtin_memcpy(&v, &b, 4);\n"
+                   "    return v;\n"
+                   "}\n\n";
         for (auto [op, t] : helpers_) {
             std::string type = cpp_type_name(t);
             const bool min = op == BinaryOp::Min;
@@ -248,6 +268,7 @@ private:
     }
 
     std::set<std::pair<BinaryOp, ScalarType>> helpers_;
+    bool tf32_ = false; ///< a chain on tf32 operands: the prelude defines loom_to_tf32
     int block_loops_ = 0; ///< GpuBlock loops around the one printing
 };
 

@@ -162,9 +162,13 @@ protected:
 
     // A staging copy (a global load stored into a shared array) starts without waiting; the
     // barrier then waits for the thread's copies first (templates/loom/stage.cuh).
+    std::string round_tf32(const std::string& value) override {
+        mma_ = true;
+        return "loom::mma::tf32::rounded(" + value + ")";
+    }
     std::string buffer_store(const BufferStoreNode* st, const std::string& pad) override {
         auto load = as_field_load(st->value);
-        if (st->buffer->scope != Scope::Shared || !load)
+        if (st->buffer->scope != Scope::Shared || !load || holds_tf32(st->buffer.get()))
             return CFamilyPrinter::buffer_store(st, pad);
         staged_ = waiting_ = true;
         return fmt::format("{}loom::stage(&{}[{}], &{}[{}]);\n", pad, buffer_name(*st->buffer),
@@ -196,26 +200,29 @@ protected:
     std::string mma_chain(const MmaChainNode* n, int indent) override {
         mma_ = true;
         const std::string pad(std::size_t(indent) * 4, ' '), in = pad + "    ";
-        const char* bf16 = n->operand == ScalarType::BFloat16 ? "true" : "false";
+        // 16-bit operands: loom::mma's functions with a last template argument saying bfloat16;
+        // tf32: loom::mma::tf32's, fragments of 8 inputs a k-step.
+        const std::string ns = n->tf32() ? "loom::mma::tf32::" : "loom::mma::";
+        const std::string bf16 = n->tf32() ? "" : n->operand == ScalarType::BFloat16 ? ", true" : ", false";
         std::string out = pad + "{\n";
         out += fmt::format("{}float* const loom_tile = loom::mma::warp_tile({}, {});\n", in, buffer_name(*n->tile),
                            n->tile_floats());
         std::string a = "loom_a0";
-        out += fmt::format("{}unsigned {}[2][{}][4];\n", in, a, n->k_pad(0) / 16);
-        out += fmt::format("{}loom::mma::load_inputs<{}, {}, {}, {}>({}, loom_tile, {});\n", in, n->layers[0].inputs,
+        out += fmt::format("{}unsigned {}[2][{}][4];\n", in, a, n->k_pad(0) / n->k_step());
+        out += fmt::format("{}{}load_inputs<{}, {}, {}{}>({}, loom_tile, {});\n", in, ns, n->layers[0].inputs,
                            n->k_pad(0), n->row_stride(0), bf16, a, buffer_name(*n->input));
         for (std::size_t l = 0; l < n->layers.size(); ++l) {
             const std::string act = activation_lambda(n->layers[l]);
             const std::string w = buffer_name(*n->weights[l]), b = buffer_name(*n->biases[l]);
             if (l + 1 < n->layers.size()) {
                 const std::string next = fmt::format("loom_a{}", l + 1);
-                out += fmt::format("{}unsigned {}[2][{}][4];\n", in, next, n->n_pad(l) / 16);
-                out += fmt::format("{}loom::mma::hidden<{}, {}, {}, {}>({}, {}, {}, {}, {});\n", in, n->k_pad(l),
-                                   n->n_pad(l), n->row_stride(l), bf16, a, next, w, b, act);
+                out += fmt::format("{}unsigned {}[2][{}][4];\n", in, next, n->n_pad(l) / n->k_step());
+                out += fmt::format("{}{}hidden<{}, {}, {}{}>({}, {}, {}, {}, {});\n", in, ns, n->k_pad(l), n->n_pad(l),
+                                   n->row_stride(l), bf16, a, next, w, b, act);
                 a = next;
             } else {
-                out += fmt::format("{}loom::mma::store_outputs<{}, {}, {}, {}, {}>({}, {}, loom_tile, {}, {}, {});\n",
-                                   in, n->k_pad(l), n->n_pad(l), n->layers[l].outputs, n->row_stride(l), bf16,
+                out += fmt::format("{}{}store_outputs<{}, {}, {}, {}{}>({}, {}, loom_tile, {}, {}, {});\n", in, ns,
+                                   n->k_pad(l), n->n_pad(l), n->layers[l].outputs, n->row_stride(l), bf16,
                                    buffer_name(*n->output), a, w, b, act);
             }
         }
@@ -371,7 +378,8 @@ protected:
         auto st = f->body.as<BufferStoreNode>();
         auto load = st ? as_field_load(st->value) : nullptr;
         auto n = f->stop.as<ConstNode>();
-        if (!load || st->buffer->scope != Scope::Shared || !is_const_value(f->start, 0) || !is_const_value(f->step, 1) ||
+        if (!load || st->buffer->scope != Scope::Shared || holds_tf32(st->buffer.get()) || !is_const_value(f->start, 0) ||
+            !is_const_value(f->step, 1) ||
             !n || n->int_value > INT32_MAX || !st->index().same_as(f->var) || bit_width(st->buffer->type) < 16)
             return "";
         Expr base;

@@ -619,15 +619,19 @@ struct DenseNode : StmtNode {
 
 /// A chain of Dense layers on tensor cores (Schedule::tensor_cores): `output` =
 /// layers.back()(... layers.front()(input)), each layer's inputs, weights and outputs (but the
-/// last layer's) rounded to `operand` (Float16 or BFloat16), bias and activation applied to the
-/// float32 sums. Widths are padded with zeros: each layer's inputs to a multiple of 16
-/// (k_pad), its outputs to a multiple of 16, the last layer's to 8 (n_pad). Made by
-/// lower_layers from consecutive float32 Dense statements with runtime weights, each reading
-/// the one before; stage_layer_weights gives it, per layer, the weights rounded in a shared
-/// array of n_pad rows of row_stride elements (`weights`) and the biases as float32 n_pad
-/// (`biases`), and on CUDA the warps' shared tile (`tile`, float32, tile_floats per warp). The
-/// CUDA printer computes it with mma.sync by the 32 lanes of a warp together, a cell per lane
-/// (every lane must reach it: converge_warps), the C++ printer as loops over the same arrays.
+/// last layer's) rounded to `operand`, bias and activation applied to the float32 sums. The
+/// operand is Float16 or BFloat16 (mma m16n8k16), or Float32 for tf32 (m16n8k8: float32
+/// values rounded to 10 bits of mantissa, to nearest with ties away from zero, as
+/// cvt.rna.tf32.f32 does). Widths are padded with zeros: each layer's inputs to a multiple of
+/// the k-step (16, or 8 for tf32; k_pad), its outputs to the next layer's k-step, the last
+/// layer's to 8 (n_pad). Made by lower_layers from consecutive float32 Dense statements with
+/// runtime weights, each reading the one before; stage_layer_weights gives it, per layer, the
+/// weights in a shared array of n_pad rows of row_stride elements (`weights`: rounded there;
+/// tf32 ones are float32 arrays, which the printers round as they store to them) and the biases
+/// as float32 n_pad (`biases`), and on CUDA the warps' shared tile (`tile`, float32,
+/// tile_floats per warp). The CUDA printer computes it with mma.sync by the 32 lanes of a warp
+/// together, a cell per lane (every lane must reach it: converge_warps), the C++ printer as
+/// loops over the same arrays.
 struct MmaChainNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::MmaChain;
     MmaChainNode(BufferPtr o, BufferPtr i, std::vector<DenseLayer> l, ScalarType t,
@@ -640,31 +644,41 @@ struct MmaChainNode : StmtNode {
     const std::vector<BufferPtr> weights, biases; ///< empty until stage_layer_weights
     const BufferPtr tile;                         ///< null until stage_layer_weights (CUDA)
 
-    int k_pad(std::size_t l) const { return (layers[l].inputs + 15) / 16 * 16; }
+    /// tf32 operands (m16n8k8), float32 in registers and shared memory.
+    bool tf32() const { return operand == ScalarType::Float32; }
+    /// Bytes of one staged weight (and of a register's share of an operand fragment per value).
+    int operand_bytes() const { return tf32() ? 4 : 2; }
+    /// Inputs one mma takes: 16 (16-bit operands) or 8 (tf32).
+    int k_step() const { return tf32() ? 8 : 16; }
+    int k_pad(std::size_t l) const { return (layers[l].inputs + k_step() - 1) / k_step() * k_step(); }
     int n_pad(std::size_t l) const {
-        const int m = l + 1 == layers.size() ? 8 : 16;
+        const int m = l + 1 == layers.size() ? 8 : k_step();
         return (layers[l].outputs + m - 1) / m * m;
     }
-    /// Elements per row of a staged weight array: 8 more than k_pad, so that the 8 rows an
-    /// ldmatrix reads start 16 bytes apart modulo 128 and fall into distinct banks.
-    int row_stride(std::size_t l) const { return k_pad(l) + 8; }
-    /// float32 words of a warp's tile: 32 rows of the first layer's 16-bit inputs, or of the
-    /// last layer's float32 outputs, up to 32 at a time (each row 4 words longer, for the same
-    /// reason).
+    /// Elements per row of a staged weight array (and of the tile's input rows). 16-bit: 8 more
+    /// than k_pad, so that the 8 rows an ldmatrix reads start 16 bytes apart modulo 128 and fall
+    /// into distinct banks. tf32: a stride of 8 modulo 16 words, so that the 64-bit pairs a
+    /// half-warp reads (4 rows, 4 pairs each) cover the 32 banks once.
+    int row_stride(std::size_t l) const { return tf32() ? k_pad(l) + (k_pad(l) % 16 == 0 ? 8 : 0) : k_pad(l) + 8; }
+    /// float32 words of a warp's tile: 32 rows of the first layer's inputs (16-bit, or float32
+    /// for tf32), or of the last layer's float32 outputs, up to 32 at a time (each row 4 words
+    /// longer, for the same reason).
     std::int64_t tile_floats() const {
-        return 32 * std::max<std::int64_t>(row_stride(0) / 2, std::min(n_pad(layers.size() - 1), 32) + 4);
+        const std::int64_t in = tf32() ? row_stride(0) : row_stride(0) / 2;
+        return 32 * std::max<std::int64_t>(in, std::min(n_pad(layers.size() - 1), 32) + 4);
     }
     /// Bytes of the staged weights, all layers.
     std::int64_t weight_bytes() const {
         std::int64_t b = 0;
-        for (std::size_t l = 0; l < layers.size(); ++l) b += std::int64_t(n_pad(l)) * row_stride(l) * 2;
+        for (std::size_t l = 0; l < layers.size(); ++l)
+            b += std::int64_t(n_pad(l)) * row_stride(l) * operand_bytes();
         return b;
     }
     /// Checks: local arrays of the first layer's inputs and the last layer's outputs, float32 or
     /// of the operand type (narrow_chain_io: the values are the operand's already, or rounded to
     /// it once the chain is done);
-    /// layers that chain, each float32 with runtime weights; operand Float16 or BFloat16; one
-    /// weight and one bias array per layer or none, as described above.
+    /// layers that chain, each float32 with runtime weights; operand Float16, BFloat16 or
+    /// Float32 (tf32); one weight and one bias array per layer or none, as described above.
     static Stmt make(BufferPtr output, BufferPtr input, std::vector<DenseLayer> layers, ScalarType operand,
                      std::vector<BufferPtr> weights = {}, std::vector<BufferPtr> biases = {},
                      BufferPtr tile = nullptr);

@@ -94,7 +94,7 @@ Stmt MmaChainNode::make(BufferPtr output, BufferPtr input, std::vector<DenseLaye
                         BufferPtr tile) {
     const char* node = "MmaChain node";
     check(!layers.empty(), node, "no layers");
-    check(operand == ScalarType::Float16 || operand == ScalarType::BFloat16, node,
+    check(operand == ScalarType::Float16 || operand == ScalarType::BFloat16 || operand == ScalarType::Float32, node,
           fmt::format("operands of type {}", type_name(operand)));
     for (std::size_t l = 0; l < layers.size(); ++l) {
         check_layer(layers[l], node);

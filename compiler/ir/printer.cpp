@@ -305,7 +305,7 @@ public:
                                                                                     : n->weights[l]->name,
                                              n->layers[l].inputs, n->layers[l].outputs,
                                              n->layers[l].activation.name));
-            out += fmt::format("{}mma {} {}[{}] = [{}]({}[{}]){}\n", pad, type_name(n->operand), n->output->name,
+            out += fmt::format("{}mma {} {}[{}] = [{}]({}[{}]){}\n", pad, n->tf32() ? "tf32" : type_name(n->operand), n->output->name,
                                n->output->elements(), fmt::join(layers, ", "), n->input->name,
                                n->input->elements(), n->tile ? " tile " + n->tile->name : "");
             break;

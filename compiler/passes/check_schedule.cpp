@@ -54,8 +54,9 @@ void check_schedule(const Schedule& s, const std::string& kernel) {
                      "a thread's cells, and each thread has one; set cells_per_thread to 2 or more "
                      "(4 in 2D and up by default), or leave stream_cells unset");
     if (s.tensor_cores && *s.tensor_cores != TensorCores::Off) {
-        if (*s.tensor_cores != TensorCores::Float16 && *s.tensor_cores != TensorCores::BFloat16)
-            fail(kernel, fmt::format("tensor_cores = {}; use TensorCores::Off, Float16 or BFloat16",
+        if (*s.tensor_cores != TensorCores::Float16 && *s.tensor_cores != TensorCores::BFloat16 &&
+            *s.tensor_cores != TensorCores::TF32)
+            fail(kernel, fmt::format("tensor_cores = {}; use TensorCores::Off, Float16, BFloat16 or TF32",
                                      int(*s.tensor_cores)));
         // A warp's 32 lanes compute 32 cells together: one cell per thread, whole warps of cells.
         const char* form = s.shared_tiles ? "shared_tiles = true"

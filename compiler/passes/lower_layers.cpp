@@ -222,11 +222,13 @@ std::vector<std::string> tensor_core_width_errors(const Stmt& body) {
     struct Find : IRVisitor {
         std::vector<std::string> out;
         void visit_MmaChain(const MmaChainNode* c) override {
+            const int most = max_tensor_core_width(c->operand);
+            const std::string type = c->tf32() ? " (TF32)" : "";
             for (const DenseLayer& l : c->layers) {
-                if (l.inputs > kMaxTensorCoreWidth)
-                    out.push_back(fmt::format("its layer with weights {} has {} inputs", l.weight_field->name, l.inputs));
-                if (l.outputs > kMaxTensorCoreWidth)
-                    out.push_back(fmt::format("its layer with weights {} has {} outputs", l.weight_field->name, l.outputs));
+                if (l.inputs > most)
+                    out.push_back(fmt::format("its layer with weights {} has {} inputs{}", l.weight_field->name, l.inputs, type));
+                if (l.outputs > most)
+                    out.push_back(fmt::format("its layer with weights {} has {} outputs{}", l.weight_field->name, l.outputs, type));
             }
         }
     } f;
@@ -243,8 +245,9 @@ MmaChainSizes mma_chain_sizes(const Stmt& body) {
             s.tile_bytes += c->tile_floats() * 4;
             auto aligned = [](std::int64_t bytes) { return (bytes + 15) / 16 * 16; };
             for (std::size_t l = 0; l < c->layers.size(); ++l) {
-                s.widest = std::max({s.widest, c->k_pad(l), c->n_pad(l)});
-                s.staged_bytes += aligned(std::int64_t(c->n_pad(l)) * c->row_stride(l) * 2) + aligned(c->n_pad(l) * 4);
+                s.widest = std::max({s.widest, c->k_pad(l) * c->operand_bytes() / 2, c->n_pad(l) * c->operand_bytes() / 2});
+                s.staged_bytes += aligned(std::int64_t(c->n_pad(l)) * c->row_stride(l) * c->operand_bytes()) +
+                                  aligned(c->n_pad(l) * 4);
             }
         }
     } c;

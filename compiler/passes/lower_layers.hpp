@@ -30,7 +30,7 @@ namespace loom::ir {
 /// expressions, see docs/architecture.md) are unrolled into one sum per output, in runs of 64
 /// products, whatever the size.
 ///
-/// Tensor cores (`tensor_operand` Float16 or BFloat16, Schedule::tensor_cores): each run of
+/// Tensor cores (`tensor_operand` Float16, BFloat16 or Float32 for tf32, Schedule::tensor_cores): each run of
 /// consecutive float32 Dense statements with runtime weights, each reading the one before and
 /// its array read by nothing else, becomes one MmaChain statement, whose intermediate arrays
 /// are no longer allocated.
@@ -47,6 +47,11 @@ Stmt lower_layers(const Stmt& body, const LayerLowering& options = {});
 /// The widest layer a tensor-core chain takes, inputs and outputs: the warp holds a layer's
 /// inputs and outputs as fragments in registers (2 x 4 x width / 16 per lane each).
 inline constexpr int kMaxTensorCoreWidth = 256;
+/// The widest layer a chain takes: kMaxTensorCoreWidth, or half that for tf32 operands (float32
+/// fragments take twice the registers).
+inline int max_tensor_core_width(ScalarType operand) {
+    return operand == ScalarType::Float32 ? kMaxTensorCoreWidth / 2 : kMaxTensorCoreWidth;
+}
 /// "layer l0_W has 300 inputs" for each layer of an MmaChain in `body` wider than that.
 std::vector<std::string> tensor_core_width_errors(const Stmt& body);
 
@@ -56,7 +61,7 @@ struct MmaChainSizes {
     std::int64_t weight_bytes = 0; ///< their staged weights and padding, all chains
     std::int64_t staged_bytes = 0; ///< the weights and biases as staged (16-byte aligned arrays)
     std::int64_t tile_bytes = 0;   ///< one warp's tiles, all chains
-    int widest = 0;                ///< the widest layer's padded inputs or outputs
+    int widest = 0; ///< the widest layer's padded inputs or outputs, tf32 ones twice (registers)
 };
 MmaChainSizes mma_chain_sizes(const Stmt& body);
 /// The number of MmaChain statements in `body`.

@@ -28,6 +28,7 @@ public:
     std::set<const BufferInfo*> spoiled;
 
     void visit_MmaChain(const MmaChainNode* n) override {
+        if (n->tf32()) return; // float32 operands: nothing narrower to pass
         inputs[n->input.get()] = n->operand;
         outputs[n->output.get()] = n->operand;
     }

@@ -76,7 +76,8 @@ private:
         return globals_.at(f.get());
     }
 
-    /// W_mma[k] = round(W[k / stride][k % stride]) inside the layer, 0 in the padding.
+    /// W_mma[k] = round(W[k / stride][k % stride]) inside the layer, 0 in the padding (tf32: the
+    /// cast keeps float32; the printers round what is stored to a tf32 chain's weights).
     BufferPtr stage_weights(const DenseLayer& l, ScalarType operand, int rows, int stride) {
         auto a = place(make_buffer(l.weight_field->name + "_mma", operand, Scope::Shared,
                                    {std::int64_t(rows) * stride}));
@@ -87,8 +88,10 @@ private:
         Expr w = BufferLoadNode::make(global(l.weight_field),
                                       binary(BinaryOp::Add, binary(BinaryOp::Mul, n, int32(l.inputs)), j));
         Expr value = CastNode::make(operand, SelectNode::make(inside, w, ConstNode::make(ScalarType::Float32, 0.0)));
-        copy(a, k, value, fmt::format("{} rounded to {}, {} rows of {} ({} padded)", l.weight_field->name,
-                                      type_name(operand), rows, stride, l.inputs));
+        const std::string how = operand == ScalarType::Float32 ? "rounded to tf32 (as float32)"
+                                                               : "rounded to " + std::string(type_name(operand));
+        copy(a, k, value, fmt::format("{} {}, {} rows of {} ({} padded)", l.weight_field->name, how, rows, stride,
+                                      l.inputs));
         return a;
     }
     /// b_mma[k] = b[k] for the layer's outputs, 0 in the padding (and everywhere without a bias).

@@ -1,5 +1,5 @@
 // Shared arrays of the tensor-core layers (MmaChainNode, Schedule::tensor_cores): each layer's
-// weights rounded to the chain's 16-bit type and padded, its biases in float32, and on CUDA one
+// weights rounded to the chain's 16-bit type (tf32: float32, which the printers round as they store it) and padded, its biases in float32, and on CUDA one
 // tile per warp, copied once per block before the body.
 #pragma once
 

@@ -21,7 +21,10 @@ enum class TensorCores {
     Off,      ///< the CUDA cores, in the layer's type
     Float16,  ///< mma.sync m16n8k16: operands rounded to float16, sums in float32
     BFloat16, ///< the same with bfloat16 operands (8 bits of mantissa, float32's range)
+    TF32,     ///< mma.sync m16n8k8: operands rounded to tf32 (float32 with 10 bits of mantissa)
 };
+/// "Off", "Float16", "BFloat16" or "TF32": the enumerator's name.
+const char* to_string(TensorCores t);
 
 struct Schedule {
     /// Threads per block (x, y, z). Unset: (256, 1, 1) when one axis is mapped onto threads,
@@ -131,18 +134,21 @@ struct Schedule {
     std::optional<bool> online_softmax;
     /// Tensor cores for layers: each chain of nn::Dense layers with runtime float32 weights
     /// (consecutive layers, each reading the one before) is computed by the warps together, 32
-    /// cells per warp (two tiles of 16 rows), with `mma.sync` on Float16 or BFloat16 operands
-    /// and float32 sums. The weights are copied into shared memory once per block, rounded to
-    /// that type; the layer's inputs are rounded as they enter, each layer's bias and
-    /// activation are applied to its float32 sums, which are rounded again as the next layer's
-    /// inputs, in registers; the last layer's outputs stay float32. Widths of any size up to
-    /// 256 (padded with zeros to 16 inputs and 8 outputs). The CPU target rounds the same
-    /// values in software, so it computes what the GPU does up to the order of the float32
-    /// sums. The block is then fixed (each warp has a tile of shared memory), its x a multiple
-    /// of 32 (unset: (128, 1, 1), or (64, 2, 1) in 2D and up); see cells_per_thread for the
-    /// tiles of 32 cells each warp computes. All shared arrays must fit shared_memory_budget
-    /// (unset here: a block's 227 KiB). Needs sm_80 or newer, and not vector_width > 1,
-    /// stream_cells, shared_tiles, reduce_in_block, reduce_in_warp or a manual grid. Unset: Off.
+    /// cells per warp (two tiles of 16 rows), with `mma.sync` on Float16, BFloat16 or TF32 operands
+    /// and float32 sums. The weights are copied into shared memory once per block, rounded to that
+    /// type (TF32: to nearest with ties away from zero, kept in float32); the layer's inputs are
+    /// rounded as they enter, each layer's bias and activation are applied to its float32 sums,
+    /// which are rounded again as the next layer's inputs, in registers; the last layer's outputs
+    /// stay float32. Widths of any size up to 256, 128 with TF32 (padded with zeros to 16 inputs, 8
+    /// with TF32, and 8 outputs); TF32 weights take twice the shared memory of 16-bit ones and
+    /// twice the mma instructions, for float32's range and 10 bits of mantissa rather than
+    /// float16's 5 bits of exponent. The CPU target rounds the same values in software, so it
+    /// computes what the GPU does up to the order of the float32 sums. The block is then fixed
+    /// (each warp has a tile of shared memory), its x a multiple of 32 (unset: (128, 1, 1), or (64,
+    /// 2, 1) in 2D and up); see cells_per_thread for the tiles of 32 cells each warp computes. All
+    /// shared arrays must fit shared_memory_budget (unset here: a block's 227 KiB). Needs sm_80 or
+    /// newer, and not vector_width > 1, stream_cells, shared_tiles, reduce_in_block, reduce_in_warp
+    /// or a manual grid. Unset: Off.
     std::optional<TensorCores> tensor_cores;
 
     /// One line, the fields as C++ names them: "block = (64, 4, 1), cells_per_thread = 4, ...";

@@ -1,6 +1,7 @@
 // Chains of Dense layers on tensor cores in generated CUDA (Schedule::tensor_cores, the IR's
 // MmaChainNode). A warp computes its 32 cells together, a cell per lane, as two tiles of 16 rows
-// (m16n8k16 on float16 or bfloat16 operands, float32 sums):
+// (m16n8k16 on float16 or bfloat16 operands, float32 sums; m16n8k8 on tf32 ones in namespace
+// tf32 below, the same steps without ldmatrix):
 //   1. each lane writes its cell's inputs, rounded, as row `lane` of the warp's tile in shared
 //      memory, and the warp reads them back as operand fragments (ldmatrix);
 //   2. per layer, per 8 outputs: the sums start at the bias, take one mma per 16 inputs with the
@@ -114,12 +115,8 @@ __device__ __forceinline__ void load_inputs(unsigned (&a)[2][KP / 16][4], float*
                           lane);
 }
 
-/// One layer's float32 sums for outputs [n0, n0 + 8) of the warp's 32 rows: c[mt] holds rows
-/// mt * 16 + lane / 4 (c[mt][0], c[mt][1]) and + 8 (c[mt][2], c[mt][3]), at columns
-/// n0 + 2 (lane % 4) and + 1.
-template <int KP, int STRIDE, bool BF16>
-__device__ __forceinline__ void sums(float (&c)[2][4], const unsigned (&a)[2][KP / 16][4],
-                                     const unsigned short* w, const float* bias, int n0, unsigned lane) {
+/// The sums of outputs [n0, n0 + 8) start at their biases (the accumulators' columns).
+__device__ __forceinline__ void start_at_bias(float (&c)[2][4], const float* bias, int n0, unsigned lane) {
     const int col = n0 + 2 * int(lane & 3u);
     const float b0 = bias[col], b1 = bias[col + 1];
 #pragma unroll
@@ -129,6 +126,15 @@ __device__ __forceinline__ void sums(float (&c)[2][4], const unsigned (&a)[2][KP
         c[mt][2] = b0;
         c[mt][3] = b1;
     }
+}
+
+/// One layer's float32 sums for outputs [n0, n0 + 8) of the warp's 32 rows: c[mt] holds rows
+/// mt * 16 + lane / 4 (c[mt][0], c[mt][1]) and + 8 (c[mt][2], c[mt][3]), at columns
+/// n0 + 2 (lane % 4) and + 1.
+template <int KP, int STRIDE, bool BF16>
+__device__ __forceinline__ void sums(float (&c)[2][4], const unsigned (&a)[2][KP / 16][4],
+                                     const unsigned short* w, const float* bias, int n0, unsigned lane) {
+    start_at_bias(c, bias, n0, lane);
     // B fragments of 16 inputs, two k-steps per ldmatrix.x4 (its 4 matrices: 8 inputs each).
     const unsigned short* rows = w + (n0 + int(lane & 7u)) * STRIDE;
 #pragma unroll
@@ -170,21 +176,19 @@ __device__ __forceinline__ void hidden(const unsigned (&a)[2][KP / 16][4], unsig
     }
 }
 
-/// Step 3: the last layer, KP inputs to NP outputs (a multiple of 8) in float32, CHUNK outputs at
-/// a time (at most 32: the tile's rows are CHUNK + 4 floats) into the tile, from which each lane
-/// reads its cell's outputs of the chunk (of N in all).
-template <int KP, int NP, int N, int STRIDE, bool BF16, class Act>
-__device__ __forceinline__ void store_outputs(float (&out)[N], const unsigned (&a)[2][KP / 16][4], float* tile,
-                                              const void* weights, const float* bias, Act act) {
+/// Step 3's chunks, float32 outputs: per CHUNK outputs (at most 32: the tile's rows are CHUNK
+/// + 4 floats), `sums(c, t)` gives the sums of outputs [8t, 8t + 8), their activations go to the
+/// tile, from which each lane reads its cell's outputs of the chunk (of N in all).
+template <int NP, int N, class Sums, class Act>
+__device__ __forceinline__ void store_floats(float (&out)[N], float* tile, Sums sums, Act act) {
     constexpr int kChunk = NP < 32 ? NP : 32, kRow = kChunk + 4;
     const unsigned lane = lane_id();
-    const unsigned short* w = static_cast<const unsigned short*>(weights);
 #pragma unroll
     for (int first = 0; first < NP; first += kChunk) {
 #pragma unroll
         for (int t = first / 8; t < (first + kChunk) / 8 && t < NP / 8; ++t) {
             float c[2][4];
-            sums<KP, STRIDE, BF16>(c, a, w, bias, 8 * t, lane);
+            sums(c, t);
             const int col = 8 * t - first + 2 * int(lane & 3u);
 #pragma unroll
             for (int mt = 0; mt < 2; ++mt) {
@@ -205,6 +209,16 @@ __device__ __forceinline__ void store_outputs(float (&out)[N], const unsigned (&
         }
         __syncwarp();
     }
+}
+
+/// Step 3: the last layer, KP inputs to NP outputs (a multiple of 8) in float32.
+template <int KP, int NP, int N, int STRIDE, bool BF16, class Act>
+__device__ __forceinline__ void store_outputs(float (&out)[N], const unsigned (&a)[2][KP / 16][4], float* tile,
+                                              const void* weights, const float* bias, Act act) {
+    const unsigned lane = lane_id();
+    const unsigned short* w = static_cast<const unsigned short*>(weights);
+    store_floats<NP, N>(out, tile, [&](float (&c)[2][4], int t) { sums<KP, STRIDE, BF16>(c, a, w, bias, 8 * t, lane); },
+                        act);
 }
 
 /// Step 3 for outputs of the operand type (narrow_chain_io): the sums rounded in pairs into the
@@ -244,5 +258,105 @@ __device__ __forceinline__ void store_outputs(T (&out)[N], const unsigned (&a)[2
     }
 }
 
+/// tf32 operands (Schedule::tensor_cores = TF32): mma.sync m16n8k8 on float32 values rounded to
+/// 10 bits of mantissa (cvt.rna: to nearest, ties away from zero), float32 sums. In each k-step
+/// of 8, both operands take their columns in the order 0, 4, 1, 5, 2, 6, 3, 7: the two values a
+/// lane holds (PTX: columns t and t + 4, t = lane % 4) are then the adjacent columns 2t and
+/// 2t + 1, one 64-bit load from the tile or the weights, and a layer's accumulators for 8
+/// outputs (columns 2t and 2t + 1 of rows g and g + 8, g = lane / 4) are the next layer's operand
+/// registers of that k-step as they are. The sum over a k-step does not depend on the order.
+/// Rows of STRIDE floats, 8 modulo 16, so that a half-warp's 64-bit loads (4 rows, 4 pairs
+/// each) cover the 32 banks once. Fragment layouts: PTX ISA, "Matrix Fragments for
+/// mma.m16n8k8" (.tf32).
+namespace tf32 {
+
+__device__ __forceinline__ unsigned to_tf32(float v) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+    return r;
+}
+
+/// `v` rounded to tf32, as a float: the staged weights (the printers' round_tf32).
+__device__ __forceinline__ float rounded(float v) { return __uint_as_float(to_tf32(v)); }
+
+__device__ __forceinline__ void mma1688(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/// Step 1: each lane writes its cell's K inputs, rounded, then zeros up to KP, as row `lane` of
+/// the tile; the warp reads its operand fragments back.
+template <int K, int KP, int STRIDE>
+__device__ __forceinline__ void load_inputs(unsigned (&a)[2][KP / 8][4], float* tile, const float (&in)[K]) {
+    const unsigned lane = lane_id();
+    auto value = [&](int k) { return k < K ? __uint_as_float(to_tf32(in[k < K ? k : 0])) : 0.0f; };
+    float4* mine = reinterpret_cast<float4*>(tile + lane * STRIDE);
+#pragma unroll
+    for (int j = 0; j < KP; j += 4) mine[j / 4] = make_float4(value(j), value(j + 1), value(j + 2), value(j + 3));
+    __syncwarp();
+    const float* pairs = tile + int(lane >> 2) * STRIDE + 2 * int(lane & 3u);
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int kc = 0; kc < KP / 8; ++kc) {
+            const float2 lo = *reinterpret_cast<const float2*>(pairs + mt * 16 * STRIDE + kc * 8);
+            const float2 hi = *reinterpret_cast<const float2*>(pairs + (mt * 16 + 8) * STRIDE + kc * 8);
+            a[mt][kc][0] = __float_as_uint(lo.x);
+            a[mt][kc][1] = __float_as_uint(hi.x);
+            a[mt][kc][2] = __float_as_uint(lo.y);
+            a[mt][kc][3] = __float_as_uint(hi.y);
+        }
+    __syncwarp();
+}
+
+/// One layer's float32 sums for outputs [n0, n0 + 8), as the 16-bit sums: the weights' rows
+/// (staged [n][k], tf32 values in float32: rounded once, as the block staged them).
+template <int KP, int STRIDE>
+__device__ __forceinline__ void sums(float (&c)[2][4], const unsigned (&a)[2][KP / 8][4], const float* w,
+                                     const float* bias, int n0, unsigned lane) {
+    start_at_bias(c, bias, n0, lane);
+    const float* pairs = w + (n0 + int(lane >> 2)) * STRIDE + 2 * int(lane & 3u);
+#pragma unroll
+    for (int kc = 0; kc < KP / 8; ++kc) {
+        const float2 b = *reinterpret_cast<const float2*>(pairs + kc * 8);
+        const unsigned b0 = __float_as_uint(b.x), b1 = __float_as_uint(b.y);
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) mma1688(c[mt], a[mt][kc], b0, b1);
+    }
+}
+
+/// Step 2: a hidden layer, KP inputs to NP outputs (a multiple of 8), its activations rounded
+/// into the next layer's operand fragments: outputs [8t, 8t + 8) are its k-step t.
+template <int KP, int NP, int STRIDE, class Act>
+__device__ __forceinline__ void hidden(const unsigned (&a)[2][KP / 8][4], unsigned (&h)[2][NP / 8][4],
+                                       const void* weights, const float* bias, Act act) {
+    const unsigned lane = lane_id();
+    const float* w = static_cast<const float*>(weights);
+#pragma unroll
+    for (int t = 0; t < NP / 8; ++t) {
+        float c[2][4];
+        sums<KP, STRIDE>(c, a, w, bias, 8 * t, lane);
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) {
+            h[mt][t][0] = to_tf32(act(c[mt][0]));
+            h[mt][t][1] = to_tf32(act(c[mt][2]));
+            h[mt][t][2] = to_tf32(act(c[mt][1]));
+            h[mt][t][3] = to_tf32(act(c[mt][3]));
+        }
+    }
+}
+
+/// Step 3: the last layer, KP inputs to NP outputs (a multiple of 8) in float32.
+template <int KP, int NP, int N, int STRIDE, class Act>
+__device__ __forceinline__ void store_outputs(float (&out)[N], const unsigned (&a)[2][KP / 8][4], float* tile,
+                                              const void* weights, const float* bias, Act act) {
+    const unsigned lane = lane_id();
+    const float* w = static_cast<const float*>(weights);
+    store_floats<NP, N>(out, tile, [&](float (&c)[2][4], int t) { sums<KP, STRIDE>(c, a, w, bias, 8 * t, lane); }, act);
+}
+
+} // namespace tf32
 } // namespace mma
 } // namespace loom

@@ -1,5 +1,5 @@
-// Chains of Dense layers on tensor cores (Schedule::tensor_cores) on the GPU: mma.sync on float16
-// and bfloat16 operands, against the CPU target, which rounds the same values in software, and
+// Chains of Dense layers on tensor cores (Schedule::tensor_cores) on the GPU: mma.sync on float16,
+// bfloat16 and tf32 operands, against the CPU target, which rounds the same values in software, and
 // against the double reference of tests/support/tensor_core_chains.hpp (where the tolerance is
 // explained). Cell counts that are not multiples of 32 (the last warp's lanes past the end
 // compute the last cell again and store nothing: cells past the end of a larger array stay
@@ -151,11 +151,13 @@ TEST(GpuTensorCores, SeedModelShape) {
     check_on_gpu(c, {1000}, {}, "gtc_seed");
 }
 
-TEST(GpuTensorCores, SquareChainsFloat16AndBFloat16) {
+TEST(GpuTensorCores, SquareChainsFloat16BFloat16AndTF32) {
     LOOM_REQUIRE_GPU();
     for (int w : {16, 32, 64, 128})
-        for (TensorCores t : {TensorCores::Float16, TensorCores::BFloat16}) {
-            SCOPED_TRACE("width " + std::to_string(w) + (t == TensorCores::BFloat16 ? " bfloat16" : " float16"));
+        for (TensorCores t : {TensorCores::Float16, TensorCores::BFloat16, TensorCores::TF32}) {
+            // Four tf32 layers of 128 take 278528 bytes of weights: more than a block has.
+            if (t == TensorCores::TF32 && w == 128) continue;
+            SCOPED_TRACE("width " + std::to_string(w) + " " + to_string(t));
             auto c = TensorCoreCase::make({w, w, w, w, w}, {nn::relu, nn::tanh, nn::relu, nn::identity}, t,
                                           std::uint64_t(w));
             check_on_gpu(c, {4099}, {}, "gtc_square" + std::to_string(w));
@@ -171,6 +173,67 @@ TEST(GpuTensorCores, OddWidthsAndBlocks) {
         s.block = std::array<int, 3>{threads, 1, 1};
         s.cells_per_thread = threads == 96 ? 1 : 3; // one tile of 32 cells per warp, or three in turn
         check_on_gpu(c, {777}, s, "gtc_odd" + std::to_string(threads));
+    }
+}
+
+TEST(GpuTensorCores, TF32OddWidthsAndBlocks) {
+    LOOM_REQUIRE_GPU();
+    // k-steps of 8: 5 inputs pad to 8, 24 and 40 hidden do not pad, 7 outputs pad to 8.
+    auto c = TensorCoreCase::make({5, 24, 40, 7}, {nn::sigmoid, nn::relu, nn::tanh}, TensorCores::TF32, 7);
+    for (int threads : {32, 256}) {
+        SCOPED_TRACE("block " + std::to_string(threads));
+        Schedule s;
+        s.block = std::array<int, 3>{threads, 1, 1};
+        s.cells_per_thread = 3;
+        check_on_gpu(c, {777}, s, "gtc_tf32_odd" + std::to_string(threads));
+    }
+    check_on_gpu(TensorCoreCase::make({14, 64, 64, 3}, {nn::relu, nn::relu, nn::identity}, TensorCores::TF32, 3),
+                 {37, 45}, {}, "gtc_tf32_2d");
+    // Width 128, the widest tf32 layer: two layers fit a block's shared memory (four do not).
+    check_on_gpu(TensorCoreCase::make({128, 128, 128}, {nn::tanh, nn::identity}, TensorCores::TF32, 5), {3000}, {},
+                 "gtc_tf32_wide");
+}
+
+TEST(GpuTensorCores, TF32RoundsAsTheCpuTargetDoesBitForBit) {
+    // Two layers without bias or activation: a diagonal d, then the identity. y_i =
+    // tf32(tf32(d_i) tf32(x_i)): one product a sum, exact in float32 (11 x 11 significant bits),
+    // so the GPU's cvt.rna of the inputs, of the weights and of the hidden activations, and the
+    // CPU target's rounding, must agree on every bit with the reference, on random values and on
+    // ties between two tf32 values (where truncating, or ties to even, would differ).
+    LOOM_REQUIRE_GPU();
+    auto [x, y] = fields<2>("x(8), y(8): float32[1D]");
+    AssignmentCollection ac;
+    nn::Chain(nn::Dense::runtime("d", 8, 8, nn::identity, false), nn::Dense::runtime("id", 8, 8, nn::identity, false))
+        .assign(ac, y.vec(), x.vec());
+    const Schedule s{.tensor_cores = TensorCores::TF32};
+    KernelFunction gpu = create_kernel(ac, {.name = "gtc_tf32_bits"}, s).compile();
+    KernelFunction cpu = create_kernel(ac, {.target = Target::CPU, .name = "gtc_tf32_bits"}, s).compile();
+    const std::int64_t cells = 4096;
+    std::vector<float> in = HostArray<float>::random({cells, 8}, 21, Uniform(-4.0, 4.0)).to_host();
+    const float step = std::ldexp(1.0f, -10);
+    auto tie = [&](std::size_t j) { return (j % 2 ? -1.0f : 1.0f) * (1.0f + float(2 * (j / 2 % 512) + 1) * step / 2); };
+    for (std::size_t i = 0; i < 1024; ++i) in[i] = tie(i);
+    const std::vector<float> diagonal = {tie(0), tie(3), tie(6), tie(9), 0.7f, -1.3f, 3.1f, 1.0f};
+    std::vector<float> d(64, 0.0f), eye(64, 0.0f);
+    for (int i = 0; i < 8; ++i) {
+        d[std::size_t(i * 9)] = diagonal[std::size_t(i)];
+        eye[std::size_t(i * 9)] = 1.0f;
+    }
+    auto hx = HostArray<float>::from_vector(in, {cells, 8}), hd = HostArray<float>::from_vector(d, {8, 8}),
+         he = HostArray<float>::from_vector(eye, {8, 8});
+    auto hy = HostArray<float>::zeros({cells, 8});
+    hy.fill(std::numeric_limits<float>::quiet_NaN());
+    auto dx = DeviceArray<float>::from_host(in, {cells, 8}), dd = DeviceArray<float>::from_host(d, {8, 8}),
+         de = DeviceArray<float>::from_host(eye, {8, 8});
+    auto dy = DeviceArray<float>::from_host(hy.to_host(), {cells, 8});
+    cpu(args("x", hx, "y", hy, "d_W", hd, "id_W", he));
+    gpu(args("x", dx, "y", dy, "d_W", dd, "id_W", de));
+    const std::vector<float> want = hy.to_host(), got = dy.to_host();
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        const double product = TensorCoreCase::round_tf32(float(TensorCoreCase::round_tf32(diagonal[i % 8]) *
+                                                                TensorCoreCase::round_tf32(in[i])));
+        ASSERT_EQ(got[i], want[i]) << "element " << i << ": input " << in[i];
+        ASSERT_EQ(double(want[i]), product) << "element " << i << ": input " << in[i];
     }
 }
 

@@ -5,7 +5,7 @@
 //
 // Tolerance: a sum of float32 products differs from the exact one by far less than a 16-bit
 // rounding, but that difference can tip an activation's rounding to the neighbouring 16-bit value
-// (one unit in the last place, 2^-11 of it for float16, 2^-8 for bfloat16), which the next layers
+// (one unit in the last place, 2^-11 of it for float16 and tf32, 2^-8 for bfloat16), which the next layers
 // carry. So each output may differ from the reference by 3 units of the operand type's last place
 // times the sum of |terms| that feeds it (propagated through the layers), never more: a wrong
 // fragment, padding or row would be off by the size of the terms themselves.
@@ -61,10 +61,22 @@ struct TensorCoreCase {
     }
 
     double round(double v) const {
+        if (operand == TensorCores::TF32) return round_tf32(float(v));
         return operand == TensorCores::BFloat16 ? double(float(bfloat16(float(v)))) : double(float(half(float(v))));
     }
+    /// tf32 as cvt.rna.tf32.f32 rounds a float: 11 significant bits, to nearest, ties away from
+    /// zero (std::round), written without the bit tricks the library uses.
+    static double round_tf32(float v) {
+        if (v == 0.0f || !std::isfinite(v)) return v;
+        int e = 0;
+        std::frexp(double(v), &e); // v = f 2^e, 0.5 <= |f| < 1
+        const double ulp = std::ldexp(1.0, e - 11);
+        return std::round(double(v) / ulp) * ulp;
+    }
     /// One unit in the last place of the operand type, relative.
-    double unit() const { return operand == TensorCores::BFloat16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11); }
+    double unit() const {
+        return operand == TensorCores::BFloat16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11); // float16, tf32: 10 bits
+    }
 
     /// The outputs for one cell's inputs, and the scale of each (the sum of |terms|, propagated).
     void reference(const std::vector<double>& x, std::vector<double>& out, std::vector<double>& scale) const {

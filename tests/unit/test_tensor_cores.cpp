@@ -99,6 +99,54 @@ TEST(TensorCores, BFloat16OperandsAndOddWidths) {
     check_on_cpu<float>(c, 45, "tc_bf16");
 }
 
+TEST(TensorCores, TF32OperandsAtOddWidthsAndTheSeedShape) {
+    // tf32 pads to k-steps of 8: 5 inputs to 8, 24 and 40 hidden as they are, 7 outputs to 8;
+    // 14 -> 64 -> 64 -> 3 as in seed 001; width 128, the widest tf32 layer.
+    auto odd = TensorCoreCase::make({5, 24, 40, 7}, {nn::sigmoid, nn::relu, nn::tanh}, TensorCores::TF32, 7);
+    check_on_cpu<float>(odd, 45, "tc_tf32_odd");
+    auto seed = TensorCoreCase::make({14, 64, 64, 3}, {nn::relu, nn::relu, nn::identity}, TensorCores::TF32, 1);
+    check_on_cpu<float>(seed, 131, "tc_tf32_seed");
+    auto wide = TensorCoreCase::make({128, 128, 128}, {nn::tanh, nn::identity}, TensorCores::TF32, 5);
+    check_on_cpu<float>(wide, 37, "tc_tf32_wide");
+    // float16 fields with tf32 operands: widened on the way in, as float32 fields are.
+    auto halves = TensorCoreCase::make({32, 32, 16}, {nn::relu, nn::identity}, TensorCores::TF32, 11);
+    check_on_cpu<half>(halves, 99, "tc_tf32_f16_io");
+}
+
+TEST(TensorCores, TF32RoundsToNearestWithTiesAwayFromZero) {
+    // One layer, 8 -> 8, identity, no bias, weights the identity matrix: y = tf32(x) exactly
+    // (one nonzero product per sum). Inputs on both sides of a tf32 rounding step, and on it.
+    auto [x, y] = fields<2>("x(8), y(8): float32[1D]");
+    AssignmentCollection ac;
+    nn::Chain(nn::Dense::runtime("id", 8, 8, nn::identity, false)).assign(ac, y.vec(), x.vec());
+    KernelFunction k = create_kernel(ac, test::cpu("tc_tf32_ties"), on_tensor_cores(TensorCores::TF32)).compile();
+    const float step = std::ldexp(1.0f, -10); // tf32's unit in the last place at 1
+    // Ties go away from zero where ties to even would not: 1 + step/2 (even: 1) and 1 + 5 step/2
+    // (even: 1 + 2 step).
+    const std::vector<float> in = {1.0f + step / 2,
+                                   -(1.0f + step / 2),
+                                   1.0f + step / 2 - step / 8, // below the tie: down
+                                   1.0f + 5 * step / 2,
+                                   2.0f - step / 4, // up into the next binade
+                                   0.0f, 0.1f, -3.0f};
+    const std::vector<float> want = {1.0f + step, -(1.0f + step), 1.0f, 1.0f + 3 * step, 2.0f, 0.0f,
+                                     float(TensorCoreCase::round_tf32(0.1f)), -3.0f};
+    std::vector<float> eye(64, 0.0f);
+    for (int i = 0; i < 8; ++i) eye[std::size_t(i * 9)] = 1.0f;
+    auto xs = HostArray<float>::from_vector(in, {1, 8}), w = HostArray<float>::from_vector(eye, {8, 8});
+    auto ys = HostArray<float>::zeros({1, 8});
+    ys.fill(std::numeric_limits<float>::quiet_NaN());
+    k(args("x", xs, "y", ys, "id_W", w));
+    EXPECT_EQ(ys.to_host(), want);
+    // On CUDA the staged weights (8 x 8: no padding, the copy a plain one) are rounded as they
+    // are stored, not copied as they are (loom::stage, loom::stage_row).
+    const Kernel cuda = create_kernel(ac, {.name = "tc_tf32_ties"}, on_tensor_cores(TensorCores::TF32));
+    const std::string& src = cuda.source();
+    EXPECT_NE(src.find("id_W_mma[k] = loom::mma::tf32::rounded("), std::string::npos) << src;
+    EXPECT_EQ(src.find("loom::stage"), std::string::npos) << src;
+    test::expect_compiles_for_sm90(cuda);
+}
+
 TEST(TensorCores, Float16FieldsInAndOut) {
     auto c = TensorCoreCase::make({32, 32, 16}, {nn::relu, nn::identity}, TensorCores::Float16, 11);
     check_on_cpu<half>(c, 99, "tc_f16_io");
@@ -153,6 +201,10 @@ TEST(TensorCores, TheRoundingIsThereToSee) {
     const double plain = run(Schedule{}, "tc_plain");
     EXPECT_GT(plain, 0.0);
     EXPECT_LT(rounded * 20, plain) << "tensor cores " << rounded << ", plain float32 " << plain;
+    // tf32 rounds the same values to the same 10 bits of mantissa (to nearest, ties away).
+    c.operand = TensorCores::TF32;
+    const double tf32 = run(on_tensor_cores(TensorCores::TF32), "tc_rounded_tf32");
+    EXPECT_LT(tf32 * 20, plain) << "tf32 " << tf32 << ", plain float32 " << plain;
 }
 
 TEST(TensorCores, TheCudaSourceUsesMmaAndTheScheduleSaysSo) {
@@ -166,6 +218,18 @@ TEST(TensorCores, TheCudaSourceUsesMmaAndTheScheduleSaysSo) {
     EXPECT_EQ((*k.schedule().block)[0], 512); // 16 warps share the weights: widths up to 64
     EXPECT_NE(src.find("__launch_bounds__(512)"), std::string::npos) << "at most 128 registers, so that it launches";
     EXPECT_EQ(Schedule{}.describe().find("tensor_cores"), std::string::npos); // unset: not said
+    // tf32: k-steps of 8 (14 inputs pad to 16, rows of 24 floats), float32 weights.
+    Kernel t = chain_kernel(c, Target::CUDA, "tc_source_tf32", ScalarType::Float32, on_tensor_cores(TensorCores::TF32));
+    const std::string& tsrc = t.source();
+    EXPECT_NE(tsrc.find("unsigned loom_a0[2][2][4];"), std::string::npos) << tsrc;
+    EXPECT_NE(tsrc.find("loom::mma::tf32::load_inputs<14, 16, 24>"), std::string::npos) << tsrc;
+    EXPECT_NE(tsrc.find("loom::mma::tf32::hidden<16, 64, 24>"), std::string::npos) << tsrc;
+    EXPECT_NE(tsrc.find("loom::mma::tf32::store_outputs<64, 8, 3, 72>"), std::string::npos) << tsrc;
+    EXPECT_NE(tsrc.find("float* const layer0_W_mma"), std::string::npos) << tsrc;
+    EXPECT_NE(tsrc.find("rounded to tf32 (as float32)"), std::string::npos) << tsrc;
+    EXPECT_NE(tsrc.find("layer0_W_mma[k] = loom::mma::tf32::rounded("), std::string::npos) << tsrc;
+    EXPECT_NE(t.schedule().describe().find("tensor_cores = TF32"), std::string::npos);
+    test::expect_compiles_for_sm90(t);
 }
 
 TEST(TensorCores, TheBlockHasTheMostWarpsThatFit) {
@@ -258,6 +322,14 @@ TEST(TensorCoreErrors, LayersWiderThanTheRegistersHold) {
     LOOM_EXPECT_ERROR(create_kernel(ac, {.name = "tc_wide"}, on_tensor_cores(TensorCores::Float16)), UserError,
                       {"kernel 'tc_wide' has Schedule::tensor_cores, but its layer with weights wide_W has 300 inputs",
                        "at most 256 inputs and outputs"});
+    // tf32 fragments take twice the registers: 160 is too wide there, not with 16-bit operands.
+    auto [u, v] = fields<2>("u(160), v(8): float32[1D]");
+    AssignmentCollection mid;
+    nn::Chain(nn::Dense::runtime("mid", 8, 160)).assign(mid, v.vec(), u.vec());
+    EXPECT_NO_THROW(create_kernel(mid, {.name = "tc_mid"}, on_tensor_cores(TensorCores::Float16)));
+    LOOM_EXPECT_ERROR(create_kernel(mid, {.name = "tc_mid"}, on_tensor_cores(TensorCores::TF32)), UserError,
+                      {"its layer with weights mid_W has 160 inputs (TF32)", "at most 256 inputs and outputs, 128 with TF32",
+                       "split the layer, or leave tensor_cores unset"});
 }
 
 TEST(TensorCoreErrors, NothingForTheTensorCores) {
