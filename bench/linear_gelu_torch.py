@@ -11,18 +11,7 @@ import json
 import torch
 import torch.nn.functional as F
 
-
-def median_ms(fn, runs=50, warmup=5):
-    for _ in range(warmup):
-        fn()
-    events = [torch.cuda.Event(enable_timing=True) for _ in range(runs + 1)]
-    events[0].record()
-    for i in range(runs):
-        fn()
-        events[i + 1].record()
-    torch.cuda.synchronize()
-    times = sorted(events[i].elapsed_time(events[i + 1]) for i in range(runs))
-    return times[runs // 2]
+from torch_timing import median_ms  # bench/torch_timing.py, beside this script
 
 
 def main():
@@ -55,7 +44,7 @@ def main():
         except Exception as e:  # noqa: BLE001 - report, do not fail
             print(f"  {name}: torch.compile failed: {type(e).__name__}")
         for form, fn in forms.items():
-            ms = median_ms(fn)
+            ms = median_ms(fn, warmup=5)
             rows.append({"type": name, "form": form, "ms": ms, "tflops": flop / ms / 1e9})
             print(f"  {name:13s} {form:20s} {ms:8.4f} ms  {flop / ms / 1e9:7.1f} TFLOP/s")
     if a.json:

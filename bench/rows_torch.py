@@ -7,18 +7,7 @@ warm-up. Run on the GPU machine beside bench_rows (tools/gpu-check):
 import torch
 import torch.nn.functional as F
 
-
-def median_ms(fn, runs=50):
-    for _ in range(3):
-        fn()
-    events = [torch.cuda.Event(enable_timing=True) for _ in range(runs + 1)]
-    events[0].record()
-    for i in range(runs):
-        fn()
-        events[i + 1].record()
-    torch.cuda.synchronize()
-    times = sorted(events[i].elapsed_time(events[i + 1]) for i in range(runs))
-    return times[runs // 2]
+from torch_timing import median_ms  # bench/torch_timing.py, beside this script
 
 
 def main():

@@ -15,21 +15,10 @@ import time
 
 import torch
 
+from torch_timing import median_ms  # bench/torch_timing.py, beside this script
+
 LAYERS = 4
 ROTATE_BYTES = 200e6
-
-
-def median_ms(fn, runs=50, warmup=3):
-    for _ in range(warmup):
-        fn()
-    events = [torch.cuda.Event(enable_timing=True) for _ in range(runs + 1)]
-    events[0].record()
-    for i in range(runs):
-        fn()
-        events[i + 1].record()
-    torch.cuda.synchronize()
-    times = sorted(events[i].elapsed_time(events[i + 1]) for i in range(runs))
-    return times[runs // 2]
 
 
 def make_mlp(width, dtype, dev):
