@@ -25,6 +25,11 @@ namespace loom {
 
 namespace {
 
+/// Cells past an axis' end that a thread of an int32 kernel may count to before its guard (at
+/// most a block's: 1024 threads of 64 cells of 8 lanes, 2^19), with room to spare.
+constexpr std::int64_t kInt32Headroom = std::int64_t(1) << 24;
+
+
 std::string dims(const Dim3& d) { return fmt::format("({}, {}, {})", d[0], d[1], d[2]); }
 
 [[noreturn]] void arg_error(const KernelSpec& k, const std::string& what) {
@@ -670,17 +675,32 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
                                               : "";
         const std::int64_t limit = half_range ? std::numeric_limits<std::int32_t>::max() / 2
                                               : std::numeric_limits<std::int32_t>::max();
+        // A thread past the end of an axis computes its first cell (its lanes, its group of
+        // cells, a ghost layer on) before its guard: up to a block's worth of cells further,
+        // which must not pass 2^31 - 1 either (it would wrap to a negative coordinate that
+        // passes the guard).
+        const std::int64_t extent_limit = std::numeric_limits<std::int32_t>::max() - kInt32Headroom;
         for (std::size_t i = 0; i < arrays.size(); ++i) {
-            std::int64_t span = 0;
+            std::int64_t span = 0, extent = 0;
+            int axis = 0;
             for (int ax = 0; ax < arrays[i].ndim(); ++ax)
                 span += std::abs(arrays[i].strides[ax]) * std::max<std::int64_t>(arrays[i].shape[ax] - 1, 0);
-            for (int ax = 0; ax < k.fields[i].spatial_dims; ++ax) span = std::max(span, arrays[i].shape[ax]);
-            if (span <= limit) continue;
-            if (!k.wide)
-                arg_error(k, fmt::format("argument '{}' spans {} elements, too many for the int32 "
+            for (int ax = 0; ax < k.fields[i].spatial_dims; ++ax)
+                if (arrays[i].shape[ax] > extent) extent = arrays[i].shape[ax], axis = ax;
+            span = std::max(span, extent);
+            if (span <= limit && extent <= extent_limit) continue;
+            if (!k.wide) {
+                const std::string what =
+                    span > limit ? fmt::format("spans {} elements", span)
+                                 : fmt::format("has {} cells along axis {} (at most 2^31 - 2^24 with int32 "
+                                               "counters: threads past an axis' end count up to a block's "
+                                               "cells further)",
+                                               extent, axis);
+                arg_error(k, fmt::format("argument '{}' {}, too many for the int32 "
                                          "index type{}; generate the kernel with index_type int64, "
                                          "or leave index_type unset so loom switches per call",
-                                         k.fields[i].name, span, why));
+                                         k.fields[i].name, what, span > limit ? why : ""));
+            }
             if (!wide_module_) wide_module_ = load_module(*k.wide, device);
             p.spec = k.wide.get();
             p.function = wide_module_->function;

@@ -225,6 +225,20 @@ std::vector<ErrorRow> argument_rows() {
          U,
          {"argument 'g' spans 10737418244 elements", "too many for the int32 index type",
           "index_type int64", "leave index_type unset"}},
+        {"axis_too_long_for_int32_counters",
+         [] {
+             // 2^31 - 1000 cells along axis 0: the array spans fewer than 2^31 elements, but a
+             // thread past the axis' end would count past 2^31 - 1 before its guard. Addresses
+             // far apart, never dereferenced: the call is refused before it runs.
+             const std::int64_t n = (std::int64_t(1) << 31) - 1000;
+             auto at = [](std::uintptr_t a) { return reinterpret_cast<float*>(a); };
+             ArrayRef f = HostView<float>(at(std::uintptr_t(1) << 40), {n, 1}, {1, 1}).ref();
+             ArrayRef g = HostView<float>(at(std::uintptr_t(1) << 42), {n, 1}, {1, 1}).ref();
+             stencil()(args("f", f, "g", g, "a", 1.5, "n", 2));
+         },
+         U,
+         {"argument 'f' has 2147482648 cells along axis 0", "at most 2^31 - 2^24 with int32 counters",
+          "too many for the int32 index type;", "index_type int64"}},
         {"tensor_cores_beyond_half_the_int32_range",
          [] {
              // 2^26 + 2 cells of 16 floats: 2^30 + 31 elements, within int32 but not within half
