@@ -41,6 +41,7 @@ public:
     StmtList copies;
     std::set<const FieldInfo*> fields;
     std::size_t used_;
+    std::size_t tile_bytes_ = 0;    ///< the warps' tiles, all chains
     std::vector<std::string> sizes; ///< "weights 36864 bytes", for the budget's error
 
 protected:
@@ -58,6 +59,7 @@ protected:
                                        {std::int64_t(warps_) * n->tile_floats()}));
             copies.allocate(t);
             sizes.push_back(fmt::format("the tiles of {} warps {} bytes", warps_, t->size() * 4));
+            tile_bytes_ += std::size_t(t->size()) * 4;
             tile = t;
         }
         return MmaChainNode::make(n->output, n->input, n->layers, n->operand, std::move(weights),
@@ -133,15 +135,32 @@ StagedLayers stage_layer_weights(const Stmt& body, const std::map<const FieldInf
         return out;
     }
     out.bytes = stager.used_ - start;
-    if (stager.used_ > budget)
+    if (stager.used_ > budget) {
+        // What to change depends on what does not fit: the weights in any block, the warps'
+        // tiles beside them, or only the budget asked for.
+        const std::size_t fixed = stager.used_ - stager.tile_bytes_; // other arrays, weights, biases
+        const std::size_t per_warp = stager.tile_bytes_ / std::size_t(std::max(warps, 1));
+        std::string fix;
+        if (fixed + per_warp > kMaxSharedMemoryPerBlock)
+            fix = fmt::format("the weights and biases alone take {} bytes, and a block's shared memory holds at "
+                              "most {} on sm_90: split the chain into kernels whose layers fit (one's outputs a "
+                              "field the next reads), narrow its layers, or leave tensor_cores unset",
+                              fixed - start, kMaxSharedMemoryPerBlock);
+        else if (fixed + per_warp > budget)
+            fix = fmt::format("raise the budget (up to {} bytes on sm_90), or narrow the layers",
+                              kMaxSharedMemoryPerBlock);
+        else
+            fix = fmt::format("use a block of at most {} warps{}, or narrower layers",
+                              (budget - fixed) / std::max<std::size_t>(per_warp, 1),
+                              budget < kMaxSharedMemoryPerBlock
+                                  ? fmt::format(", raise the budget (up to {} bytes on sm_90)", kMaxSharedMemoryPerBlock)
+                                  : "");
         throw UserError(fmt::format(
             "kernel '{}' computes its layers on tensor cores (Schedule::tensor_cores), whose shared "
-            "arrays take {} bytes ({}{}), more than the {} bytes of Schedule::shared_memory_budget; "
-            "raise the budget (up to {} bytes on sm_90), use a block of fewer warps, or narrower "
-            "layers",
+            "arrays take {} bytes ({}{}), more than the {} bytes of Schedule::shared_memory_budget; {}",
             kernel, out.bytes, fmt::join(stager.sizes, ", "),
-            start > 0 ? fmt::format(", after {} bytes of other shared arrays", start) : "", budget,
-            kMaxSharedMemoryPerBlock));
+            start > 0 ? fmt::format(", after {} bytes of other shared arrays", start) : "", budget, fix));
+    }
     stager.copies.add(BarrierNode::make());
     stager.copies.add(staged);
     out.body = stager.copies.build();

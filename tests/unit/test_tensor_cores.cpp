@@ -410,7 +410,31 @@ TEST(TensorCoreErrors, TooLittleSharedMemory) {
     s.shared_memory_budget = 16 * 1024;
     LOOM_EXPECT_ERROR(chain_kernel(c, Target::CUDA, "tc_budget", ScalarType::Float32, s), UserError,
                       {"kernel 'tc_budget' computes its layers on tensor cores", "layer0_W_mma 9216 bytes",
-                             "the tiles of 4 warps", "more than the 16384 bytes of Schedule::shared_memory_budget"});
+                             "the tiles of 4 warps", "more than the 16384 bytes of Schedule::shared_memory_budget",
+                             "raise the budget (up to 232448 bytes on sm_90), or narrow the layers"});
+}
+
+TEST(TensorCoreErrors, WeightsBeyondAnyBlockSaySplitTheChain) {
+    // Four layers of 256: 4 x (256 rows of 264 halves + 256 biases) = 544768 bytes of weights.
+    auto c = TensorCoreCase::make({256, 256, 256, 256, 256}, {nn::relu, nn::relu, nn::relu, nn::identity},
+                                  TensorCores::Float16, 2);
+    LOOM_EXPECT_ERROR(chain_kernel(c, Target::CUDA, "tc_wide", ScalarType::Float16, on_tensor_cores(TensorCores::Float16)),
+                      UserError,
+                      {"kernel 'tc_wide' computes its layers on tensor cores", "layer3_W_mma 135168 bytes",
+                       "the weights and biases alone take 544768 bytes",
+                       "a block's shared memory holds at most 232448 on sm_90",
+                       "split the chain into kernels whose layers fit", "or leave tensor_cores unset"});
+}
+
+TEST(TensorCoreErrors, TooManyWarpsSayHowManyFit) {
+    // Four layers of 128: 141312 bytes of weights and biases, 8704 bytes of tile a warp; 16 warps
+    // asked for, (232448 - 141312) / 8704 = 10 fit.
+    auto c = TensorCoreCase::make({128, 128, 128, 128, 128}, {nn::relu, nn::relu, nn::relu, nn::identity},
+                                  TensorCores::Float16, 3);
+    Schedule s = on_tensor_cores(TensorCores::Float16);
+    s.block = std::array<int, 3>{512, 1, 1};
+    LOOM_EXPECT_ERROR(chain_kernel(c, Target::CUDA, "tc_warps", ScalarType::Float16, s), UserError,
+                      {"the tiles of 16 warps 139264 bytes", "use a block of at most 10 warps, or narrower layers"});
 }
 
 } // namespace
