@@ -164,6 +164,17 @@ TEST(GpuTensorCores, SquareChainsFloat16BFloat16AndTF32) {
         }
 }
 
+TEST(GpuTensorCores, LayersOf256) {
+    LOOM_REQUIRE_GPU();
+    // The widest layers: one of 256 (its weights take most of a block's shared memory), and 256
+    // or 240 hidden between narrow layers (fragments of 256 in registers).
+    check_on_gpu(TensorCoreCase::make({256, 256}, {nn::tanh}, TensorCores::Float16, 11), {2000}, {}, "gtc_256");
+    check_on_gpu(TensorCoreCase::make({64, 256, 64}, {nn::relu, nn::identity}, TensorCores::BFloat16, 12), {1500}, {},
+                 "gtc_64_256");
+    check_on_gpu(TensorCoreCase::make({14, 240, 3}, {nn::sigmoid, nn::identity}, TensorCores::Float16, 13), {999}, {},
+                 "gtc_240");
+}
+
 TEST(GpuTensorCores, OddWidthsAndBlocks) {
     LOOM_REQUIRE_GPU();
     auto c = TensorCoreCase::make({5, 24, 40, 7}, {nn::sigmoid, nn::relu, nn::tanh}, TensorCores::BFloat16, 7);

@@ -93,6 +93,16 @@ TEST(TensorCores, SquareChainsAtWidths16To128) {
     }
 }
 
+TEST(TensorCores, LayersOf256TheWidestThatFit) {
+    // One layer of 256 (135168 bytes of weights: a block holds one such layer), and 256 or 240
+    // hidden between narrow layers.
+    check_on_cpu<float>(TensorCoreCase::make({256, 256}, {nn::tanh}, TensorCores::Float16, 11), 67, "tc_256");
+    check_on_cpu<float>(
+        TensorCoreCase::make({64, 256, 64}, {nn::relu, nn::identity}, TensorCores::BFloat16, 12), 45, "tc_64_256");
+    check_on_cpu<float>(
+        TensorCoreCase::make({14, 240, 3}, {nn::sigmoid, nn::identity}, TensorCores::Float16, 13), 45, "tc_240");
+}
+
 TEST(TensorCores, BFloat16OperandsAndOddWidths) {
     // Widths that pad everywhere: 5 inputs, 24 and 40 hidden (not multiples of 16), 7 outputs.
     auto c = TensorCoreCase::make({5, 24, 40, 7}, {nn::sigmoid, nn::relu, nn::tanh}, TensorCores::BFloat16, 7);
