@@ -126,8 +126,9 @@ Stmt MmaChainNode::make(BufferPtr output, BufferPtr input, std::vector<DenseLaye
               node, fmt::format("layer {}'s bias array is not [{}] float32", l, n->n_pad(l)));
     }
     check(!n->tile || (n->tile->scope == Scope::Shared && n->tile->type == ScalarType::Float32 &&
-                       n->tile->elements() % n->tile_floats() == 0),
-          node, "the tile is not a float32 shared array of whole warps' tiles");
+                       n->tile->elements() >= n->tile_floats()),
+          node, "the tile is not a float32 shared array of at least a warp's tile (chains share one, "
+                "sized for the largest)");
     return s;
 }
 

@@ -237,17 +237,23 @@ std::vector<std::string> tensor_core_width_errors(const Stmt& body) {
 }
 
 MmaChainSizes mma_chain_sizes(const Stmt& body) {
+    // As stage_layer_weights places them: each layer's arrays once, one tile.
     struct Count : IRVisitor {
         MmaChainSizes s;
+        std::set<StagedWeightKey> weights;
+        std::set<StagedBiasKey> biases;
         void visit_MmaChain(const MmaChainNode* c) override {
             ++s.chains;
-            s.weight_bytes += c->weight_bytes();
-            s.tile_bytes += c->tile_floats() * 4;
+            s.tile_bytes = std::max(s.tile_bytes, c->tile_floats() * 4);
             auto aligned = [](std::int64_t bytes) { return (bytes + 15) / 16 * 16; };
             for (std::size_t l = 0; l < c->layers.size(); ++l) {
                 s.widest = std::max({s.widest, c->k_pad(l) * c->operand_bytes() / 2, c->n_pad(l) * c->operand_bytes() / 2});
-                s.staged_bytes += aligned(std::int64_t(c->n_pad(l)) * c->row_stride(l) * c->operand_bytes()) +
-                                  aligned(c->n_pad(l) * 4);
+                const std::int64_t w = std::int64_t(c->n_pad(l)) * c->row_stride(l) * c->operand_bytes();
+                if (weights.insert(staged_weight_key(*c, l)).second) {
+                    s.weight_bytes += w;
+                    s.staged_bytes += aligned(w);
+                }
+                if (biases.insert(staged_bias_key(*c, l)).second) s.staged_bytes += aligned(c->n_pad(l) * 4);
             }
         }
     } c;

@@ -5,6 +5,7 @@
 #include "compiler/ir/ir.hpp"
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace loom::ir {
@@ -55,12 +56,26 @@ inline int max_tensor_core_width(ScalarType operand) {
 /// "layer l0_W has 300 inputs" for each layer of an MmaChain in `body` wider than that.
 std::vector<std::string> tensor_core_width_errors(const Stmt& body);
 
+/// What identifies layer `l` of a chain's staged weights (the field, the operand type, rows and
+/// stride) and biases (the bias field, or the weights' where there is none, and rows): chains that
+/// use the same layer share its staged arrays (stage_layer_weights).
+using StagedWeightKey = std::tuple<const FieldInfo*, ScalarType, int, int>;
+using StagedBiasKey = std::tuple<const FieldInfo*, bool, int>;
+inline StagedWeightKey staged_weight_key(const MmaChainNode& c, std::size_t l) {
+    return {c.layers[l].weight_field.get(), c.operand, c.n_pad(l), c.row_stride(l)};
+}
+inline StagedBiasKey staged_bias_key(const MmaChainNode& c, std::size_t l) {
+    const DenseLayer& layer = c.layers[l];
+    return {layer.bias_field ? layer.bias_field.get() : layer.weight_field.get(), layer.bias_field != nullptr,
+            c.n_pad(l)};
+}
+
 /// What the MmaChain statements of a body take: the schedule sizes blocks and tiles by it.
 struct MmaChainSizes {
     int chains = 0;
-    std::int64_t weight_bytes = 0; ///< their staged weights and padding, all chains
+    std::int64_t weight_bytes = 0; ///< their staged weights and padding, each layer once
     std::int64_t staged_bytes = 0; ///< the weights and biases as staged (16-byte aligned arrays)
-    std::int64_t tile_bytes = 0;   ///< one warp's tiles, all chains
+    std::int64_t tile_bytes = 0;   ///< one warp's tile, which all chains share (the largest)
     int widest = 0; ///< the widest layer's padded inputs or outputs, tf32 ones twice (registers)
 };
 MmaChainSizes mma_chain_sizes(const Stmt& body);

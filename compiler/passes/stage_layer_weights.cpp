@@ -2,6 +2,7 @@
 
 #include "compiler/ir/visitor.hpp"
 #include "compiler/passes/choose_schedule.hpp"
+#include "compiler/passes/lower_layers.hpp"
 
 #include <loom/errors.hpp>
 
@@ -33,6 +34,16 @@ std::size_t dynamic_end(const Stmt& body) {
     return f.end;
 }
 
+/// The largest tile_floats of `body`'s chains.
+std::int64_t largest_tile_floats(const Stmt& body) {
+    struct Find : IRVisitor {
+        std::int64_t most = 0;
+        void visit_MmaChain(const MmaChainNode* n) override { most = std::max(most, n->tile_floats()); }
+    } f;
+    f.visit(body);
+    return f.most;
+}
+
 class Stager : public IRMutator {
 public:
     Stager(const std::map<const FieldInfo*, BufferPtr>& globals, int warps, std::size_t offset)
@@ -41,29 +52,35 @@ public:
     StmtList copies;
     std::set<const FieldInfo*> fields;
     std::size_t used_;
-    std::size_t tile_bytes_ = 0;    ///< the warps' tiles, all chains
+    std::size_t tile_bytes_ = 0;    ///< the warps' tile, which every chain shares
     std::vector<std::string> sizes; ///< "weights 36864 bytes", for the budget's error
 
 protected:
+    // Chains that use the same layer (one network applied to several inputs) share its staged
+    // arrays, and every chain the warps' tile (a warp runs its chains one after another; each
+    // ends reading the tile before a __syncwarp): sized once, for the largest.
     Stmt visit_MmaChain(const MmaChainNode* n, const Stmt& self) override {
         if (!n->weights.empty()) return self;
         std::vector<BufferPtr> weights, biases;
         for (std::size_t l = 0; l < n->layers.size(); ++l) {
             const DenseLayer& layer = n->layers[l];
-            weights.push_back(stage_weights(layer, n->operand, n->n_pad(l), n->row_stride(l)));
-            biases.push_back(stage_bias(layer, n->n_pad(l)));
+            const StagedWeightKey w = staged_weight_key(*n, l);
+            if (!staged_weights_.count(w))
+                staged_weights_[w] = stage_weights(layer, n->operand, n->n_pad(l), n->row_stride(l));
+            weights.push_back(staged_weights_[w]);
+            const StagedBiasKey b = staged_bias_key(*n, l);
+            if (!staged_biases_.count(b)) staged_biases_[b] = stage_bias(layer, n->n_pad(l));
+            biases.push_back(staged_biases_[b]);
         }
-        BufferPtr tile;
-        if (warps_ > 0) {
-            auto t = place(make_buffer("layer_tiles", ScalarType::Float32, Scope::Shared,
-                                       {std::int64_t(warps_) * n->tile_floats()}));
-            copies.allocate(t);
-            sizes.push_back(fmt::format("the tiles of {} warps {} bytes", warps_, t->size() * 4));
-            tile_bytes_ += std::size_t(t->size()) * 4;
-            tile = t;
+        if (warps_ > 0 && !tile_) {
+            tile_ = place(make_buffer("layer_tiles", ScalarType::Float32, Scope::Shared,
+                                      {std::int64_t(warps_) * largest_tile_floats_}));
+            copies.allocate(tile_);
+            sizes.push_back(fmt::format("the tiles of {} warps {} bytes", warps_, tile_->size() * 4));
+            tile_bytes_ = std::size_t(tile_->size()) * 4;
         }
         return MmaChainNode::make(n->output, n->input, n->layers, n->operand, std::move(weights),
-                                  std::move(biases), std::move(tile));
+                                  std::move(biases), tile_);
     }
 
 private:
@@ -120,6 +137,12 @@ private:
 
     const std::map<const FieldInfo*, BufferPtr>& globals_;
     const int warps_;
+    std::map<StagedWeightKey, BufferPtr> staged_weights_;
+    std::map<StagedBiasKey, BufferPtr> staged_biases_;
+    BufferPtr tile_;
+
+public:
+    std::int64_t largest_tile_floats_ = 0; ///< over the body's chains, set before mutating
 };
 
 } // namespace
@@ -129,6 +152,7 @@ StagedLayers stage_layer_weights(const Stmt& body, const std::map<const FieldInf
     StagedLayers out;
     const std::size_t start = dynamic_end(body);
     Stager stager(globals, warps, start);
+    stager.largest_tile_floats_ = largest_tile_floats(body);
     Stmt staged = stager.mutate(body);
     if (staged.same_as(body)) {
         out.body = body;

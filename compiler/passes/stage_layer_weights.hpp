@@ -21,7 +21,8 @@ struct StagedLayers {
 /// For each MmaChain statement of `body` (after flatten_addresses): per layer a shared array
 /// `<W>_mma` of n_pad rows of row_stride elements, W[n][k] rounded where n < outputs and
 /// k < inputs and 0 elsewhere, and `<b>_mma`, n_pad floats, b[n] or 0; with `warps` > 0 (CUDA)
-/// also a float32 tile of tile_floats per warp. Every thread of the block copies a strided share
+/// also a float32 tile of tile_floats per warp (the largest chain's; every chain shares it).
+/// Chains that use the same layer share its arrays. Every thread of the block copies a strided share
 /// and one barrier waits for the copies, in front of the whole body (outside the bounds guard).
 /// `globals` gives each field's Global buffer. The arrays are windows into dynamic shared memory
 /// after any the body has already; throws UserError, naming `kernel` and the sizes, if they need

@@ -175,6 +175,78 @@ TEST(GpuTensorCores, LayersOf256) {
                  "gtc_240");
 }
 
+TEST(GpuTensorCores, ChainsShareTheirStagedLayersAndOneTile) {
+    LOOM_REQUIRE_GPU();
+    // One network on two inputs and a wider one on a third, in one kernel: the chains share the
+    // staged layers and one tile per warp (sized for the widest; the narrow chains use its start).
+    auto net = TensorCoreCase::make({16, 32, 8}, {nn::relu, nn::identity}, TensorCores::Float16, 21);
+    auto wide = TensorCoreCase::make({64, 64, 64}, {nn::tanh, nn::identity}, TensorCores::Float16, 22);
+    net.prefix = "net";
+    wide.prefix = "wide";
+    auto [x1, x2, x3, y1, y2, y3] = fields<6>("x1(16), x2(16), x3(64), y1(8), y2(8), y3(64): float32[1D]");
+    AssignmentCollection ac;
+    const nn::Chain twice = net.chain(); // one chain object: the same layers (fields) in both
+    twice.assign(ac, y1.vec(), x1.vec(), "a");
+    twice.assign(ac, y2.vec(), x2.vec(), "b");
+    wide.chain().assign(ac, y3.vec(), x3.vec(), "c");
+    const Schedule schedule{.tensor_cores = TensorCores::Float16};
+    KernelConfig cfg;
+    cfg.name = "gtc_shared_layers";
+    KernelFunction gpu = create_kernel(ac, cfg, schedule).compile();
+    cfg.target = Target::CPU;
+    KernelFunction cpu = create_kernel(ac, cfg, schedule).compile();
+
+    const std::int64_t cells = 3001;
+    const TensorCoreCase* of[3] = {&net, &net, &wide};
+    const char* in_names[3] = {"x1", "x2", "x3"};
+    const char* out_names[3] = {"y1", "y2", "y3"};
+    std::vector<HostArray<float>> hx, hy;
+    std::vector<DeviceArray<float>> dx, dy;
+    Args ha, da;
+    for (int i = 0; i < 3; ++i) {
+        const int in = of[i]->widths.front(), out = of[i]->widths.back();
+        hx.push_back(HostArray<float>::random({cells, in}, 40 + std::uint64_t(i)));
+        hy.push_back(HostArray<float>::zeros({cells, out}));
+        hy.back().fill(std::numeric_limits<float>::quiet_NaN());
+    }
+    for (int i = 0; i < 3; ++i) {
+        dx.push_back(DeviceArray<float>::from_host(hx[std::size_t(i)].to_host(), hx[std::size_t(i)].shape()));
+        dy.push_back(DeviceArray<float>::from_host(hy[std::size_t(i)].to_host(), hy[std::size_t(i)].shape()));
+        ha.named.emplace_back(in_names[i], ArrayRef(hx[std::size_t(i)]));
+        ha.named.emplace_back(out_names[i], ArrayRef(hy[std::size_t(i)]));
+        da.named.emplace_back(in_names[i], ArrayRef(dx[std::size_t(i)]));
+        da.named.emplace_back(out_names[i], ArrayRef(dy[std::size_t(i)]));
+    }
+    nn::Weights<HostArray<float>> hn(net.chain(), net.weights, net.biases), hw(wide.chain(), wide.weights, wide.biases);
+    nn::Weights<DeviceArray<float>> dn(net.chain(), net.weights, net.biases), dw(wide.chain(), wide.weights, wide.biases);
+    hn.add_to(ha);
+    hw.add_to(ha);
+    dn.add_to(da);
+    dw.add_to(da);
+    cpu(ha);
+    gpu(da);
+    for (int i = 0; i < 3; ++i) {
+        const TensorCoreCase& c = *of[i];
+        const int in = c.widths.front(), out = c.widths.back();
+        const std::vector<float> xv = hx[std::size_t(i)].to_host(), want_cpu = hy[std::size_t(i)].to_host(),
+                                 got = dy[std::size_t(i)].to_host();
+        std::vector<double> want, scale;
+        for (std::int64_t cell = 0; cell < cells; ++cell) {
+            c.reference(std::vector<double>(xv.begin() + cell * in, xv.begin() + (cell + 1) * in), want, scale);
+            for (int o = 0; o < out; ++o) {
+                const std::size_t at = std::size_t(cell * out + o);
+                const double tol = c.tolerance(scale[std::size_t(o)]);
+                ASSERT_LE(std::fabs(got[at] - want[std::size_t(o)]), tol)
+                    << out_names[i] << ": cell " << cell << " output " << o << ": GPU " << got[at] << ", reference "
+                    << want[std::size_t(o)];
+                ASSERT_LE(std::fabs(got[at] - want_cpu[at]), tol)
+                    << out_names[i] << ": cell " << cell << " output " << o << ": GPU " << got[at] << ", CPU target "
+                    << want_cpu[at];
+            }
+        }
+    }
+}
+
 TEST(GpuTensorCores, OddWidthsAndBlocks) {
     LOOM_REQUIRE_GPU();
     auto c = TensorCoreCase::make({5, 24, 40, 7}, {nn::sigmoid, nn::relu, nn::tanh}, TensorCores::BFloat16, 7);

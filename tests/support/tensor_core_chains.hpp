@@ -28,6 +28,7 @@ struct TensorCoreCase {
     std::vector<bool> bias;                   ///< per layer
     TensorCores operand = TensorCores::Float16;
     std::uint64_t seed = 1;
+    std::string prefix = "layer"; ///< the layers' names: prefix0, prefix1, ... (kernel arguments prefix0_W, ...)
 
     std::vector<nn::Matrix> weights;
     std::vector<std::vector<double>> biases;
@@ -52,7 +53,7 @@ struct TensorCoreCase {
         return c;
     }
 
-    std::string layer_name(std::size_t l) const { return "layer" + std::to_string(l); }
+    std::string layer_name(std::size_t l) const { return prefix + std::to_string(l); }
     nn::Chain chain() const {
         std::vector<nn::Layer> layers;
         for (std::size_t l = 0; l < weights.size(); ++l)

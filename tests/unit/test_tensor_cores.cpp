@@ -103,6 +103,64 @@ TEST(TensorCores, LayersOf256TheWidestThatFit) {
         TensorCoreCase::make({14, 240, 3}, {nn::sigmoid, nn::identity}, TensorCores::Float16, 13), 45, "tc_240");
 }
 
+TEST(TensorCores, ChainsOfOneNetworkShareItsStagedLayersAndOneTile) {
+    // One network on two inputs (as a finite difference evaluates it twice) and a wider one on a
+    // third: each layer staged once, one tile for the three chains, sized for the widest.
+    const nn::Chain net(nn::Dense::runtime("l0", 32, 16, nn::relu), nn::Dense::runtime("l1", 8, 32));
+    const nn::Chain wide(nn::Dense::runtime("w0", 64, 64, nn::tanh), nn::Dense::runtime("w1", 64, 64));
+    auto [x1, x2, x3, y1, y2, y3] = fields<6>("x1(16), x2(16), x3(64), y1(8), y2(8), y3(64): float32[1D]");
+    const Schedule s = on_tensor_cores(TensorCores::Float16);
+    AssignmentCollection all, only_net, only_wide;
+    net.assign(all, y1.vec(), x1.vec(), "a");
+    net.assign(all, y2.vec(), x2.vec(), "b");
+    wide.assign(all, y3.vec(), x3.vec(), "c");
+    net.assign(only_net, y1.vec(), x1.vec());
+    wide.assign(only_wide, y3.vec(), x3.vec());
+    const Kernel both = create_kernel(all, {.name = "tc_shared"}, s);
+    test::expect_compiles_for_sm90(both);
+    // The net's arrays beside the wide one's kernel: l0 32 rows of 24 halves (1536 bytes) and 32
+    // biases (128), l1 8 rows of 40 (640) and 8 biases (32); the same warps, the same tile.
+    const KernelSpec wide_alone = create_kernel(only_wide, {.name = "tc_wide_alone"}, s).spec();
+    EXPECT_EQ(both.spec().launch.shared_bytes, wide_alone.launch.shared_bytes + 1536 + 128 + 640 + 32);
+    EXPECT_EQ(*both.spec().schedule.block, *wide_alone.schedule.block);
+    const std::string src = both.source();
+    for (const char* staged : {"stage l0_W rounded", "stage l1_W rounded", "stage w0_W rounded", "stage l0_b "}) {
+        const std::size_t first = src.find(staged);
+        EXPECT_NE(first, std::string::npos) << staged;
+        EXPECT_EQ(src.find(staged, first + 1), std::string::npos) << staged << " is staged twice";
+    }
+    // One tile: every chain's warps take parts of the widest chain's length (64 -> 64: 32 rows of
+    // 36 floats), so that a warp's part never reaches into another's.
+    std::size_t tiles = 0;
+    for (std::size_t at = src.find("loom::mma::warp_tile(layer_tiles, 1152)"); at != std::string::npos;
+         at = src.find("loom::mma::warp_tile(layer_tiles, 1152)", at + 1))
+        ++tiles;
+    EXPECT_EQ(tiles, 3u) << src;
+    // On the CPU target, each output as its network alone computes it, bit for bit.
+    KernelFunction k = create_kernel(all, test::cpu("tc_shared"), s).compile();
+    KernelFunction kn = create_kernel(only_net, test::cpu("tc_net_alone"), s).compile();
+    KernelFunction kw = create_kernel(only_wide, test::cpu("tc_wide_alone"), s).compile();
+    const std::int64_t n = 45;
+    auto a1 = HostArray<float>::random({n, 16}, 1), a2 = HostArray<float>::random({n, 16}, 2);
+    auto a3 = HostArray<float>::random({n, 64}, 3);
+    auto l0w = HostArray<float>::random({32, 16}, 4), l0b = HostArray<float>::random({32}, 5);
+    auto l1w = HostArray<float>::random({8, 32}, 6), l1b = HostArray<float>::random({8}, 7);
+    auto w0w = HostArray<float>::random({64, 64}, 8), w0b = HostArray<float>::random({64}, 9);
+    auto w1w = HostArray<float>::random({64, 64}, 10), w1b = HostArray<float>::random({64}, 11);
+    auto o1 = HostArray<float>::zeros({n, 8}), o2 = HostArray<float>::zeros({n, 8}), o3 = HostArray<float>::zeros({n, 64});
+    auto r1 = HostArray<float>::zeros({n, 8}), r2 = HostArray<float>::zeros({n, 8}), r3 = HostArray<float>::zeros({n, 64});
+    for (auto* o : {&o1, &o2, &o3}) o->fill(std::numeric_limits<float>::quiet_NaN());
+    k(args("x1", a1, "x2", a2, "x3", a3, "y1", o1, "y2", o2, "y3", o3, "l0_W", l0w, "l0_b", l0b, "l1_W", l1w,
+           "l1_b", l1b, "w0_W", w0w, "w0_b", w0b, "w1_W", w1w, "w1_b", w1b));
+    kn(args("x1", a1, "y1", r1, "l0_W", l0w, "l0_b", l0b, "l1_W", l1w, "l1_b", l1b));
+    kn(args("x1", a2, "y1", r2, "l0_W", l0w, "l0_b", l0b, "l1_W", l1w, "l1_b", l1b));
+    kw(args("x3", a3, "y3", r3, "w0_W", w0w, "w0_b", w0b, "w1_W", w1w, "w1_b", w1b));
+    EXPECT_EQ(o1.to_host(), r1.to_host());
+    EXPECT_EQ(o2.to_host(), r2.to_host());
+    EXPECT_EQ(o3.to_host(), r3.to_host());
+    EXPECT_NE(o1.to_host(), o2.to_host());
+}
+
 TEST(TensorCores, BFloat16OperandsAndOddWidths) {
     // Widths that pad everywhere: 5 inputs, 24 and 40 hidden (not multiples of 16), 7 outputs.
     auto c = TensorCoreCase::make({5, 24, 40, 7}, {nn::sigmoid, nn::relu, nn::tanh}, TensorCores::BFloat16, 7);
