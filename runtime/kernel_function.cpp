@@ -679,7 +679,7 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
         // cells, a ghost layer on) before its guard: up to a block's worth of cells further,
         // which must not pass 2^31 - 1 either (it would wrap to a negative coordinate that
         // passes the guard).
-        const std::int64_t extent_limit = std::numeric_limits<std::int32_t>::max() - kInt32Headroom;
+        const std::int64_t extent_limit = (std::int64_t(1) << 31) - kInt32Headroom; // 2^31 - 2^24
         for (std::size_t i = 0; i < arrays.size(); ++i) {
             std::int64_t span = 0, extent = 0;
             int axis = 0;
@@ -688,6 +688,7 @@ KernelFunction::Prepared KernelFunction::prepare(const Args& in) {
             for (int ax = 0; ax < k.fields[i].spatial_dims; ++ax)
                 if (arrays[i].shape[ax] > extent) extent = arrays[i].shape[ax], axis = ax;
             span = std::max(span, extent);
+            if (k.fields[i].buffer) extent = 0; // no thread counts along a buffer's axes
             if (span <= limit && extent <= extent_limit) continue;
             if (!k.wide) {
                 const std::string what =

@@ -89,9 +89,9 @@ struct ScheduleFacts {
     bool manual_grid = false; ///< manual_launch_grid, or slice bounds that use another counter
     bool has_layers = false;  ///< the body computes local arrays in loops (neural layers)
     bool tensor_cores = false; ///< chains of layers on tensor cores (MmaChain): whole warps of cells
-    std::int64_t tensor_core_weight_bytes = 0; ///< their staged weights, all chains
+    std::int64_t tensor_core_weight_bytes = 0; ///< their staged weights, each layer once
     std::int64_t tensor_core_staged_bytes = 0; ///< their weights and biases in shared memory
-    std::int64_t tensor_core_tile_bytes = 0;   ///< one warp's tiles, all chains
+    std::int64_t tensor_core_tile_bytes = 0;   ///< one warp's tile, which all chains share
     int tensor_core_width = 0;                 ///< their widest layer, padded
     bool stage_halos = false; ///< a later stage reads an earlier one at neighbouring cells
     /// Lanes would serve: a CUDA kernel that reads every field at the cell only, or a 1D one

@@ -164,18 +164,25 @@ StagedLayers stage_layer_weights(const Stmt& body, const std::map<const FieldInf
         // tiles beside them, or only the budget asked for.
         const std::size_t fixed = stager.used_ - stager.tile_bytes_; // other arrays, weights, biases
         const std::size_t per_warp = stager.tile_bytes_ / std::size_t(std::max(warps, 1));
+        const std::size_t most = std::min(budget, kMaxSharedMemoryPerBlock);
         std::string fix;
-        if (fixed + per_warp > kMaxSharedMemoryPerBlock)
+        if (fixed - start > kMaxSharedMemoryPerBlock)
             fix = fmt::format("the weights and biases alone take {} bytes, and a block's shared memory holds at "
                               "most {} on sm_90: split the chain into kernels whose layers fit (one's outputs a "
                               "field the next reads), narrow its layers, or leave tensor_cores unset",
                               fixed - start, kMaxSharedMemoryPerBlock);
+        else if (fixed + per_warp > kMaxSharedMemoryPerBlock)
+            fix = fmt::format("the weights and biases ({} bytes) with one warp's tile ({} bytes){} do not fit a "
+                              "block's shared memory (at most {} on sm_90): split the chain into kernels whose "
+                              "layers fit, narrow its layers, or leave tensor_cores unset",
+                              fixed - start, per_warp, start > 0 ? " and the other shared arrays" : "",
+                              kMaxSharedMemoryPerBlock);
         else if (fixed + per_warp > budget)
             fix = fmt::format("raise the budget (up to {} bytes on sm_90), or narrow the layers",
                               kMaxSharedMemoryPerBlock);
         else
             fix = fmt::format("use a block of at most {} warps{}, or narrower layers",
-                              (budget - fixed) / std::max<std::size_t>(per_warp, 1),
+                              (most - fixed) / std::max<std::size_t>(per_warp, 1),
                               budget < kMaxSharedMemoryPerBlock
                                   ? fmt::format(", raise the budget (up to {} bytes on sm_90)", kMaxSharedMemoryPerBlock)
                                   : "");
