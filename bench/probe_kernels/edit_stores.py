@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Variants of loom's printed 27-point box kernel's stores (probe only):
+  now:    the kernel as printed, renamed;
   scalar: every `if (z_whole) { store_lanes } else { guarded elements }` keeps only the guarded
           elements (predicated stores, no branch);
   group:  `if (z_rows_whole) {A} else {B}` becomes `if (z_whole) {A, vector stores only} else if
@@ -40,7 +41,9 @@ def stores(lines, keep):  # keep: 'vector' or 'scalar'
 mode, src, dst, name = sys.argv[1:5]
 text = re.sub(r'void \w+\(', f'void {name}(', open(src).read(), count=1)
 lines = text.split('\n')
-if mode == 'scalar':
+if mode == 'now':
+    pass
+elif mode == 'scalar':
     lines = stores(lines, 'scalar')
 else:
     i = next(n for n, l in enumerate(lines) if l.strip() == 'if (z_rows_whole) {')

@@ -3,11 +3,14 @@
 // Compares on 512^3, in one run, against a 2 GiB copy: loom's kernel as printed (gen27_now),
 // predicated element stores without the branch (gen27_scalar), one store branch for the group
 // (gen27_group: a third copy of the group with vector stores only, for groups inside the row),
-// and vector stores only (gen27_vector: wrong at the rows' ends, an upper bound). Made from
-// `bench_stencils --print-source --only box3d_27_f32` (gen27_now.cuh) by edit_stores.py:
-//   cd bench/probe_kernels && for m in scalar group vector; do
-//     python3 edit_stores.py $m gen27_now.cuh /tmp/gen27_$m.cuh gen27_$m; done && cd -
-//   nvcc -O3 -arch=sm_90 -std=c++17 -I templates -I bench/probe_kernels -I /tmp bench/probe_kernels/probe_box27_stores.cu
+// and vector stores only (gen27_vector: wrong at the rows' ends, an upper bound). Made from the
+// golden tests/golden/expected/twenty_seven_point_3d_f32.cu (the code bench_stencils prints for
+// box3d_27_f32, with other weights; the figures in docs/performance.md were measured on
+// `bench_stencils --print-source --only box3d_27_f32` before that copy was dropped) by
+// edit_stores.py:
+//   cd bench/probe_kernels && for m in now scalar group vector; do python3 edit_stores.py $m
+//     ../../tests/golden/expected/twenty_seven_point_3d_f32.cu /tmp/gen27_$m.cuh gen27_$m; done && cd -
+//   nvcc -O3 -arch=sm_90 -std=c++17 -I templates -I /tmp bench/probe_kernels/probe_box27_stores.cu
 #define LOOM_LANES_ALIGNED 1
 #include "loom/lanes.cuh"
 #include "gen27_now.cuh"

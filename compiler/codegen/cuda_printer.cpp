@@ -2,6 +2,7 @@
 
 #include "compiler/codegen/c_printer.hpp"
 #include "compiler/ir/visitor.hpp"
+#include "compiler/passes/lower_layers.hpp"
 
 #include <loom/errors.hpp>
 
@@ -9,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 namespace loom::ir {
 
@@ -44,7 +44,10 @@ public:
             prologue = print_stmt(DeclareNode::make(rank_, BlockThreadNode::make(ScalarType::Int32, false)), 1) +
                        print_stmt(DeclareNode::make(count_, BlockThreadNode::make(ScalarType::Int32, true)), 1);
         }
-        tile_strides_ = tile_strides(kernel_.body);
+        // The chains share one tile (stage_layer_weights): each warp's part is as long as the
+        // largest chain's, the same for every chain, so that no warp's part reaches into another's
+        // while the two run different chains.
+        tile_floats_ = mma_chain_sizes(kernel_.body).tile_bytes / 4;
         std::string body = prologue + print_stmt(kernel_.body, 1); // params are named already
         std::string includes = staged_ ? "#include \"loom/stage.cuh\"\n" : "";
         if (prints_16_bit_floats()) includes += "#include \"loom/half.cuh\"\n";
@@ -208,7 +211,7 @@ protected:
         const std::string bf16 = n->tf32() ? "" : n->operand == ScalarType::BFloat16 ? ", true" : ", false";
         std::string out = pad + "{\n";
         out += fmt::format("{}float* const loom_tile = loom::mma::warp_tile({}, {});\n", in, buffer_name(*n->tile),
-                           tile_strides_.at(n->tile.get()));
+                           tile_floats_);
         std::string a = "loom_a0";
         out += fmt::format("{}unsigned {}[2][{}][4];\n", in, a, n->k_pad(0) / n->k_step());
         out += fmt::format("{}{}load_inputs<{}, {}, {}{}>({}, loom_tile, {});\n", in, ns, n->layers[0].inputs,
@@ -415,19 +418,6 @@ protected:
     }
     static Expr add(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Add, a, b); }
     static Expr mul(Expr a, Expr b) { return BinaryNode::make(BinaryOp::Mul, a, b); }
-    // Chains share one tile array (stage_layer_weights): each warp's part of it is as long as
-    // the largest of their tiles, the same for every chain, so that no warp's tile reaches into
-    // another's while the two run different chains.
-    static std::map<const BufferInfo*, std::int64_t> tile_strides(const Stmt& body) {
-        struct Find : IRVisitor {
-            std::map<const BufferInfo*, std::int64_t> most;
-            void visit_MmaChain(const MmaChainNode* n) override {
-                if (n->tile) most[n->tile.get()] = std::max(most[n->tile.get()], n->tile_floats());
-            }
-        } find;
-        find.visit(body);
-        return find.most;
-    }
     static bool contains_cooperative_loop(const Stmt& s) {
         struct Find : IRVisitor {
             bool found = false;
@@ -440,7 +430,7 @@ protected:
         return find.found;
     }
 
-    std::map<const BufferInfo*, std::int64_t> tile_strides_; ///< floats of a warp's part of each chain tile
+    std::int64_t tile_floats_ = 0; ///< of a warp's part of the chains' tile
     Expr rank_, count_; ///< thread_in_block and threads_per_block, when a cooperative loop needs them
     bool declared_shared_ = false;
     bool staged_ = false; ///< a staging copy was printed: include stage.cuh

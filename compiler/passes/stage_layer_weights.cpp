@@ -34,16 +34,6 @@ std::size_t dynamic_end(const Stmt& body) {
     return f.end;
 }
 
-/// The largest tile_floats of `body`'s chains.
-std::int64_t largest_tile_floats(const Stmt& body) {
-    struct Find : IRVisitor {
-        std::int64_t most = 0;
-        void visit_MmaChain(const MmaChainNode* n) override { most = std::max(most, n->tile_floats()); }
-    } f;
-    f.visit(body);
-    return f.most;
-}
-
 class Stager : public IRMutator {
 public:
     Stager(const std::map<const FieldInfo*, BufferPtr>& globals, int warps, std::size_t offset)
@@ -152,7 +142,7 @@ StagedLayers stage_layer_weights(const Stmt& body, const std::map<const FieldInf
     StagedLayers out;
     const std::size_t start = dynamic_end(body);
     Stager stager(globals, warps, start);
-    stager.largest_tile_floats_ = largest_tile_floats(body);
+    stager.largest_tile_floats_ = mma_chain_sizes(body).tile_bytes / 4;
     Stmt staged = stager.mutate(body);
     if (staged.same_as(body)) {
         out.body = body;
