@@ -17,8 +17,10 @@ void check(bool ok, const char* what, const std::string& why) {
 }
 
 /// A fixed-shape buffer of `type` with the given spatial shape and no components.
+/// A fixed-shape buffer of `type`, or of a 16-bit float that the layer widens to `type`.
 bool is_buffer_of(const FieldPtr& f, ScalarType type, const std::vector<std::int64_t>& shape) {
-    return f && f->type == type && f->index_dims() == 0 && f->fixed_shape == shape;
+    const bool stored = f && (f->type == type || f->type == ScalarType::Float16 || f->type == ScalarType::BFloat16);
+    return stored && f->index_dims() == 0 && f->fixed_shape == shape;
 }
 
 void check_values(const std::vector<double>& v, std::size_t count, const char* what,
@@ -34,13 +36,13 @@ void check_layer(const DenseLayer& l, const char* node) {
     const std::size_t out = std::size_t(l.outputs), in = std::size_t(l.inputs);
     if (l.weight_field)
         check(l.weights.empty() && is_buffer_of(l.weight_field, l.type, {l.outputs, l.inputs}),
-              node, "runtime weights need one fixed [outputs, inputs] buffer of the layer's type "
+              node, "runtime weights need one fixed [outputs, inputs] buffer of the layer's type (or 16 bits) "
                     "and no constant weights");
     else
         check_values(l.weights, out * in, "weights", node);
     if (l.bias_field)
         check(l.bias.empty() && is_buffer_of(l.bias_field, l.type, {l.outputs}), node,
-              "a runtime bias needs one fixed [outputs] buffer of the layer's type and no "
+              "a runtime bias needs one fixed [outputs] buffer of the layer's type (or 16 bits) and no "
               "constant bias");
     else if (!l.bias.empty())
         check_values(l.bias, out, "bias values", node);

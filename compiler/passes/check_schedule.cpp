@@ -1,5 +1,6 @@
 #include "compiler/passes/check_schedule.hpp"
 
+#include "compiler/passes/choose_schedule.hpp"
 #include "compiler/passes/gpu_mapping.hpp"
 
 #include <loom/errors.hpp>
@@ -40,6 +41,14 @@ void check_schedule(const Schedule& s, const std::string& kernel) {
     if (s.max_registers != 0 && (s.max_registers < 16 || s.max_registers > 255))
         fail(kernel, fmt::format("max_registers = {}; use 16 to 255 registers per thread, or 0 to "
                                  "let the compiler choose", s.max_registers));
+    // Refused here rather than at launch, where the module load would say the same for any
+    // GPU: a budget past every block's limit only hides the arrays that cannot fit.
+    if (s.shared_memory_budget && *s.shared_memory_budget > kMaxSharedMemoryPerBlock)
+        fail(kernel, fmt::format("shared_memory_budget = {} bytes; a block has at most {} bytes "
+                                 "(227 KiB, sm_90; sm_80: 163 KiB) of shared memory, so set it to "
+                                 "at most {}, or leave it unset to let loom choose (100 KiB, all "
+                                 "227 KiB for tensor-core chains)",
+                                 *s.shared_memory_budget, kMaxSharedMemoryPerBlock, kMaxSharedMemoryPerBlock));
     if (s.cells_per_thread < 0 || s.cells_per_thread > 64)
         fail(kernel, fmt::format("cells_per_thread = {}; use 1 to 64, or 0 to let loom choose",
                                  s.cells_per_thread));

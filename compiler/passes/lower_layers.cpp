@@ -49,11 +49,13 @@ private:
         return ForNode::make(var, int32(start), int32(stop), int32(1), std::move(body), -1, kind);
     }
     Expr in(const Expr& j) const { return BufferLoadNode::make(n_->input, j); }
+    /// A weight or bias as the layer computes with it (16-bit arrays widen).
+    Expr widened(const Expr& e) const { return e.type() == l_.type ? e : CastNode::make(l_.type, e); }
     Expr weight(const Expr& i, const Expr& j) const {
-        return FieldAccessNode::make_absolute(l_.weight_field, {i, j}, {});
+        return widened(FieldAccessNode::make_absolute(l_.weight_field, {i, j}, {}));
     }
     Expr bias(const Expr& i) const {
-        return l_.bias_field ? FieldAccessNode::make_absolute(l_.bias_field, {i}, {})
+        return l_.bias_field ? widened(FieldAccessNode::make_absolute(l_.bias_field, {i}, {}))
                              : ConstNode::make(l_.type, 0.0);
     }
     Expr act(const Expr& sum) const {

@@ -18,6 +18,8 @@ namespace {
 
 Expr int32(std::int64_t v) { return ConstNode::make_int(ScalarType::Int32, v); }
 Expr binary(BinaryOp op, Expr a, Expr b) { return BinaryNode::make(op, std::move(a), std::move(b)); }
+/// A weight or bias as float32 (16-bit weight arrays widen, exactly).
+Expr float32(const Expr& e) { return e.type() == ScalarType::Float32 ? e : CastNode::make(ScalarType::Float32, e); }
 
 /// The end of the dynamic shared arrays `body` allocates already.
 std::size_t dynamic_end(const Stmt& body) {
@@ -94,8 +96,8 @@ private:
         Expr n = binary(BinaryOp::Div, k, int32(stride)), j = binary(BinaryOp::Mod, k, int32(stride));
         Expr inside = binary(BinaryOp::And, binary(BinaryOp::Lt, n, int32(l.outputs)),
                              binary(BinaryOp::Lt, j, int32(l.inputs)));
-        Expr w = BufferLoadNode::make(global(l.weight_field),
-                                      binary(BinaryOp::Add, binary(BinaryOp::Mul, n, int32(l.inputs)), j));
+        Expr w = float32(BufferLoadNode::make(global(l.weight_field),
+                                              binary(BinaryOp::Add, binary(BinaryOp::Mul, n, int32(l.inputs)), j)));
         Expr value = CastNode::make(operand, SelectNode::make(inside, w, ConstNode::make(ScalarType::Float32, 0.0)));
         const std::string how = operand == ScalarType::Float32 ? "rounded to tf32 (as float32)"
                                                                : "rounded to " + std::string(type_name(operand));
@@ -110,7 +112,7 @@ private:
         Expr k = VarNode::make(ScalarType::Int32, "k", VarRole::LoopIndex);
         Expr zero = ConstNode::make(ScalarType::Float32, 0.0);
         Expr value = l.bias_field ? SelectNode::make(binary(BinaryOp::Lt, k, int32(l.outputs)),
-                                                     BufferLoadNode::make(global(l.bias_field), k), zero)
+                                                     float32(BufferLoadNode::make(global(l.bias_field), k)), zero)
                                   : zero;
         copy(a, k, value, fmt::format("{} ({} padded to {})", l.bias_field ? l.bias_field->name : "no bias: zeros",
                                       l.outputs, rows));

@@ -67,9 +67,10 @@ Dense Dense::runtime(const std::string& name, int out, int in, Activation activa
     if (out <= 0 || in <= 0)
         throw UserError(fmt::format("Dense::runtime('{}'): a {} x {} weight matrix; both sizes "
                                     "must be positive", name, out, in));
-    if (!is_float(type) || type == ScalarType::Float16 || type == ScalarType::BFloat16)
+    if (!is_float(type))
         throw UserError(fmt::format("Dense::runtime('{}'): weights of type {}; use float32 or "
-                                    "float64", name, type_name(type)));
+                                    "float64, or float16 or bfloat16 (stored in 16 bits, computed "
+                                    "with in the inputs' type)", name, type_name(type)));
     Dense d;
     d.activation_ = activation;
     d.inputs_ = in;
@@ -139,10 +140,15 @@ Vec Dense::apply_runtime(const Vec& x, const std::string& label) const {
             throw UserError(fmt::format("{} ('{}'): inputs 0 and {} have types {} and {}; a layer's "
                                         "inputs share one type, so cast one of them", label, name_, j,
                                         type_name(t), type_name(x[j].type())));
-    if (weight_field_->type() != t)
+    // 16-bit weights widen to the inputs' type (values are never 16-bit: a float16 field's
+    // reads and a cast to float16 are float32 values); other weights must be of that type.
+    const ScalarType w = weight_field_->type();
+    const bool widened = (w == ScalarType::Float16 || w == ScalarType::BFloat16) &&
+                         (t == ScalarType::Float32 || t == ScalarType::Float64);
+    if (w != t && !widened)
         throw UserError(fmt::format("{} ('{}') has {} weights, but its inputs are {}; create the "
                                     "layer with type {} or cast the inputs", label, name_,
-                                    type_name(weight_field_->type()), type_name(t), type_name(t)));
+                                    type_name(w), type_name(t), type_name(t)));
     using namespace ir;
     // The layer is an array defined by its inputs (analyze_kernel places its statements and
     // lower_layers its loops); its outputs are loads of that array, usable anywhere.

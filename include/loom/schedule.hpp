@@ -55,6 +55,7 @@ struct Schedule {
     /// Buffers (fields read only at absolute positions, such as a layer's runtime weights) with
     /// a fixed shape are copied into shared memory once per block, in order, while they fit in
     /// this many bytes; the rest are read from global memory. 0 turns staging off. Unset: 100 KiB.
+    /// At most 232448 (227 KiB, a block's shared memory on sm_90; larger is refused).
     std::optional<std::size_t> shared_memory_budget;
     /// The most registers one thread may use (`__maxnreg__`), 16 to 255, or 0 for the compiler's
     /// choice. Fewer registers let more threads share an SM; too few make the compiler spill to

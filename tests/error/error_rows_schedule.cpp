@@ -92,6 +92,17 @@ std::vector<ErrorRow> schedule_rows() {
          [] { copy_with({.max_registers = 300}); },
          U,
          {"Schedule::max_registers = 300", "16 to 255"}},
+        // ---- shared memory: a budget past every block's limit is refused before any launch ----
+        {"shared_memory_budget_beyond_any_block",
+         [] { copy_with({.shared_memory_budget = std::size_t(1) << 20}, {.name = "budget"}); },
+         U,
+         {"kernel 'budget' has Schedule::shared_memory_budget = 1048576 bytes",
+          "a block has at most 232448 bytes (227 KiB, sm_90; sm_80: 163 KiB) of shared memory",
+          "set it to at most 232448", "leave it unset to let loom choose"}},
+        {"shared_memory_budget_beyond_any_block_on_cpu_too",
+         [] { copy_with({.shared_memory_budget = 232449}, cpu("cpu_budget")); },
+         U,
+         {"kernel 'cpu_budget' has Schedule::shared_memory_budget = 232449 bytes"}},
         // ---- vector width: only scalar loads and stores so far ----
         {"vector_width_three",
          [] { copy_with({.vector_width = 3}); },

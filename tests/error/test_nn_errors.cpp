@@ -81,8 +81,8 @@ TEST(NnErrors, RuntimeLayerDeclaration) {
                       {"Dense::runtime('l0')", "0 x 4", "positive"});
     LOOM_EXPECT_ERROR(nn::Dense::runtime("l0", 4, 4, nn::relu, true, ScalarType::Int32), UserError,
                       {"weights of type int32", "float32 or float64"});
-    LOOM_EXPECT_ERROR(nn::Dense::runtime("l0", 4, 4, nn::relu, true, ScalarType::Float16), UserError,
-                      {"weights of type float16"});
+    LOOM_EXPECT_ERROR(nn::Dense::runtime("l0", 4, 4, nn::relu, true, ScalarType::Bool), UserError,
+                      {"weights of type bool", "float16 or bfloat16 (stored in 16 bits"});
 }
 
 TEST(NnErrors, RuntimeLayerArguments) {
@@ -102,6 +102,11 @@ TEST(NnErrors, RuntimeLayerInputs) {
     LOOM_EXPECT_ERROR(layer(Vec{x(0), d(1)}), UserError,
                       {"inputs 0 and 1 have types float32 and float64", "cast one of them"});
     LOOM_EXPECT_ERROR(layer(Vec{x(0)}), UserError, {"expects 2 inputs", "the vector has 1"});
+    // 16-bit weights widen to float32 or float64 inputs (a cast to float16 is a float32 value).
+    nn::Dense halves = nn::Dense::runtime("h0", 3, 2, nn::relu, true, ScalarType::Float16);
+    EXPECT_NO_THROW(halves(x.vec()));
+    EXPECT_NO_THROW(halves(d.vec()));
+    EXPECT_NO_THROW(halves(Vec{cast(ScalarType::Float16, x(0)), cast(ScalarType::Float16, x(1))}));
 }
 
 TEST(NnErrors, RuntimeWeightsOfTheWrongShapeAtCallTime) {

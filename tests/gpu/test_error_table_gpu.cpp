@@ -243,19 +243,6 @@ std::vector<ErrorRow> gpu_rows() {
          Expect::Cuda,
          {"cuMemAlloc(4398046511104 bytes for a float32[1099511627776] array on device 0)",
           "CUDA_ERROR_OUT_OF_MEMORY"}},
-        {"staged_weights_beyond_shared_memory",
-         [] {
-             auto [x, y] = fields<2>("x(256), y(256): float32[1D]");
-             KernelConfig c;
-             c.name = "gpu_table_big_layer";
-             nn::Dense layer = nn::Dense::runtime("big", 256, 256);
-             create_kernel(Assignment(y.vec(), layer(x.vec())), c,
-                           {.shared_memory_budget = std::size_t(1) << 20})
-                 .compile();
-         },
-         U,
-         {"kernel 'gpu_table_big_layer' needs", "bytes of shared memory per block",
-          "allows at most", "lower Schedule::shared_memory_budget"}},
     };
 }
 

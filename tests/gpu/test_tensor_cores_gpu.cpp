@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 
 namespace loom {
@@ -175,12 +176,11 @@ TEST(GpuTensorCores, LayersOf256) {
                  "gtc_240");
 }
 
-TEST(GpuTensorCores, ChainsShareTheirStagedLayersAndOneTile) {
-    LOOM_REQUIRE_GPU();
-    // One network on two inputs and a wider one on a third, in one kernel: the chains share the
-    // staged layers and one tile per warp (sized for the widest; the narrow chains use its start).
-    auto net = TensorCoreCase::make({16, 32, 8}, {nn::relu, nn::identity}, TensorCores::Float16, 21);
-    auto wide = TensorCoreCase::make({64, 64, 64}, {nn::tanh, nn::identity}, TensorCores::Float16, 22);
+/// One network on two inputs and a wider one on a third, in one kernel: the chains share the
+/// staged layers and one tile per warp (sized for the widest; the narrow chains use its start).
+void check_chains_sharing_layers(TensorCores operand, const std::string& name) {
+    auto net = TensorCoreCase::make({16, 32, 8}, {nn::relu, nn::identity}, operand, 21);
+    auto wide = TensorCoreCase::make({64, 64, 64}, {nn::tanh, nn::identity}, operand, 22);
     net.prefix = "net";
     wide.prefix = "wide";
     auto [x1, x2, x3, y1, y2, y3] = fields<6>("x1(16), x2(16), x3(64), y1(8), y2(8), y3(64): float32[1D]");
@@ -189,9 +189,9 @@ TEST(GpuTensorCores, ChainsShareTheirStagedLayersAndOneTile) {
     twice.assign(ac, y1.vec(), x1.vec(), "a");
     twice.assign(ac, y2.vec(), x2.vec(), "b");
     wide.chain().assign(ac, y3.vec(), x3.vec(), "c");
-    const Schedule schedule{.tensor_cores = TensorCores::Float16};
+    const Schedule schedule{.tensor_cores = operand};
     KernelConfig cfg;
-    cfg.name = "gtc_shared_layers";
+    cfg.name = name;
     KernelFunction gpu = create_kernel(ac, cfg, schedule).compile();
     cfg.target = Target::CPU;
     KernelFunction cpu = create_kernel(ac, cfg, schedule).compile();
@@ -245,6 +245,78 @@ TEST(GpuTensorCores, ChainsShareTheirStagedLayersAndOneTile) {
             }
         }
     }
+}
+
+TEST(GpuTensorCores, ChainsShareTheirStagedLayersAndOneTile) {
+    LOOM_REQUIRE_GPU();
+    check_chains_sharing_layers(TensorCores::Float16, "gtc_shared_layers");
+}
+
+TEST(GpuTensorCores, TF32ChainsShareTheirStagedLayersAndOneTile) {
+    LOOM_REQUIRE_GPU();
+    // tf32 tiles have rows of floats (8 modulo 16 words), other strides than 16-bit operands'.
+    check_chains_sharing_layers(TensorCores::TF32, "gtc_shared_layers_tf32");
+}
+
+/// A 16 -> 64 -> 8 network with float16 weight and bias arrays on the GPU computes exactly what
+/// it computes with float32 arrays holding the same values (and the CPU target agrees within the
+/// operands' rounding: tensor_core_chains.hpp's tolerance is for the reference, so the CPU target
+/// is compared bit for bit where the schedule is the same).
+void check_16_bit_weights_on_gpu(TensorCores operand, const std::string& name) {
+    SCOPED_TRACE(name);
+    auto chain_of = [](ScalarType t) {
+        return nn::Chain(nn::Dense::runtime("p0", 64, 16, nn::relu, true, t), nn::Dense::runtime("p1", 8, 64, nn::identity, true, t));
+    };
+    const nn::Chain narrow = chain_of(ScalarType::Float16), wide = chain_of(ScalarType::Float32);
+    auto [x, y] = fields<2>("x(16), y(8): float32[1D]");
+    Schedule s;
+    s.tensor_cores = operand;
+    KernelConfig cfg;
+    cfg.name = name;
+    KernelFunction g16 = create_kernel(Assignment(y.vec(), narrow(x.vec())), cfg, s).compile();
+    cfg.name = name + "_f32";
+    KernelFunction g32 = create_kernel(Assignment(y.vec(), wide(x.vec())), cfg, s).compile();
+    cfg.name = name + "_cpu";
+    cfg.target = Target::CPU;
+    KernelFunction c16 = create_kernel(Assignment(y.vec(), narrow(x.vec())), cfg, s).compile();
+
+    const std::int64_t n = 5003;
+    std::mt19937_64 rng(23);
+    std::uniform_real_distribution<double> u(-0.4, 0.4);
+    auto values = [&](std::size_t count) {
+        std::vector<half> v(count);
+        for (half& e : v) e = half(u(rng));
+        return v;
+    };
+    const std::vector<half> w0 = values(64 * 16), b0 = values(64), w1 = values(8 * 64), b1 = values(8);
+    auto as_float = [](const std::vector<half>& v) { return std::vector<float>(v.begin(), v.end()); };
+    auto hx = HostArray<float>::random({n, 16}, 31);
+    auto hy = HostArray<float>::zeros({n, 8});
+    hy.fill(std::numeric_limits<float>::quiet_NaN());
+    auto dx = DeviceArray<float>::from_host(hx.to_host(), {n, 16});
+    auto dy16 = DeviceArray<float>::from_host(hy.to_host(), {n, 8}), dy32 = DeviceArray<float>::from_host(hy.to_host(), {n, 8});
+    auto d16 = [](const std::vector<half>& v, Shape sh) { return DeviceArray<half>::from_host(v, sh); };
+    auto d32 = [&](const std::vector<half>& v, Shape sh) { return DeviceArray<float>::from_host(as_float(v), sh); };
+    auto hw0 = d16(w0, {64, 16}), hb0 = d16(b0, {64}), hw1 = d16(w1, {8, 64}), hb1 = d16(b1, {8});
+    auto fw0 = d32(w0, {64, 16}), fb0 = d32(b0, {64}), fw1 = d32(w1, {8, 64}), fb1 = d32(b1, {8});
+    g16(args("x", dx, "y", dy16, "p0_W", hw0, "p0_b", hb0, "p1_W", hw1, "p1_b", hb1));
+    g32(args("x", dx, "y", dy32, "p0_W", fw0, "p0_b", fb0, "p1_W", fw1, "p1_b", fb1));
+    auto cw0 = HostArray<half>::from_host(w0, {64, 16}), cb0 = HostArray<half>::from_host(b0, {64});
+    auto cw1 = HostArray<half>::from_host(w1, {8, 64}), cb1 = HostArray<half>::from_host(b1, {8});
+    c16(args("x", hx, "y", hy, "p0_W", cw0, "p0_b", cb0, "p1_W", cw1, "p1_b", cb1));
+    const std::vector<float> got = dy16.to_host(), want = dy32.to_host(), cpu = hy.to_host();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(got[i])) << "element " << i;
+        ASSERT_EQ(got[i], want[i]) << "element " << i << ": float16 arrays " << got[i] << ", float32 arrays " << want[i];
+        ASSERT_NEAR(got[i], cpu[i], 1e-3 * (1.0 + std::fabs(cpu[i]))) << "element " << i << ": CPU target " << cpu[i];
+    }
+}
+
+TEST(GpuTensorCores, SixteenBitWeightArrays) {
+    LOOM_REQUIRE_GPU();
+    check_16_bit_weights_on_gpu(TensorCores::Float16, "gtc_w16");
+    check_16_bit_weights_on_gpu(TensorCores::Off, "gtc_w16_loops");
 }
 
 TEST(GpuTensorCores, OddWidthsAndBlocks) {

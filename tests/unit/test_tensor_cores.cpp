@@ -19,6 +19,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
 
 namespace loom {
@@ -159,6 +160,114 @@ TEST(TensorCores, ChainsOfOneNetworkShareItsStagedLayersAndOneTile) {
     EXPECT_EQ(o2.to_host(), r2.to_host());
     EXPECT_EQ(o3.to_host(), r3.to_host());
     EXPECT_NE(o1.to_host(), o2.to_host());
+}
+
+TEST(TensorCores, SharingHoldsForTf32BiasLessLayersAndALayerLastInOneChain) {
+    // tf32 operands; p0 has no bias and is hidden in `net` but the last layer of the chain on x3
+    // (its sums then go to the tile, not into operand fragments); p1 is used twice.
+    const nn::Dense p0 = nn::Dense::runtime("p0", 32, 16, nn::relu, /*bias=*/false);
+    const nn::Dense p1 = nn::Dense::runtime("p1", 8, 32);
+    const nn::Chain net(p0, p1);
+    auto [x1, x2, x3, y1, y2, y3] = fields<6>("x1(16), x2(16), x3(16), y1(8), y2(8), y3(32): float32[1D]");
+    const Schedule s = on_tensor_cores(TensorCores::TF32);
+    AssignmentCollection all, only_net, only_p0;
+    net.assign(all, y1.vec(), x1.vec(), "a");
+    net.assign(all, y2.vec(), x2.vec(), "b");
+    all.add(Assignment(y3.vec(), p0(x3.vec())));
+    net.assign(only_net, y1.vec(), x1.vec());
+    only_p0.add(Assignment(y3.vec(), p0(x3.vec())));
+    const Kernel both = create_kernel(all, {.name = "tc_shared_tf32"}, s);
+    test::expect_compiles_for_sm90(both);
+    const std::string src = both.source();
+    auto count = [&](const std::string& what) {
+        std::size_t n = 0;
+        for (std::size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
+        return n;
+    };
+    EXPECT_EQ(count("stage p0_W rounded"), 1u) << src;
+    EXPECT_EQ(count("stage p1_W rounded"), 1u) << src;
+    EXPECT_EQ(count("stage p1_b "), 1u) << src;
+    EXPECT_EQ(count("p0_b"), 0u) << src;
+    // On the CPU target, each output as its chain alone computes it, bit for bit.
+    KernelFunction k = create_kernel(all, test::cpu("tc_shared_tf32"), s).compile();
+    KernelFunction kn = create_kernel(only_net, test::cpu("tc_net_tf32"), s).compile();
+    KernelFunction kp = create_kernel(only_p0, test::cpu("tc_p0_tf32"), s).compile();
+    const std::int64_t n = 45;
+    auto a1 = HostArray<float>::random({n, 16}, 21), a2 = HostArray<float>::random({n, 16}, 22);
+    auto a3 = HostArray<float>::random({n, 16}, 23);
+    auto p0w = HostArray<float>::random({32, 16}, 24);
+    auto p1w = HostArray<float>::random({8, 32}, 25), p1b = HostArray<float>::random({8}, 26);
+    auto o1 = HostArray<float>::zeros({n, 8}), o2 = HostArray<float>::zeros({n, 8}), o3 = HostArray<float>::zeros({n, 32});
+    auto r1 = HostArray<float>::zeros({n, 8}), r2 = HostArray<float>::zeros({n, 8}), r3 = HostArray<float>::zeros({n, 32});
+    for (auto* o : {&o1, &o2, &o3}) o->fill(std::numeric_limits<float>::quiet_NaN());
+    k(args("x1", a1, "x2", a2, "x3", a3, "y1", o1, "y2", o2, "y3", o3, "p0_W", p0w, "p1_W", p1w, "p1_b", p1b));
+    kn(args("x1", a1, "y1", r1, "p0_W", p0w, "p1_W", p1w, "p1_b", p1b));
+    kn(args("x1", a2, "y1", r2, "p0_W", p0w, "p1_W", p1w, "p1_b", p1b));
+    kp(args("x3", a3, "y3", r3, "p0_W", p0w));
+    EXPECT_EQ(o1.to_host(), r1.to_host());
+    EXPECT_EQ(o2.to_host(), r2.to_host());
+    EXPECT_EQ(o3.to_host(), r3.to_host());
+    EXPECT_NE(o1.to_host(), o2.to_host());
+    for (float v : o3.to_host()) ASSERT_GE(v, 0.0f); // p0's ReLU, last in this chain
+}
+
+/// A 16 -> 32 -> 8 network whose weight and bias arrays are T (float16, bfloat16) computes as
+/// the same network with float32 arrays that hold the same values: the arrays widen exactly, on
+/// tensor cores (`operand`: bit for bit) or in loops (TensorCores::Off: within a few float32
+/// roundings, as the host compiler may contract the two loops' products into additions
+/// differently).
+template <typename T>
+void check_16_bit_weights(ScalarType stored, TensorCores operand, const std::string& name) {
+    SCOPED_TRACE(name);
+    auto chain_of = [](ScalarType t) {
+        return nn::Chain(nn::Dense::runtime("p0", 32, 16, nn::tanh, true, t), nn::Dense::runtime("p1", 8, 32, nn::identity, true, t));
+    };
+    const nn::Chain narrow = chain_of(stored), wide = chain_of(ScalarType::Float32);
+    auto [x, y] = fields<2>("x(16), y(8): float32[1D]");
+    const Schedule s = on_tensor_cores(operand);
+    const Kernel k16 = create_kernel(Assignment(y.vec(), narrow(x.vec())), test::cpu(name), s);
+    const Kernel k32 = create_kernel(Assignment(y.vec(), wide(x.vec())), test::cpu(name + "_f32"), s);
+    KernelConfig gpu = test::cpu(name);
+    gpu.target = Target::CUDA;
+    test::expect_compiles_for_sm90(create_kernel(Assignment(y.vec(), narrow(x.vec())), gpu, s));
+    const std::int64_t n = 77;
+    std::mt19937_64 rng(17);
+    std::uniform_real_distribution<double> u(-0.5, 0.5);
+    auto values = [&](std::size_t count) {
+        std::vector<T> v(count);
+        for (T& e : v) e = T(u(rng));
+        return v;
+    };
+    auto widened = [](const std::vector<T>& v) { return std::vector<float>(v.begin(), v.end()); };
+    const std::vector<T> w0 = values(32 * 16), b0 = values(32), w1 = values(8 * 32), b1 = values(8);
+    auto xs = HostArray<float>::random({n, 16}, 5);
+    auto y16 = HostArray<float>::zeros({n, 8}), y32 = HostArray<float>::zeros({n, 8});
+    y16.fill(std::numeric_limits<float>::quiet_NaN());
+    y32.fill(std::numeric_limits<float>::quiet_NaN());
+    auto h_w0 = HostArray<T>::from_host(w0, {32, 16}), h_b0 = HostArray<T>::from_host(b0, {32});
+    auto h_w1 = HostArray<T>::from_host(w1, {8, 32}), h_b1 = HostArray<T>::from_host(b1, {8});
+    auto f_w0 = HostArray<float>::from_host(widened(w0), {32, 16}), f_b0 = HostArray<float>::from_host(widened(b0), {32});
+    auto f_w1 = HostArray<float>::from_host(widened(w1), {8, 32}), f_b1 = HostArray<float>::from_host(widened(b1), {8});
+    k16.compile()(args("x", xs, "y", y16, "p0_W", h_w0, "p0_b", h_b0, "p1_W", h_w1, "p1_b", h_b1));
+    k32.compile()(args("x", xs, "y", y32, "p0_W", f_w0, "p0_b", f_b0, "p1_W", f_w1, "p1_b", f_b1));
+    const std::vector<float> got = y16.to_host(), want = y32.to_host();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(got[i])) << "element " << i;
+        if (operand != TensorCores::Off) ASSERT_EQ(got[i], want[i]) << "element " << i;
+        else ASSERT_NEAR(got[i], want[i], 1e-5 * (1.0 + std::fabs(want[i]))) << "element " << i;
+    }
+    // A float32 array where the layer has float16 weights is refused by name.
+    LOOM_EXPECT_ERROR(k16.compile()(args("x", xs, "y", y16, "p0_W", f_w0, "p0_b", h_b0, "p1_W", h_w1, "p1_b", h_b1)),
+                      UserError, {"p0_W"});
+}
+
+TEST(TensorCores, SixteenBitWeightArraysWidenExactly) {
+    check_16_bit_weights<half>(ScalarType::Float16, TensorCores::Float16, "w16_tc");
+    check_16_bit_weights<half>(ScalarType::Float16, TensorCores::TF32, "w16_tf32");
+    check_16_bit_weights<half>(ScalarType::Float16, TensorCores::Off, "w16_loops");
+    check_16_bit_weights<bfloat16>(ScalarType::BFloat16, TensorCores::BFloat16, "wbf16_tc");
+    check_16_bit_weights<bfloat16>(ScalarType::BFloat16, TensorCores::Off, "wbf16_loops");
 }
 
 TEST(TensorCores, BFloat16OperandsAndOddWidths) {
@@ -491,6 +600,19 @@ TEST(TensorCoreErrors, WeightsBeyondAnyBlockSaySplitTheChain) {
                       {"kernel 'tc_wide' computes its layers on tensor cores", "layer3_W_mma 135168 bytes",
                        "the weights and biases alone take 544768 bytes",
                        "a block's shared memory holds at most 232448 on sm_90",
+                       "split the chain into kernels whose layers fit", "or leave tensor_cores unset"});
+}
+
+TEST(TensorCoreErrors, WeightsWithOneWarpsTileBeyondABlockSaySplitTheChain) {
+    // 256 -> 256 -> 128 -> 64 -> 16: 224320 bytes of weights and biases fit a block alone, but
+    // not with the tile of one warp, as wide as the widest layer.
+    auto c = TensorCoreCase::make({256, 256, 128, 64, 16}, {nn::relu, nn::relu, nn::relu, nn::identity},
+                                  TensorCores::Float16, 4);
+    LOOM_EXPECT_ERROR(chain_kernel(c, Target::CUDA, "tc_tile", ScalarType::Float16, on_tensor_cores(TensorCores::Float16)),
+                      UserError,
+                      {"kernel 'tc_tile' computes its layers on tensor cores",
+                       "the weights and biases (224320 bytes) with one warp's tile (16896 bytes) do not fit a "
+                       "block's shared memory (at most 232448 on sm_90)",
                        "split the chain into kernels whose layers fit", "or leave tensor_cores unset"});
 }
 
