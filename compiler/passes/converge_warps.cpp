@@ -62,19 +62,23 @@ protected:
         const ScalarType t = v->type;
         auto c = [&](std::int64_t x) { return ConstNode::make_int(t, x); };
         auto op = [](BinaryOp o, Expr a, Expr b) { return BinaryNode::make(o, std::move(a), std::move(b)); };
-        // Thread `thread` is lane thread % 32 of warp thread / 32, whose tiles of 32 cells are
-        // [32 tiles w, 32 tiles (w + 1)); in its tile `tile` it computes cell
-        // start + (32 tiles w + 32 tile + lane) step.
+        // Thread `thread` is lane thread % 32 of warp w = thread / 32, one of the grid's G warps;
+        // its tiles of 32 cells are w, w + G, w + 2 G, ...: in its tile `tile` it computes cell
+        // start + (32 (tile G + w) + lane) step. At each step the grid's warps read neighbouring
+        // tiles, as a copy does (each warp's own run of tiles, the order before, read its
+        // operands' rows in runs of 64 bytes per warp far apart: W = 128 0.45 against 0.57 ms in
+        // bench/probe_kernels/probe_tc_streamed.cu's baseline, 2026-11-29, H200).
         Expr thread = VarNode::make(t, v->name + "_thread", v->role, v->field, v->axis);
         Expr tile = VarNode::make(ScalarType::Int32, "tile", VarRole::LoopIndex);
         Expr span = op(BinaryOp::Sub, f->stop, f->start);
         Expr cells_per_warp = c(32 * std::int64_t(tiles_));
         Expr per_warp = op(BinaryOp::Mul, cells_per_warp, f->step);
-        // ceil((stop - start) / (32 tiles step)) warps of 32 threads.
-        Expr stop = op(BinaryOp::Mul, op(BinaryOp::Div, op(BinaryOp::Add, span, op(BinaryOp::Sub, per_warp, c(1))), per_warp),
-                       c(32));
-        Expr warp_first = op(BinaryOp::Add, op(BinaryOp::Mul, op(BinaryOp::Div, thread, c(32)), cells_per_warp),
-                             op(BinaryOp::Mul, CastNode::make(t, tile), c(32)));
+        // G = ceil((stop - start) / (32 tiles step)) warps of 32 threads.
+        Expr warps = simplify(op(BinaryOp::Div, op(BinaryOp::Add, span, op(BinaryOp::Sub, per_warp, c(1))), per_warp));
+        Expr stop = op(BinaryOp::Mul, warps, c(32));
+        Expr warp_first = op(BinaryOp::Mul,
+                             op(BinaryOp::Add, op(BinaryOp::Mul, CastNode::make(t, tile), warps), op(BinaryOp::Div, thread, c(32))),
+                             c(32));
         auto at = [&](Expr k) { return op(BinaryOp::Add, f->start, op(BinaryOp::Mul, k, f->step)); };
         Expr cell = VarNode::make(t, v->name + "_cell", VarRole::LoopIndex);
         // The last cell: start + ((stop - start - 1) / step) step.
