@@ -16,8 +16,8 @@ void check(bool ok, const char* what, const std::string& why) {
     if (!ok) throw InternalError(fmt::format("ill-formed {}: {}", what, why));
 }
 
-/// A fixed-shape buffer of `type` with the given spatial shape and no components.
-/// A fixed-shape buffer of `type`, or of a 16-bit float that the layer widens to `type`.
+/// A fixed-shape buffer of `type` (or of a 16-bit float, which the layer widens to `type`) with
+/// the given spatial shape and no components.
 bool is_buffer_of(const FieldPtr& f, ScalarType type, const std::vector<std::int64_t>& shape) {
     const bool stored = f && (f->type == type || f->type == ScalarType::Float16 || f->type == ScalarType::BFloat16);
     return stored && f->index_dims() == 0 && f->fixed_shape == shape;

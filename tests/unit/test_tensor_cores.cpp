@@ -4,7 +4,8 @@
 // against a double-precision reference that rounds the same values (tests/support/
 // tensor_core_chains.hpp, where the tolerance is explained). Each kernel's CUDA version is
 // compiled by NVRTC for sm_90. Errors: a schedule with nothing for the tensor cores, forms that
-// do not give a warp 32 cells, too little shared memory.
+// do not give a warp 32 cells, too little shared memory. Also 16-bit weight arrays, widened by
+// the loops and the tensor cores' staging alike (SixteenBitWeights).
 #include "runtime/kernel_loading.hpp"
 #include "runtime/nvrtc_compiler.hpp"
 #include "tests/support/cpu_config.hpp"
@@ -262,7 +263,32 @@ void check_16_bit_weights(ScalarType stored, TensorCores operand, const std::str
                       UserError, {"p0_W"});
 }
 
-TEST(TensorCores, SixteenBitWeightArraysWidenExactly) {
+TEST(SixteenBitWeights, WidenToFloat64Inputs) {
+    // A float64 layer (loops) with float16 arrays: y_i = b_i + sum_j W_ij x_j in double.
+    const nn::Dense layer = nn::Dense::runtime("h0", 3, 2, nn::identity, true, ScalarType::Float16);
+    auto [x, y] = fields<2>("x(2), y(3): float64[1D]");
+    const Kernel k = create_kernel(Assignment(y.vec(), layer(x.vec())), test::cpu("w16_f64"));
+    KernelConfig gpu = test::cpu("w16_f64");
+    gpu.target = Target::CUDA;
+    test::expect_compiles_for_sm90(create_kernel(Assignment(y.vec(), layer(x.vec())), gpu));
+    const std::vector<half> w = {half(0.5), half(-1.25), half(0.3), half(2.0), half(-0.7), half(0.125)};
+    const std::vector<half> b = {half(0.1), half(-0.2), half(0.0625)};
+    const std::int64_t n = 9;
+    auto xs = HostArray<double>::random({n, 2}, 8);
+    auto ys = HostArray<double>::zeros({n, 3});
+    ys.fill(std::numeric_limits<double>::quiet_NaN());
+    k.compile()(args("x", xs, "y", ys, "h0_W", HostArray<half>::from_host(w, {3, 2}), "h0_b",
+                     HostArray<half>::from_host(b, {3})));
+    const std::vector<double> xv = xs.to_host(), got = ys.to_host();
+    for (std::int64_t c = 0; c < n; ++c)
+        for (int i = 0; i < 3; ++i) {
+            const double want = double(float(b[std::size_t(i)])) + double(float(w[std::size_t(2 * i)])) * xv[std::size_t(2 * c)] +
+                                double(float(w[std::size_t(2 * i + 1)])) * xv[std::size_t(2 * c + 1)];
+            EXPECT_NEAR(got[std::size_t(3 * c + i)], want, 1e-14) << "cell " << c << " output " << i;
+        }
+}
+
+TEST(SixteenBitWeights, WidenExactlyInLoopsAndOnTensorCores) {
     check_16_bit_weights<half>(ScalarType::Float16, TensorCores::Float16, "w16_tc");
     check_16_bit_weights<half>(ScalarType::Float16, TensorCores::TF32, "w16_tf32");
     check_16_bit_weights<half>(ScalarType::Float16, TensorCores::Off, "w16_loops");
