@@ -313,7 +313,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
     if (tensor_cores != TensorCores::Off && !mma)
         throw UserError(fmt::format(
             "kernel '{}' has Schedule::tensor_cores set, but no layer to compute on tensor cores: they "
-            "take chains of nn::Dense layers with runtime float32 weights (nn::Dense::runtime); "
+            "take chains of float32 nn::Dense layers with runtime weights (nn::Dense::runtime); "
             "leave tensor_cores unset for this kernel",
             config.name));
     for (const std::string& why : tensor_core_width_errors(layers))
@@ -469,8 +469,8 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
             // 7b. GPU mapping: each mapped loop is bound to the grid, the fastest memory axis
             // to x.
             log.start();
-            // On tensor cores a thread's cells are 32 apart along x (converge_warps), not a
-            // group along cells_axis.
+            // On tensor cores a thread's cells are 32 G apart along x (converge_warps: G warps),
+            // not a group along cells_axis.
             Schedule mapping = k.schedule;
             if (mma) mapping.cells_per_thread = 1;
             threads = map_to_gpu(nest, plan_thread_mapping(*analysis.primary, mapping));
@@ -613,15 +613,15 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
 
     // 7e. Shared-memory staging: buffers every thread reads (weights), once per block. On the
     // CPU too, the call being one block, so that the CPU oracle checks the staged loads. There
-    // the arrays live on the caller's stack: at most what a GPU block can have (a larger budget
-    // fails at launch on any GPU anyway).
+    // the arrays live on the caller's stack: at most what a GPU block can have (check_schedule
+    // refuses a larger budget).
     log.start();
     // A block that computes one cell (reduce_in_block) reads each element of a buffer once:
     // a copy would only add a pass.
     const std::size_t budget =
         k.schedule.reduce_in_block.value_or(false) ? 0
         : cuda ? *k.schedule.shared_memory_budget
-               : std::min(schedule.shared_memory_budget.value_or(kDefaultSharedMemoryBudget), kMaxSharedMemoryPerBlock);
+               : schedule.shared_memory_budget.value_or(kDefaultSharedMemoryBudget);
     // 7e'. The tensor-core layers' weights and biases, rounded and padded, and the warps'
     // tiles: their own shared arrays, copied once per block (the budget, unless the schedule
     // sets one, is the whole of a block's shared memory).

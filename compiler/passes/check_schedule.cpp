@@ -41,8 +41,8 @@ void check_schedule(const Schedule& s, const std::string& kernel) {
     if (s.max_registers != 0 && (s.max_registers < 16 || s.max_registers > 255))
         fail(kernel, fmt::format("max_registers = {}; use 16 to 255 registers per thread, or 0 to "
                                  "let the compiler choose", s.max_registers));
-    // Refused here rather than at launch, where the module load would say the same for any
-    // GPU: a budget past every block's limit only hides the arrays that cannot fit.
+    // A budget past every block's limit lets arrays be staged that no GPU can hold, found only
+    // when the module loads: refused here, before any launch.
     if (s.shared_memory_budget && *s.shared_memory_budget > kMaxSharedMemoryPerBlock)
         fail(kernel, fmt::format("shared_memory_budget = {} bytes; a block has at most {} bytes "
                                  "(227 KiB, sm_90; sm_80: 163 KiB) of shared memory, so set it to "

@@ -70,7 +70,7 @@ Dense Dense::runtime(const std::string& name, int out, int in, Activation activa
     if (!is_float(type))
         throw UserError(fmt::format("Dense::runtime('{}'): weights of type {}; use float32 or "
                                     "float64, or float16 or bfloat16 (stored in 16 bits, computed "
-                                    "with in the inputs' type)", name, type_name(type)));
+                                    "in the inputs' type)", name, type_name(type)));
     Dense d;
     d.activation_ = activation;
     d.inputs_ = in;

@@ -15,8 +15,8 @@
 
 namespace loom {
 
-/// What tensor cores a kernel's layers (chains of nn::Dense with runtime float32 weights)
-/// multiply on: Schedule::tensor_cores.
+/// What tensor cores a kernel's layers (chains of float32 nn::Dense layers with runtime
+/// weights, float32 or 16-bit) multiply on: Schedule::tensor_cores.
 enum class TensorCores {
     Off,      ///< the CUDA cores, in the layer's type
     Float16,  ///< mma.sync m16n8k16: operands rounded to float16, sums in float32
@@ -35,9 +35,10 @@ struct Schedule {
     /// Consecutive cells each thread computes along `cells_axis`, 1 to 64; 0 chooses (4 in 2D
     /// and up, 1 for kernels with layers). 1D kernels and manual grids always compute one cell
     /// per thread (a manual grid means one thread per cell). With tensor_cores: the tiles of 32
-    /// consecutive cells along x each warp computes in turn, a cell per lane, so a thread's
-    /// cells are 32 apart (0 chooses 8 to 64, more for larger weights: the block copies them
-    /// into shared memory once for all its tiles).
+    /// consecutive cells along x each warp computes in turn, a cell per lane, warp w of the
+    /// grid's G taking tiles w, w + G, ..., so a thread's cells are 32 G apart (0 chooses 8 to
+    /// 64, more for larger weights: the block copies them into shared memory once for all its
+    /// tiles).
     int cells_per_thread = 0;
     /// The spatial axis (0 = the slowest index of the array, as in `ctr(0)`) a thread's cells
     /// run along. Unset: the slowest memory axis that is mapped onto threads, so that a warp
@@ -133,7 +134,8 @@ struct Schedule {
     /// memory, a warp up to 128 elements per lane in registers); else off.
     /// Kernel::schedule() says whether a pair was rewritten. Both targets follow it.
     std::optional<bool> online_softmax;
-    /// Tensor cores for layers: each chain of nn::Dense layers with runtime float32 weights
+    /// Tensor cores for layers: each chain of float32 nn::Dense layers with runtime weights
+    /// (float32, float16 or bfloat16 arrays)
     /// (consecutive layers, each reading the one before) is computed by the warps together, 32
     /// cells per warp (two tiles of 16 rows), with `mma.sync` on Float16, BFloat16 or TF32 operands
     /// and float32 sums. The weights are copied into shared memory once per block, rounded to that

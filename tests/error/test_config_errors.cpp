@@ -106,6 +106,13 @@ TEST(ConfigErrors, AssignToCounter) {
     LOOM_EXPECT_ERROR(Assignment(x, 1), UserError, {"cannot assign to the expression `x`"});
 }
 
+TEST(ScheduleErrors, SharedMemoryBudgetUpToABlocksLimit) {
+    auto [f, g] = fields<2>("f, g: float32[1D]");
+    EXPECT_NO_THROW(create_kernel({Assignment(f.center(), g.center())}, {}, {.shared_memory_budget = 232448}));
+    LOOM_EXPECT_ERROR(create_kernel({Assignment(f.center(), g.center())}, {}, {.shared_memory_budget = 232449}),
+                      UserError, {"Schedule::shared_memory_budget = 232449 bytes", "at most 232448"});
+}
+
 TEST(ScheduleErrors, MaxRegistersOutOfRange) {
     auto [f, g] = fields<2>("f, g: float32[1D]");
     Schedule s{.max_registers = 8};

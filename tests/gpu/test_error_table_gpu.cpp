@@ -219,7 +219,7 @@ std::vector<ErrorRow> gpu_rows() {
          U,
          {"the inferred grid", "exceeds the device limit 65535 along y",
           "use a larger block_size"}},
-        // ---- devices, allocations and shared memory ----
+        // ---- devices and allocations ----
         {"device_that_does_not_exist",
          [] { DeviceArray<float>::zeros({4}, MemoryOrder::C, 99); },
          U,

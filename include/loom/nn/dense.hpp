@@ -39,9 +39,10 @@ public:
     /// them by name at call time like any field. On the GPU they are copied into shared memory
     /// once per block (Schedule::shared_memory_budget); the layer runs as loops over a local
     /// array named `name`. A float16 or bfloat16 `type` keeps the arrays in 16 bits (as torch or
-    /// tiny-cuda-nn hold them); the layer widens them exactly and computes in its inputs' type
-    /// (float32 or float64), on tensor cores too. Throws UserError for a bad name, a type that
-    /// is not a float, or non-positive sizes.
+    /// tiny-cuda-nn hold them); the layer widens them exactly: in loops it computes in its
+    /// inputs' type (float32 or float64), on tensor cores (float32 inputs) as
+    /// Schedule::tensor_cores says. Throws UserError for a bad name, a type that is not a
+    /// float, or non-positive sizes.
     static Dense runtime(const std::string& name, int out, int in, Activation activation = identity,
                          bool bias = true, ScalarType type = ScalarType::Float32);
 
