@@ -34,6 +34,13 @@ Schedule on_tensor_cores(TensorCores t) {
     return s;
 }
 
+/// How many times `what` occurs in `text`.
+std::size_t occurrences(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
 /// The kernel y = chain(x) over `cells` cells of float32 (or float16) vectors.
 Kernel chain_kernel(const TensorCoreCase& c, Target target, const std::string& name, ScalarType io,
                     const Schedule& schedule) {
@@ -126,18 +133,11 @@ TEST(TensorCores, ChainsOfOneNetworkShareItsStagedLayersAndOneTile) {
     EXPECT_EQ(both.spec().launch.shared_bytes, wide_alone.launch.shared_bytes + 1536 + 128 + 640 + 32);
     EXPECT_EQ(*both.spec().schedule.block, *wide_alone.schedule.block);
     const std::string src = both.source();
-    for (const char* staged : {"stage l0_W rounded", "stage l1_W rounded", "stage w0_W rounded", "stage l0_b "}) {
-        const std::size_t first = src.find(staged);
-        EXPECT_NE(first, std::string::npos) << staged;
-        EXPECT_EQ(src.find(staged, first + 1), std::string::npos) << staged << " is staged twice";
-    }
+    for (const char* staged : {"stage l0_W rounded", "stage l1_W rounded", "stage w0_W rounded", "stage l0_b "})
+        EXPECT_EQ(occurrences(src, staged), 1u) << staged << " is not staged exactly once";
     // One tile: every chain's warps take parts of the widest chain's length (64 -> 64: 32 rows of
     // 36 floats), so that a warp's part never reaches into another's.
-    std::size_t tiles = 0;
-    for (std::size_t at = src.find("loom::mma::warp_tile(layer_tiles, 1152)"); at != std::string::npos;
-         at = src.find("loom::mma::warp_tile(layer_tiles, 1152)", at + 1))
-        ++tiles;
-    EXPECT_EQ(tiles, 3u) << src;
+    EXPECT_EQ(occurrences(src, "loom::mma::warp_tile(layer_tiles, 1152)"), 3u) << src;
     // On the CPU target, each output as its network alone computes it, bit for bit.
     KernelFunction k = create_kernel(all, test::cpu("tc_shared"), s).compile();
     KernelFunction kn = create_kernel(only_net, test::cpu("tc_net_alone"), s).compile();
@@ -180,15 +180,9 @@ TEST(TensorCores, SharingHoldsForTf32BiasLessLayersAndALayerLastInOneChain) {
     const Kernel both = create_kernel(all, {.name = "tc_shared_tf32"}, s);
     test::expect_compiles_for_sm90(both);
     const std::string src = both.source();
-    auto count = [&](const std::string& what) {
-        std::size_t n = 0;
-        for (std::size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
-        return n;
-    };
-    EXPECT_EQ(count("stage p0_W rounded"), 1u) << src;
-    EXPECT_EQ(count("stage p1_W rounded"), 1u) << src;
-    EXPECT_EQ(count("stage p1_b "), 1u) << src;
-    EXPECT_EQ(count("stage no bias: zeros"), 1u) << src; // p0's zeros, hidden in one chain, last in another
+    for (const char* staged : {"stage p0_W rounded", "stage p1_W rounded", "stage p1_b ", "stage no bias: zeros"})
+        EXPECT_EQ(occurrences(src, staged), 1u) << staged << " is not staged exactly once\n" << src;
+    // ("stage no bias: zeros": p0's zeros, hidden in one chain and last in another.)
     // On the CPU target, each output as its chain alone computes it, bit for bit.
     KernelFunction k = create_kernel(all, test::cpu("tc_shared_tf32"), s).compile();
     KernelFunction kn = create_kernel(only_net, test::cpu("tc_net_tf32"), s).compile();
