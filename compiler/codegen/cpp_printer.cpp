@@ -138,6 +138,7 @@ protected:
     // A chain of layers on tensor cores, as the GPU computes it up to the order of the float32
     // sums: the same staged (rounded, padded) weights and biases, each layer's inputs rounded.
     std::string mma_chain(const MmaChainNode* n, int indent) override {
+        if (n->stream) throw InternalError("C++ printer: a chain's inputs stream only on CUDA (converge_warps)");
         const std::string pad(std::size_t(indent) * 4, ' '), in = pad + "    ";
         tf32_ = tf32_ || n->tf32();
         const std::string round = n->tf32()                             ? "loom_to_tf32({})"

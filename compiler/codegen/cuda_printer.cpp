@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace loom::ir {
 
@@ -48,6 +49,7 @@ public:
         // largest chain's, the same for every chain, so that no warp's part reaches into another's
         // while the two run different chains.
         tile_floats_ = mma_chain_sizes(kernel_.body).tile_bytes / 4;
+        layer_arrays_ = staged_layer_arrays(kernel_.body);
         std::string body = prologue + print_stmt(kernel_.body, 1); // params are named already
         std::string includes = staged_ ? "#include \"loom/stage.cuh\"\n" : "";
         if (prints_16_bit_floats()) includes += "#include \"loom/half.cuh\"\n";
@@ -214,8 +216,19 @@ protected:
                            tile_floats_);
         std::string a = "loom_a0";
         out += fmt::format("{}unsigned {}[2][{}][4];\n", in, a, n->k_pad(0) / n->k_step());
-        out += fmt::format("{}{}load_inputs<{}, {}, {}{}>({}, loom_tile, {});\n", in, ns, n->layers[0].inputs,
-                           n->k_pad(0), n->row_stride(0), bf16, a, buffer_name(*n->input));
+        std::string out_tile = "loom_tile";
+        if (n->stream) {
+            // The inputs as they lie in the field, copied a tile ahead (cp.async) into the
+            // start of the warp's tile; the outputs' rows after them.
+            const ChainStream& st = *n->stream;
+            out += fmt::format("{}loom::mma::stream_inputs<{}, {}>({}, loom_tile, &{}, &{}, {}, &{}, {}, {});\n", in,
+                               n->layers[0].inputs, n->k_pad(0), a, print(st.first), print(st.second),
+                               print(st.valid), print(st.next), print(st.next_valid), print(st.starts));
+            out_tile = fmt::format("loom_tile + {}", n->stream_floats());
+        } else {
+            out += fmt::format("{}{}load_inputs<{}, {}, {}{}>({}, loom_tile, {});\n", in, ns, n->layers[0].inputs,
+                               n->k_pad(0), n->row_stride(0), bf16, a, buffer_name(*n->input));
+        }
         for (std::size_t l = 0; l < n->layers.size(); ++l) {
             const std::string act = activation_lambda(n->layers[l]);
             const std::string w = buffer_name(*n->weights[l]), b = buffer_name(*n->biases[l]);
@@ -225,10 +238,16 @@ protected:
                 out += fmt::format("{}{}hidden<{}, {}, {}{}>({}, {}, {}, {}, {});\n", in, ns, n->k_pad(l), n->n_pad(l),
                                    n->row_stride(l), bf16, a, next, w, b, act);
                 a = next;
+            } else if (n->stream && n->stream->outputs()) {
+                // Through the outputs' rows of the tile, 16 components at a time, to the field.
+                const ChainStream& st = *n->stream;
+                out += fmt::format("{}loom::mma::stream_outputs<{}, {}, {}, {}{}>({}, {}, {}, {}, {}, &{}, &{}, {});\n",
+                                   in, n->k_pad(l), n->n_pad(l), n->layers[l].outputs, n->row_stride(l), bf16, a,
+                                   out_tile, w, b, act, print(st.out_first), print(st.out_second), print(st.valid));
             } else {
-                out += fmt::format("{}{}store_outputs<{}, {}, {}, {}{}>({}, {}, loom_tile, {}, {}, {});\n", in, ns,
+                out += fmt::format("{}{}store_outputs<{}, {}, {}, {}{}>({}, {}, {}, {}, {}, {});\n", in, ns,
                                    n->k_pad(l), n->n_pad(l), n->layers[l].outputs, n->row_stride(l), bf16,
-                                   buffer_name(*n->output), a, w, b, act);
+                                   buffer_name(*n->output), a, out_tile, w, b, act);
             }
         }
         return out + pad + "}\n";
@@ -324,7 +343,15 @@ protected:
             Expr first = is_const_value(f->step, 1) ? rank : mul(rank, f->step);
             if (!is_const_value(f->start, 0)) first = add(first, f->start);
             Expr stride = is_const_value(f->step, 1) ? count : mul(count, f->step);
-            return c_loop(f, first, stride, "", indent);
+            // The staged weights of tensor-core layers (rounded and padded) whose inputs
+            // stream: four loads in flight a thread, not one. One at a time, each thread of a
+            // block staging four layers of 128 waits on 272 L2 reads in turn (ncu, H200:
+            // long_scoreboard stalls 1.29 per issue at width 128 against 0.19 in a probe;
+            // 0.481 -> 0.452 ms). Measured slower where the inputs do not stream (tf32 at width
+            // 64: 0.291 -> 0.312 ms; bfloat16 0.164 -> 0.170), which keep the plain loop.
+            auto st = f->body.as<BufferStoreNode>();
+            const bool layer = st && layer_arrays_.count(st->buffer.get());
+            return c_loop(f, first, stride, layer ? "#pragma unroll 4" : "", indent);
         }
         if (f->kind == ForKind::GpuWarp || f->kind == ForKind::WarpLane) {
             // The block's threads along x as warps of 32 and their lanes: warp = x / 32 (the
@@ -379,6 +406,21 @@ protected:
     // (a quarter of the instructions of one element at a time: 0.80 -> 0.85 of copy for a
     // LayerNorm of 4096 kept in shared memory, bench/probe_kernels/probe_rows.cu; for 16-bit
     // elements, which cp.async cannot copy one by one, an eighth).
+    /// The shared arrays the chains of layers whose inputs stream read their weights and biases
+    /// from.
+    static std::set<const BufferInfo*> staged_layer_arrays(const Stmt& body) {
+        struct Find : IRVisitor {
+            std::set<const BufferInfo*> arrays;
+            void visit_MmaChain(const MmaChainNode* n) override {
+                if (!n->stream) return;
+                for (const BufferPtr& b : n->weights) arrays.insert(b.get());
+                for (const BufferPtr& b : n->biases) arrays.insert(b.get());
+            }
+        } find;
+        find.visit(body);
+        return find.arrays;
+    }
+
     std::string staged_row(const ForNode* f, const std::string& pad) {
         auto st = f->body.as<BufferStoreNode>();
         auto load = st ? as_field_load(st->value) : nullptr;
@@ -431,6 +473,7 @@ protected:
     }
 
     std::int64_t tile_floats_ = 0; ///< of a warp's part of the chains' tile
+    std::set<const BufferInfo*> layer_arrays_; ///< staged_layer_arrays
     Expr rank_, count_; ///< thread_in_block and threads_per_block, when a cooperative loop needs them
     bool declared_shared_ = false;
     bool staged_ = false; ///< a staging copy was printed: include stage.cuh

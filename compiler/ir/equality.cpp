@@ -189,7 +189,10 @@ StmtParts parts(const Stmt& s) {
         p.objects = {n->output.get(), n->input.get(), n->tile.get()};
         for (const BufferPtr& b : n->weights) p.objects.push_back(b.get());
         for (const BufferPtr& b : n->biases) p.objects.push_back(b.get());
-        p.ints = {std::int64_t(n->operand)};
+        p.ints = {std::int64_t(n->operand), n->stream ? 1 + int(n->stream->outputs()) : 0};
+        if (n->stream)
+            for (const Expr& e : n->stream->exprs())
+                if (e.defined()) p.exprs.push_back(e);
         for (const DenseLayer& l : n->layers) {
             p.exprs.push_back(l.activation.input);
             p.exprs.push_back(l.activation.value);

@@ -632,17 +632,41 @@ struct DenseNode : StmtNode {
 /// all chains: each warp's part as long as the largest chain's tile_floats). The CUDA printer computes it with mma.sync by the 32 lanes of a warp
 /// together, a cell per lane (every lane must reach it: converge_warps), the C++ printer as
 /// loops over the same arrays.
+/// Streamed inputs (and outputs) of an MmaChain (CUDA, converge_warps): the chain's inputs are a
+/// 16-bit field's components 0 .. K-1 at the warp's 32 consecutive cells, contiguous along the
+/// cells. The warp copies them as they lie (cp.async) into its tile, one tile ahead: the copy of
+/// the next tile's inputs flies while this tile's layers run. Where the outputs go to such a
+/// field too, the last layer writes them through the tile, 16 components at a time, and the warp
+/// stores them 16 bytes a lane. Each expression is warp-uniform.
+struct ChainStream {
+    Expr first;      ///< the input field's load of component 0 at the tile's first cell
+    Expr second;     ///< component 1 there (component 0 when K = 1): the component stride
+    Expr valid;      ///< cells of this tile in range (32 or fewer at the end; the rest are clamped)
+    Expr next;       ///< the load of component 0 at the warp's next tile's first cell
+    Expr next_valid; ///< cells of the next tile in range; <= 0 where there is no next tile
+    Expr starts;     ///< true at the warp's first tile: no copy was issued for it before
+    Expr out_first;  ///< the output field's component 0 at the tile's first cell; undefined if
+                     ///< the outputs do not stream (each lane stores its own)
+    Expr out_second; ///< its component 1 (component 0 when N = 1)
+    bool outputs() const { return out_first.defined(); }
+    std::vector<Expr> exprs() const { return {first, second, valid, next, next_valid, starts, out_first, out_second}; }
+};
+
 struct MmaChainNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::MmaChain;
     MmaChainNode(BufferPtr o, BufferPtr i, std::vector<DenseLayer> l, ScalarType t,
-                 std::vector<BufferPtr> w, std::vector<BufferPtr> b, BufferPtr tl)
+                 std::vector<BufferPtr> w, std::vector<BufferPtr> b, BufferPtr tl,
+                 std::shared_ptr<const ChainStream> st)
         : StmtNode(static_kind), output(std::move(o)), input(std::move(i)), layers(std::move(l)),
-          operand(t), weights(std::move(w)), biases(std::move(b)), tile(std::move(tl)) {}
+          operand(t), weights(std::move(w)), biases(std::move(b)), tile(std::move(tl)), stream(std::move(st)) {}
     const BufferPtr output, input;
     const std::vector<DenseLayer> layers;
     const ScalarType operand;
     const std::vector<BufferPtr> weights, biases; ///< empty until stage_layer_weights
     const BufferPtr tile;                         ///< null until stage_layer_weights (CUDA)
+    /// Set by converge_warps where the inputs stream (then `input` and its stores are gone, and
+    /// `output` and its reads where the outputs stream too).
+    const std::shared_ptr<const ChainStream> stream;
 
     /// tf32 operands (m16n8k8), float32 in registers and shared memory.
     bool tf32() const { return operand == ScalarType::Float32; }
@@ -660,13 +684,23 @@ struct MmaChainNode : StmtNode {
     /// into distinct banks. tf32: a stride of 8 modulo 16 words, so that the 64-bit pairs a
     /// half-warp reads (4 rows, 4 pairs each) cover the 32 banks once.
     int row_stride(std::size_t l) const { return tf32() ? k_pad(l) + (k_pad(l) % 16 == 0 ? 8 : 0) : k_pad(l) + 8; }
-    /// float32 words of a warp's tile: 32 rows of the first layer's inputs (16-bit, or float32
-    /// for tf32), or of the last layer's float32 outputs, up to 32 at a time (each row 4 words
-    /// longer, for the same reason).
+    /// Inputs that may stream (ChainStream): 16-bit values of the operand type already
+    /// (narrow_chain_io).
+    bool streamable() const { return !tf32() && input->type == operand; }
+    /// float32 words of a warp's tile. Inputs that may stream: their [k_pad(0)][32 cells] 16-bit
+    /// buffer, then the outputs' rows; others: 32 rows of the first layer's inputs (16-bit, or
+    /// float32 for tf32) or the outputs' rows, one after the other in the same words. The
+    /// outputs' rows: 32, of up to 32 outputs at a time (float32, or the operand's 16 bits in
+    /// pairs where the outputs are of the operand type and the inputs stream), each row 4 words
+    /// longer, for the same reason.
     std::int64_t tile_floats() const {
+        const int chunk = std::min(n_pad(layers.size() - 1), 32);
+        if (streamable()) return stream_floats() + 32 * ((output->type == operand ? chunk / 2 : chunk) + 4);
         const std::int64_t in = tf32() ? row_stride(0) : row_stride(0) / 2;
-        return 32 * std::max<std::int64_t>(in, std::min(n_pad(layers.size() - 1), 32) + 4);
+        return 32 * std::max<std::int64_t>(in, chunk + 4);
     }
+    /// float32 words of the streamed inputs' buffer at the start of the warp's tile.
+    std::int64_t stream_floats() const { return std::int64_t(k_pad(0)) * 16; }
     /// Bytes of the staged weights, all layers.
     std::int64_t weight_bytes() const {
         std::int64_t b = 0;
@@ -681,7 +715,7 @@ struct MmaChainNode : StmtNode {
     /// Float32 (tf32); one weight and one bias array per layer or none, as described above.
     static Stmt make(BufferPtr output, BufferPtr input, std::vector<DenseLayer> layers, ScalarType operand,
                      std::vector<BufferPtr> weights = {}, std::vector<BufferPtr> biases = {},
-                     BufferPtr tile = nullptr);
+                     BufferPtr tile = nullptr, std::shared_ptr<const ChainStream> stream = nullptr);
 };
 
 

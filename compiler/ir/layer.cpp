@@ -93,7 +93,7 @@ Stmt DenseNode::make(BufferPtr output, BufferPtr input, DenseLayer layer) {
 
 Stmt MmaChainNode::make(BufferPtr output, BufferPtr input, std::vector<DenseLayer> layers,
                         ScalarType operand, std::vector<BufferPtr> weights, std::vector<BufferPtr> biases,
-                        BufferPtr tile) {
+                        BufferPtr tile, std::shared_ptr<const ChainStream> stream) {
     const char* node = "MmaChain node";
     check(!layers.empty(), node, "no layers");
     check(operand == ScalarType::Float16 || operand == ScalarType::BFloat16 || operand == ScalarType::Float32, node,
@@ -116,8 +116,16 @@ Stmt MmaChainNode::make(BufferPtr output, BufferPtr input, std::vector<DenseLaye
               (weights.size() == layers.size() && biases.size() == layers.size()),
           node, "one weight and one bias array per layer, or none");
     Stmt s(std::make_shared<MmaChainNode>(std::move(output), std::move(input), std::move(layers), operand,
-                                          std::move(weights), std::move(biases), std::move(tile)));
+                                          std::move(weights), std::move(biases), std::move(tile), std::move(stream)));
     auto n = s.as<MmaChainNode>();
+    if (n->stream) {
+        check(n->streamable(), node, "streamed inputs must be of the operand type, 16 bits");
+        const std::vector<Expr> e = n->stream->exprs();
+        for (std::size_t i = 0; i < 6; ++i) check(e[i].defined(), node, "a streamed input's expression is missing");
+        check(e[6].defined() == e[7].defined(), node, "a streamed output's expression is missing");
+        check(!n->stream->outputs() || n->output->type == n->operand, node,
+              "streamed outputs must be of the operand type, 16 bits");
+    }
     for (std::size_t l = 0; l < n->weights.size(); ++l) {
         check(n->weights[l]->scope == Scope::Shared && n->weights[l]->type == operand &&
                   n->weights[l]->elements() == std::int64_t(n->n_pad(l)) * n->row_stride(l),

@@ -308,6 +308,16 @@ public:
             out += fmt::format("{}mma {} {}[{}] = [{}]({}[{}]){}\n", pad, n->tf32() ? "tf32" : type_name(n->operand), n->output->name,
                                n->output->elements(), fmt::join(layers, ", "), n->input->name,
                                n->input->elements(), n->tile ? " tile " + n->tile->name : "");
+            if (n->stream) {
+                // streams x[c, 0] (component 1 at x[c, 1]), 32 valid; next x[n, 0], 7 valid; starts tile == 0
+                const ChainStream& st = *n->stream;
+                out += fmt::format("{}  streams {} (component 1 at {}), {} valid; next {}, {} valid; starts {}\n", pad,
+                                   p.print(st.first), p.print(st.second), p.print(st.valid), p.print(st.next),
+                                   p.print(st.next_valid), p.print(st.starts));
+                if (st.outputs())
+                    out += fmt::format("{}  streams out to {} (component 1 at {})\n", pad, p.print(st.out_first),
+                                       p.print(st.out_second));
+            }
             break;
         }
         case StmtKind::Dense: {

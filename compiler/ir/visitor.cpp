@@ -95,6 +95,9 @@ void IRVisitor::visit_BasePointer(const BasePointerNode* n) {
 }
 void IRVisitor::visit_VectorStore(const VectorStoreNode* n) { visit(n->first); }
 void IRVisitor::visit_MmaChain(const MmaChainNode* n) {
+    if (n->stream)
+        for (const Expr& e : n->stream->exprs())
+            if (e.defined()) visit(e);
     for (const DenseLayer& l : n->layers) {
         if (l.activation.identity()) continue;
         visit(l.activation.input);
@@ -274,8 +277,15 @@ Stmt IRMutator::visit_MmaChain(const MmaChainNode* n, const Stmt& self) {
         l.activation.input = input;
         l.activation.value = value;
     }
+    std::shared_ptr<const ChainStream> stream = n->stream;
+    if (stream) {
+        bool moved = false;
+        std::vector<Expr> e = mutate_each(stream->exprs(), moved);
+        if (moved) stream = std::make_shared<const ChainStream>(ChainStream{e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]});
+        changed = changed || moved;
+    }
     return changed ? MmaChainNode::make(n->output, n->input, std::move(layers), n->operand, n->weights,
-                                        n->biases, n->tile)
+                                        n->biases, n->tile, std::move(stream))
                    : self;
 }
 Stmt IRMutator::visit_Dense(const DenseNode* n, const Stmt& self) {

@@ -3,6 +3,7 @@
 #include "compiler/ir/visitor.hpp"
 #include "compiler/passes/lower_layers.hpp"
 #include "compiler/passes/simplify.hpp"
+#include "compiler/passes/stream_chain_io.hpp"
 
 #include <algorithm>
 
@@ -82,7 +83,7 @@ protected:
         Expr cell = VarNode::make(t, v->name + "_cell", VarRole::LoopIndex);
         // The last cell: start + ((stop - start - 1) / step) step.
         Expr last = at(op(BinaryOp::Div, op(BinaryOp::Sub, span, c(1)), f->step));
-        Stmt body = GuardStores(op(BinaryOp::Lt, cell, f->stop)).mutate(f->body);
+        Stmt body = GuardStores(op(BinaryOp::Lt, cell, f->stop)).mutate(stream_chain_io(f, at(warp_first), warps, tile, tiles_));
         body = BlockNode::make({DeclareNode::make(cell, simplify(at(op(BinaryOp::Add, warp_first, op(BinaryOp::Mod, thread, c(32)))))),
                                 DeclareNode::make(f->var, op(BinaryOp::Min, cell, simplify(last))), body});
         // A tile past the last cell is skipped by the whole warp (the condition is the warp's).

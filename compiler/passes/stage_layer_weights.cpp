@@ -72,7 +72,7 @@ protected:
             tile_bytes_ = std::size_t(tile_->size()) * 4;
         }
         return MmaChainNode::make(n->output, n->input, n->layers, n->operand, std::move(weights),
-                                  std::move(biases), tile_);
+                                  std::move(biases), tile_, n->stream);
     }
 
 private:

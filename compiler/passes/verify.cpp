@@ -42,7 +42,12 @@ protected:
     /// Its arrays in scope, its weights staged; its activations are functions of a placeholder.
     void visit_MmaChain(const MmaChainNode* n) override {
         if (n->weights.empty()) fail(fmt::format("a chain of layers computing {} without staged weights", n->output->name), "stage_layer_weights");
-        for (const BufferPtr& b : {n->input, n->output}) check_array(b.get(), "used");
+        // Streamed inputs (outputs) go between the field and the warp's tile: no array holds them.
+        if (!n->stream) check_array(n->input.get(), "used");
+        if (!n->stream || !n->stream->outputs()) check_array(n->output.get(), "used");
+        if (n->stream)
+            for (const Expr& e : n->stream->exprs())
+                if (e.defined()) visit(e);
         for (const BufferPtr& b : n->weights) check_array(b.get(), "read");
         for (const BufferPtr& b : n->biases) check_array(b.get(), "read");
         if (n->tile) check_array(n->tile.get(), "used");

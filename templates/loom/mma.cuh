@@ -115,6 +115,98 @@ __device__ __forceinline__ void load_inputs(unsigned (&a)[2][KP / 16][4], float*
                           lane);
 }
 
+// ---- Streamed inputs (MmaChainNode::stream) ----------------------------------------------------
+// Where the inputs are a 16-bit field's components at 32 consecutive cells, contiguous along the
+// cells, the warp copies them as they lie into the start of its tile, [k][32 cells], 16 bytes a
+// lane (cp.async), and reads A fragments with ldmatrix.trans. The copy of the warp's next tile is
+// issued once this tile's fragments are in registers: it lands while the layers run (measured by
+// hand: bench/probe_kernels/probe_tc_streamed.cu, docs/performance.md).
+
+__device__ __forceinline__ void cp_async16(void* s, const void* g) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(s)), "l"(g) : "memory");
+}
+
+/// .trans: lane i gets, of each 8x8 matrix whose rows lanes 8m .. 8m + 7 address, the elements
+/// (row 2 (i % 4), column i / 4) and (row 2 (i % 4) + 1, column i / 4): with rows = components
+/// and columns = cells, the row-major A fragment of [cell][component].
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(shared_address(p)));
+}
+
+/// Offset in 16-bit values of (component k, cell c) in the [k][32 cells] buffer. A row is 64
+/// bytes, so rows k and k + 2 would start in the same banks: each row's four 16-byte chunks are
+/// rotated by (k / 2) % 4, and the 8 rows one ldmatrix matrix reads at a chunk fall into 8
+/// distinct 16-byte bank groups, while a chunk stays whole for the 16-byte copies.
+__device__ __forceinline__ int stream_at(int k, int c) { return k * 32 + ((((c >> 3) ^ (k >> 1)) & 3) << 3) + (c & 7); }
+
+/// The warp's copy of components [0, K) of 32 cells from `src` (component k at src + k stride):
+/// lanes 4r .. 4r + 3 take row r's four chunks of 8 cells, rows r + 8j in turn. Whole 16-byte
+/// copies where the tile is full and its rows 16-byte aligned; else value by value, the cells
+/// past `valid` reading the last valid one (as the lanes past the last cell compute it again).
+/// Whether a tile's rows at `p` (a row every `stride` values) move as whole 16-byte chunks.
+__device__ __forceinline__ bool whole_chunks(const void* p, long long stride, int valid) {
+    return valid >= 32 && ((reinterpret_cast<unsigned long long>(p) | (unsigned long long)(stride * 2)) & 15u) == 0;
+}
+
+/// copy_stream's slow path (a partial tile, or rows not 16-byte aligned): loops kept rolled, so
+/// that the tile loop's code stays small (no call either: one would hold the live fragments in
+/// more registers; measured: 128 registers and spills at width 64, against 104 inline).
+__device__ __forceinline__ void copy_stream_values(unsigned short* dst, const unsigned short* from, long long stride,
+                                                   int rows, int valid, int c0) {
+#pragma unroll 1
+    for (int j = 0; j < rows; ++j)
+#pragma unroll 1
+        for (int e = 0; e < 8; ++e) dst[256 * j + e] = from[8 * j * stride + (c0 + e < valid ? c0 + e : valid - 1)];
+}
+
+template <int K>
+__device__ __forceinline__ void copy_stream(unsigned short* buf, const unsigned short* src, long long stride, int valid,
+                                            unsigned lane) {
+    const int r0 = int(lane >> 2), c0 = int(lane & 3u) * 8;
+    // Rows 8 apart rotate alike: row r0 + 8j lies 256 j values after row r0.
+    unsigned short* dst = buf + stream_at(r0, c0);
+    const unsigned short* from = src + r0 * stride;
+    if (whole_chunks(src, stride, valid)) {
+#pragma unroll
+        for (int j = 0; j < (K + 7) / 8; ++j)
+            if (K % 8 == 0 || r0 + 8 * j < K) cp_async16(dst + 256 * j, from + 8 * j * stride + c0);
+    } else {
+        copy_stream_values(dst, from, stride, (K - r0 + 7) / 8, valid, c0);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+/// Step 1 for streamed inputs: the operand fragments of this tile's K inputs (zeros up to KP),
+/// from the buffer at the start of `tile`; then the copy of the next tile's (`next`,
+/// `next_valid` > 0) is issued. At the warp's first tile (`starts`) its own copy is issued here.
+template <int K, int KP, class T>
+__device__ __forceinline__ void stream_inputs(unsigned (&a)[2][KP / 16][4], float* tile, const T* first, const T* second,
+                                              int valid, const T* next, int next_valid, bool starts) {
+    const unsigned lane = lane_id();
+    unsigned short* buf = reinterpret_cast<unsigned short*>(tile);
+    const long long stride = second - first;
+    if (starts) {
+        // Rows K .. KP - 1 stay zero: no copy writes them.
+        for (int i = int(lane); i < (KP - K) * 32; i += 32) buf[K * 32 + i] = 0;
+        copy_stream<K>(buf, reinterpret_cast<const unsigned short*>(first), stride, valid, lane);
+    }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    __syncwarp(); // the other lanes' copies (and stores) are visible too
+    // Lane l addresses component 8 (m / 2) + l % 8 (m = l / 8) of k-step kc (512 kc values on),
+    // at cells mt * 16 + 8 (m % 2): the four matrices are registers a0 .. a3 of the m16n8k16 A
+    // operand (cells + 0..7 and + 8..15, components + 0..7, then + 8..15).
+    const int m = int(lane >> 3), row = (m >> 1) * 8 + int(lane & 7u);
+    const unsigned short* frag[2] = {buf + stream_at(row, (m & 1) * 8), buf + stream_at(row, 16 + (m & 1) * 8)};
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int kc = 0; kc < KP / 16; ++kc) ldmatrix_x4_trans(a[mt][kc], frag[mt] + 512 * kc);
+    __syncwarp(); // every lane's fragments are read before the buffer is written again
+    if (next_valid > 0) copy_stream<K>(buf, reinterpret_cast<const unsigned short*>(next), stride, next_valid, lane);
+}
+
 /// The sums of outputs [n0, n0 + 8) start at their biases (the accumulators' columns).
 __device__ __forceinline__ void start_at_bias(float (&c)[2][4], const float* bias, int n0, unsigned lane) {
     const int col = n0 + 2 * int(lane & 3u);
@@ -255,6 +347,67 @@ __device__ __forceinline__ void store_outputs(T (&out)[N], const unsigned (&a)[2
                 if (n + p < N) out[n + p < N ? n + p : 0].bits = (unsigned short)(p % 2 ? q[p / 2] >> 16 : q[p / 2] & 0xffffu);
         }
         __syncwarp();
+    }
+}
+
+/// The inverse of ldmatrix_x4_trans (sm_90): the A-shaped fragment of [cell][component] stored
+/// as [component][cell] rows.
+__device__ __forceinline__ void stmatrix_x4_trans(void* p, const unsigned (&r)[4]) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};" ::"r"(shared_address(p)),
+                 "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+                 : "memory");
+}
+
+/// stream_outputs' slow path: the first `count` (up to 8) values of a chunk, a rolled loop.
+__device__ __forceinline__ void store_stream_values(unsigned short* to, const unsigned short* from, int count) {
+#pragma unroll 1
+    for (int e = 0; e < 8 && e < count; ++e) to[e] = from[e];
+}
+
+/// Step 3 for streamed outputs (MmaChainNode::stream): the last layer, KP inputs to NP outputs
+/// (a multiple of 8), N of them stored as 16-bit values of the operand type to the field at
+/// `first` (component n at first + n stride). Per 16 outputs, the two m16n8 accumulators'
+/// values rounded in pairs are, register for register, an A-shaped fragment (cells x outputs,
+/// as `hidden` packs them), which stmatrix.trans writes as 16 [output][32 cells] rows of the
+/// tile (the layout of the streamed inputs); each lane then stores 16-byte chunks of two rows.
+/// Whole chunks where the tile is full and its rows 16-byte aligned; else value by value, the
+/// cells before `valid` only.
+template <int KP, int NP, int N, int STRIDE, bool BF16, class Act, class T>
+__device__ __forceinline__ void stream_outputs(const unsigned (&a)[2][KP / 16][4], float* tile, const void* weights,
+                                               const float* bias, Act act, T* first, T* second, int valid) {
+    const unsigned lane = lane_id();
+    const unsigned short* w = static_cast<const unsigned short*>(weights);
+    unsigned short* buf = reinterpret_cast<unsigned short*>(tile);
+    unsigned short* dst = reinterpret_cast<unsigned short*>(first);
+    const long long stride = second - first;
+    const bool whole = whole_chunks(dst, stride, valid);
+    const int m = int(lane >> 3), row = (m >> 1) * 8 + int(lane & 7u);
+    unsigned short* frag[2] = {buf + stream_at(row, (m & 1) * 8), buf + stream_at(row, 16 + (m & 1) * 8)};
+    const int r0 = int(lane >> 2), c0 = int(lane & 3u) * 8;
+    const unsigned short* mine = buf + stream_at(r0, c0); // rows r0 and r0 + 8 (256 values on)
+#pragma unroll
+    for (int n0 = 0; n0 < NP; n0 += 16) {
+        float lo[2][4], hi[2][4] = {}; // outputs n0 + 0..7, n0 + 8..15 (none past NP)
+        sums<KP, STRIDE, BF16>(lo, a, w, bias, n0, lane);
+        if (n0 + 8 < NP) sums<KP, STRIDE, BF16>(hi, a, w, bias, n0 + 8, lane);
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) {
+            const unsigned f[4] = {pack<BF16>(act(lo[mt][0]), act(lo[mt][1])), pack<BF16>(act(lo[mt][2]), act(lo[mt][3])),
+                                   pack<BF16>(act(hi[mt][0]), act(hi[mt][1])), pack<BF16>(act(hi[mt][2]), act(hi[mt][3]))};
+            stmatrix_x4_trans(frag[mt], f);
+        }
+        __syncwarp();
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            const int n = n0 + r0 + 8 * j;
+            if (n >= N) continue;
+            unsigned short* to = dst + n * stride + c0;
+            if (whole)
+                *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(mine + 256 * j);
+            else
+                store_stream_values(to, mine + 256 * j, valid - c0);
+        }
+        __syncwarp(); // every lane has read the rows before the next 16 are written
     }
 }
 

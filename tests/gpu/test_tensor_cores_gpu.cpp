@@ -88,9 +88,10 @@ void check_on_gpu(const TensorCoreCase& c, const Shape& shape, Schedule schedule
     }
 }
 
-/// y = chain(x) with float16 fields (SoA) and float16 operands: the chain's arrays pass the
-/// fields' 16-bit values straight in and out (narrow_chain_io). GPU against the CPU target and
-/// against the reference, whose float16 output rounds once more.
+/// y = chain(x) with float16 fields (SoA) and float16 operands: the fields' 16-bit values go
+/// straight in and out (narrow_chain_io), streamed through the warps' tiles. GPU against the CPU
+/// target and against the reference, whose float16 output rounds once more; then bit for bit
+/// against the same fields in AoS, which each lane loads and stores itself.
 void check_float16_io_on_gpu(const TensorCoreCase& c, std::int64_t cells, const std::string& name) {
     const int in = c.widths.front(), out = c.widths.back();
     auto [x, y] = fields<2>("x(" + std::to_string(in) + "), y(" + std::to_string(out) + "): float16[1D]", Layout::SoA);
@@ -100,9 +101,11 @@ void check_float16_io_on_gpu(const TensorCoreCase& c, std::int64_t cells, const 
     KernelConfig cfg;
     cfg.name = name;
     const Kernel kernel = create_kernel(ac, cfg, schedule);
-    ASSERT_NE(kernel.source().find("loom::half " + c.layer_name(0) + "_in["), std::string::npos) << kernel.source();
-    ASSERT_NE(kernel.source().find("loom::half " + c.layer_name(c.widths.size() - 2) + "["), std::string::npos)
+    // The inputs stream from the field into the warps' tiles and the outputs back to the other
+    // (MmaChainNode::stream).
+    ASSERT_NE(kernel.source().find("loom::mma::stream_inputs<" + std::to_string(in) + ","), std::string::npos)
         << kernel.source();
+    ASSERT_NE(kernel.source().find("loom::mma::stream_outputs<"), std::string::npos) << kernel.source();
     KernelFunction gpu = kernel.compile();
     cfg.target = Target::CPU;
     KernelFunction cpu = create_kernel(ac, cfg, schedule).compile();
@@ -135,15 +138,48 @@ void check_float16_io_on_gpu(const TensorCoreCase& c, std::int64_t cells, const 
                 << float(want_cpu[at]);
         }
     }
+    // The same fields in AoS, whose components are not contiguous along the cells, take the
+    // lanes' own loads: the same operand fragments, so the same outputs bit for bit.
+    auto [xa, ya] = fields<2>("x(" + std::to_string(in) + "), y(" + std::to_string(out) + "): float16[1D]", Layout::AoS);
+    AssignmentCollection aos;
+    c.chain().assign(aos, ya.vec(), xa.vec());
+    cfg.target = Target::CUDA;
+    cfg.name = name + "_aos";
+    const Kernel per_lane = create_kernel(aos, cfg, schedule);
+    ASSERT_EQ(per_lane.source().find("stream_inputs"), std::string::npos) << per_lane.source();
+    auto ax = DeviceArray<half>::from_host(xv, {cells, in}, MemoryOrder::C);
+    std::vector<half> poison(std::size_t(cells * out), half(std::numeric_limits<float>::quiet_NaN()));
+    auto ay = DeviceArray<half>::from_host(poison, {cells, out}, MemoryOrder::C);
+    Args aa = args("x", ax, "y", ay);
+    dw.add_to(aa);
+    per_lane.compile()(aa);
+    const std::vector<half> got_aos = ay.to_host();
+    for (std::int64_t cell = 0; cell < cells; ++cell)
+        for (int i = 0; i < out; ++i) {
+            const std::size_t at = std::size_t(cell * out + i);
+            ASSERT_EQ(got[at].bits, got_aos[at].bits)
+                << name << ": cell " << cell << " output " << i << ": streamed " << float(got[at]) << ", per-lane AoS "
+                << float(got_aos[at]);
+        }
 }
 
 TEST(GpuTensorCores, Float16FieldsInAndOut) {
     LOOM_REQUIRE_GPU();
-    // Widths 64 (rows of 32 outputs twice) and 24 -> 8 (one chunk of 8); cells not a multiple of 32.
+    // Widths 64 (rows of 32 outputs twice) and 24 -> 8 (one chunk of 8); cells not a multiple of
+    // 32 (5000: 16-byte aligned rows, a last tile of 8 cells; 777: rows copied value by value).
     check_float16_io_on_gpu(TensorCoreCase::make({64, 64, 64}, {nn::relu, nn::identity}, TensorCores::Float16, 3),
                             5000, "gtc_f16_io");
     check_float16_io_on_gpu(TensorCoreCase::make({24, 40, 8}, {nn::tanh, nn::sigmoid}, TensorCores::Float16, 4), 777,
                             "gtc_f16_io_small");
+    // The seed's shape: 14 inputs (two rows of zeros to the k-step), 3 outputs of a pass of 16;
+    // 1000 cells: rows of 2000 bytes, not 16-byte aligned, copied value by value.
+    check_float16_io_on_gpu(TensorCoreCase::make({14, 64, 64, 3}, {nn::relu, nn::relu, nn::identity},
+                                                 TensorCores::Float16, 5),
+                            1000, "gtc_f16_io_seed");
+    // Width 128, 8 warps a block, several tiles a warp; 4104 cells: 16-byte aligned rows, the
+    // last tile 8 cells (the copy issued a tile ahead is a partial one).
+    check_float16_io_on_gpu(TensorCoreCase::make({128, 128, 128}, {nn::relu, nn::identity}, TensorCores::Float16, 6),
+                            4104, "gtc_f16_io_128");
 }
 
 TEST(GpuTensorCores, SeedModelShape) {

@@ -366,6 +366,86 @@ TEST(TensorCores, ChainArraysTakeTheOperandTypeWhereTheyOnlyPassFieldValues) {
     EXPECT_NE(src.find("float layer1[16];"), std::string::npos) << src;
 }
 
+/// The CUDA kernel y = chain(x) of float16 fields (`dims` spatial axes) in `layout`, float16
+/// operands.
+Kernel float16_kernel(const TensorCoreCase& c, Layout layout, const std::string& name, int dims = 1) {
+    auto [x, y] = fields<2>("x(" + std::to_string(c.widths.front()) + "), y(" + std::to_string(c.widths.back()) +
+                                "): float16[" + std::to_string(dims) + "D]",
+                            layout);
+    AssignmentCollection ac;
+    c.chain().assign(ac, y.vec(), x.vec());
+    return create_kernel(ac, {.name = name}, on_tensor_cores(TensorCores::Float16));
+}
+
+TEST(TensorCores, InputsContiguousAlongTheCellsStreamIntoTheWarpsTiles) {
+    // SoA: component k of a warp's 32 cells lies in 64 contiguous bytes, which the warp copies
+    // as they lie into its tile, a tile ahead (loom::mma::stream_inputs); no lane loads its own.
+    // The seed's shape: 14 inputs (k-steps of 16: two rows of zeros), 3 outputs.
+    auto c = TensorCoreCase::make({14, 64, 64, 3}, {nn::relu, nn::relu, nn::identity}, TensorCores::Float16, 21);
+    const Kernel soa = float16_kernel(c, Layout::SoA, "tc_stream");
+    std::string src = soa.source();
+    EXPECT_NE(src.find("loom::mma::stream_inputs<14, 16>(loom_a0, loom_tile,"), std::string::npos) << src;
+    EXPECT_NE(src.find("&x["), std::string::npos) << src;
+    EXPECT_EQ(src.find("layer0_in"), std::string::npos) << "no array of inputs: " << src;
+    // The warp's tile: the inputs' buffer (16 rows of 32 float16: 256 words), then 32 rows of 8
+    // words for the 8 padded outputs in pairs (4), each 4 words longer: the streamed outputs take
+    // 16 rows of 32 float16 of them.
+    EXPECT_NE(src.find("loom::mma::warp_tile(layer_tiles, 512)"), std::string::npos) << src;
+    // The outputs, float16 in SoA too, go from the tile to the field 16 bytes a lane.
+    EXPECT_NE(src.find("loom::mma::stream_outputs<64, 8, 3, 72, false>(loom_a2, loom_tile + 256,"), std::string::npos)
+        << src;
+    EXPECT_EQ(src.find("layer2["), std::string::npos) << "no array of outputs: " << src;
+    EXPECT_NE(src.find("&y["), std::string::npos) << src;
+    // The copies of later tiles: the next one's first cell and how many of its cells are in range.
+    EXPECT_NE(src.find("tile == 0)"), std::string::npos) << src;
+    test::expect_compiles_for_sm90(soa);
+    // Two spatial axes: the warp's cells run along x, y the same for all.
+    const Kernel two = float16_kernel(c, Layout::SoA, "tc_stream_2d", 2);
+    EXPECT_NE(two.source().find("loom::mma::stream_inputs<14, 16>("), std::string::npos) << two.source();
+    test::expect_compiles_for_sm90(two);
+    // float32 outputs: each lane stores its own, the inputs still stream.
+    auto [x, y] = fields<2>("x(14), y(3): float16[1D]", Layout::SoA);
+    auto [y32] = fields<1>("y32(3): float32[1D]", Layout::SoA);
+    auto [ya] = fields<1>("ya(3): float16[1D]", Layout::AoS);
+    for (const Field& out : {y32, ya}) {
+        AssignmentCollection ac;
+        c.chain().assign(ac, out.vec(), x.vec());
+        const Kernel k = create_kernel(ac, {.name = "tc_stream_in_" + out.name()}, on_tensor_cores(TensorCores::Float16));
+        EXPECT_NE(k.source().find("loom::mma::stream_inputs<14, 16>("), std::string::npos) << k.source();
+        EXPECT_EQ(k.source().find("stream_outputs"), std::string::npos) << k.source();
+        EXPECT_NE(k.source().find("loom::mma::store_outputs<64, 8, 3, 72, false>(layer2, loom_a2, loom_tile + 256,"),
+                  std::string::npos)
+            << k.source();
+        test::expect_compiles_for_sm90(k);
+    }
+    // AoS: a cell's components are contiguous, the cells 14 values apart: each lane loads its own.
+    src = float16_kernel(c, Layout::AoS, "tc_per_lane").source();
+    EXPECT_EQ(src.find("stream_inputs"), std::string::npos) << src;
+    EXPECT_NE(src.find("loom::half layer0_in[14];"), std::string::npos) << src;
+    EXPECT_NE(src.find("loom::mma::load_inputs<14, 16, 24, false>(loom_a0, loom_tile, layer0_in)"), std::string::npos)
+        << src;
+}
+
+TEST(TensorCores, InputsStreamOnlyWhereTheyAreTheOperandsOfTheOnlyChain) {
+    auto c = TensorCoreCase::make({32, 32, 16}, {nn::relu, nn::identity}, TensorCores::Float16, 22);
+    // float32 fields: each lane rounds its inputs on the way in.
+    auto [x, y, x2, y2] = fields<4>("x(32), y(16), x2(32), y2(16): float32[1D]", Layout::SoA);
+    AssignmentCollection wide;
+    c.chain().assign(wide, y.vec(), x.vec());
+    std::string src = create_kernel(wide, {.name = "tc_f32_soa"}, on_tensor_cores(TensorCores::Float16)).source();
+    EXPECT_EQ(src.find("stream_inputs"), std::string::npos) << src;
+    // Two chains in one loop would share the warp's buffer while a copy is in flight: neither
+    // streams.
+    auto [h1, h2, o1, o2] = fields<4>("h1(32), h2(32), o1(16), o2(16): float16[1D]", Layout::SoA);
+    AssignmentCollection two;
+    const nn::Chain net = c.chain();
+    net.assign(two, o1.vec(), h1.vec(), "a");
+    net.assign(two, o2.vec(), h2.vec(), "b");
+    const Kernel both = create_kernel(two, {.name = "tc_two_soa"}, on_tensor_cores(TensorCores::Float16));
+    EXPECT_EQ(both.source().find("stream_inputs"), std::string::npos) << both.source();
+    test::expect_compiles_for_sm90(both);
+}
+
 TEST(TensorCores, OneLayer) {
     auto c = TensorCoreCase::make({48, 8}, {nn::identity}, TensorCores::Float16, 13);
     check_on_cpu<float>(c, 40, "tc_one");
@@ -575,14 +655,15 @@ TEST(TensorCoreErrors, DevicesOlderThanAmpere) {
 }
 
 TEST(TensorCores, ADeviceWithLessSharedMemoryGetsFewerWarps) {
-    // 4 layers of 64: 37888 bytes of weights and biases, 4608 bytes of tile a warp; 16 warps
-    // (111616 bytes) on sm_90, 8 (74752) where a block has 99 KiB (sm_86, sm_89).
+    // 4 layers of 64: 37888 bytes of weights and biases, 6656 bytes of tile a warp (the streamed
+    // inputs' 4096, the outputs' rows 2560); 16 warps (144384 bytes) on sm_90, 8 (91136) where a
+    // block has 99 KiB (sm_86, sm_89).
     auto c = TensorCoreCase::make({64, 64, 64, 64, 64}, {nn::relu, nn::relu, nn::relu, nn::identity},
                                   TensorCores::Float16, 2);
     const KernelSpec spec =
         chain_kernel(c, Target::CUDA, "tc_fit", ScalarType::Float16, on_tensor_cores(TensorCores::Float16)).spec();
     ASSERT_EQ((*spec.schedule.block)[0], 512);
-    ASSERT_EQ(spec.launch.shared_bytes, 111616u);
+    ASSERT_EQ(spec.launch.shared_bytes, 144384u);
     DeviceProperties h100, ada;
     h100.max_shared_memory_per_block_optin = 232448;
     ada.max_shared_memory_per_block_optin = 101376;
@@ -590,7 +671,7 @@ TEST(TensorCores, ADeviceWithLessSharedMemoryGetsFewerWarps) {
     EXPECT_EQ(same.source, spec.source);
     const KernelSpec fewer = fit_to_device(spec, ada);
     EXPECT_EQ((*fewer.schedule.block)[0], 256);
-    EXPECT_EQ(fewer.launch.shared_bytes, 74752u);
+    EXPECT_EQ(fewer.launch.shared_bytes, 91136u);
     EXPECT_NE(fewer.source.find("__launch_bounds__(256)"), std::string::npos);
     NvrtcOptions sm90;
     sm90.arch = 90;
@@ -599,7 +680,7 @@ TEST(TensorCores, ADeviceWithLessSharedMemoryGetsFewerWarps) {
     Schedule fixed = on_tensor_cores(TensorCores::Float16);
     fixed.block = std::array<int, 3>{512, 1, 1};
     const KernelSpec asked = chain_kernel(c, Target::CUDA, "tc_fixed", ScalarType::Float16, fixed).spec();
-    EXPECT_EQ(fit_to_device(asked, ada).launch.shared_bytes, 111616u);
+    EXPECT_EQ(fit_to_device(asked, ada).launch.shared_bytes, 144384u);
 }
 
 TEST(TensorCoreErrors, TooLittleSharedMemory) {
@@ -626,26 +707,27 @@ TEST(TensorCoreErrors, WeightsBeyondAnyBlockSaySplitTheChain) {
 
 TEST(TensorCoreErrors, WeightsWithOneWarpsTileBeyondABlockSaySplitTheChain) {
     // 256 -> 256 -> 128 -> 64 -> 16: 224320 bytes of weights and biases fit a block alone, but
-    // not with the tile of one warp, as wide as the widest layer.
+    // not with the tile of one warp (the streamed inputs' [256][32] float16 and the outputs' rows).
     auto c = TensorCoreCase::make({256, 256, 128, 64, 16}, {nn::relu, nn::relu, nn::relu, nn::identity},
                                   TensorCores::Float16, 4);
     LOOM_EXPECT_ERROR(chain_kernel(c, Target::CUDA, "tc_tile", ScalarType::Float16, on_tensor_cores(TensorCores::Float16)),
                       UserError,
                       {"kernel 'tc_tile' computes its layers on tensor cores",
-                       "the weights and biases (224320 bytes) with one warp's tile (16896 bytes) do not fit a "
+                       "the weights and biases (224320 bytes) with one warp's tile (17920 bytes) do not fit a "
                        "block's shared memory (at most 232448 on sm_90)",
                        "split the chain into kernels whose layers fit", "or leave tensor_cores unset"});
 }
 
 TEST(TensorCoreErrors, TooManyWarpsSayHowManyFit) {
-    // Four layers of 128: 141312 bytes of weights and biases, 8704 bytes of tile a warp; 16 warps
-    // asked for, (232448 - 141312) / 8704 = 10 fit.
+    // Four layers of 128: 141312 bytes of weights and biases, 10752 bytes of tile a warp (the
+    // streamed inputs' 8192, the outputs' rows 2560); 16 warps asked for, (232448 - 141312) /
+    // 10752 = 8 fit.
     auto c = TensorCoreCase::make({128, 128, 128, 128, 128}, {nn::relu, nn::relu, nn::relu, nn::identity},
                                   TensorCores::Float16, 3);
     Schedule s = on_tensor_cores(TensorCores::Float16);
     s.block = std::array<int, 3>{512, 1, 1};
     LOOM_EXPECT_ERROR(chain_kernel(c, Target::CUDA, "tc_warps", ScalarType::Float16, s), UserError,
-                      {"the tiles of 16 warps 139264 bytes", "use a block of at most 10 warps, or narrower layers"});
+                      {"the tiles of 16 warps 172032 bytes", "use a block of at most 8 warps, or narrower layers"});
 }
 
 } // namespace
