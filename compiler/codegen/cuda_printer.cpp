@@ -401,11 +401,6 @@ protected:
         return out + fmt::format("{}if ({}) {{\n{}{}}}\n", pad, guard,
                                  print_stmt(body, indent + 1), pad);
     }
-    // A cooperative copy of a contiguous row into shared memory (`S[k] = G[base + k]` for k in
-    // [0, n)): loom::stage_row, which copies 16 bytes at a time where the addresses allow
-    // (a quarter of the instructions of one element at a time: 0.80 -> 0.85 of copy for a
-    // LayerNorm of 4096 kept in shared memory, bench/probe_kernels/probe_rows.cu; for 16-bit
-    // elements, which cp.async cannot copy one by one, an eighth).
     /// The shared arrays the chains of layers whose inputs stream read their weights and biases
     /// from.
     static std::set<const BufferInfo*> staged_layer_arrays(const Stmt& body) {
@@ -421,6 +416,11 @@ protected:
         return find.arrays;
     }
 
+    // A cooperative copy of a contiguous row into shared memory (`S[k] = G[base + k]` for k in
+    // [0, n)): loom::stage_row, which copies 16 bytes at a time where the addresses allow
+    // (a quarter of the instructions of one element at a time: 0.80 -> 0.85 of copy for a
+    // LayerNorm of 4096 kept in shared memory, bench/probe_kernels/probe_rows.cu; for 16-bit
+    // elements, which cp.async cannot copy one by one, an eighth).
     std::string staged_row(const ForNode* f, const std::string& pad) {
         auto st = f->body.as<BufferStoreNode>();
         auto load = st ? as_field_load(st->value) : nullptr;

@@ -617,21 +617,6 @@ struct DenseNode : StmtNode {
     static Stmt make(BufferPtr output, BufferPtr input, DenseLayer layer);
 };
 
-/// A chain of Dense layers on tensor cores (Schedule::tensor_cores): `output` =
-/// layers.back()(... layers.front()(input)), each layer's inputs, weights and outputs (but the
-/// last layer's) rounded to `operand`, bias and activation applied to the float32 sums. The
-/// operand is Float16 or BFloat16 (mma m16n8k16), or Float32 for tf32 (m16n8k8: float32
-/// values rounded to 10 bits of mantissa, to nearest with ties away from zero, as
-/// cvt.rna.tf32.f32 does). Widths are padded with zeros: each layer's inputs to a multiple of
-/// the k-step (16, or 8 for tf32; k_pad), its outputs to the next layer's k-step, the last
-/// layer's to 8 (n_pad). Made by lower_layers from consecutive float32 Dense statements with
-/// runtime weights, each reading the one before; stage_layer_weights gives it, per layer, the
-/// weights in a shared array of n_pad rows of row_stride elements (`weights`: rounded there;
-/// tf32 ones are float32 arrays, which the printers round as they store to them) and the biases
-/// as float32 n_pad (`biases`), and on CUDA the warps' shared tile (`tile`, float32, shared by
-/// all chains: each warp's part as long as the largest chain's tile_floats). The CUDA printer computes it with mma.sync by the 32 lanes of a warp
-/// together, a cell per lane (every lane must reach it: converge_warps), the C++ printer as
-/// loops over the same arrays.
 /// Streamed inputs (and outputs) of an MmaChain (CUDA, converge_warps): the chain's inputs are a
 /// 16-bit field's components 0 .. K-1 at the warp's 32 consecutive cells, contiguous along the
 /// cells. The warp copies them as they lie (cp.async) into its tile, one tile ahead: the copy of
@@ -652,6 +637,21 @@ struct ChainStream {
     std::vector<Expr> exprs() const { return {first, second, valid, next, next_valid, starts, out_first, out_second}; }
 };
 
+/// A chain of Dense layers on tensor cores (Schedule::tensor_cores): `output` =
+/// layers.back()(... layers.front()(input)), each layer's inputs, weights and outputs (but the
+/// last layer's) rounded to `operand`, bias and activation applied to the float32 sums. The
+/// operand is Float16 or BFloat16 (mma m16n8k16), or Float32 for tf32 (m16n8k8: float32
+/// values rounded to 10 bits of mantissa, to nearest with ties away from zero, as
+/// cvt.rna.tf32.f32 does). Widths are padded with zeros: each layer's inputs to a multiple of
+/// the k-step (16, or 8 for tf32; k_pad), its outputs to the next layer's k-step, the last
+/// layer's to 8 (n_pad). Made by lower_layers from consecutive float32 Dense statements with
+/// runtime weights, each reading the one before; stage_layer_weights gives it, per layer, the
+/// weights in a shared array of n_pad rows of row_stride elements (`weights`: rounded there;
+/// tf32 ones are float32 arrays, which the printers round as they store to them) and the biases
+/// as float32 n_pad (`biases`), and on CUDA the warps' shared tile (`tile`, float32, shared by
+/// all chains: each warp's part as long as the largest chain's tile_floats). The CUDA printer computes it with mma.sync by the 32 lanes of a warp
+/// together, a cell per lane (every lane must reach it: converge_warps), the C++ printer as
+/// loops over the same arrays.
 struct MmaChainNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::MmaChain;
     MmaChainNode(BufferPtr o, BufferPtr i, std::vector<DenseLayer> l, ScalarType t,

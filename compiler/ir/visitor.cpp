@@ -366,6 +366,13 @@ std::set<const FieldInfo*> written_fields(const Stmt& root) {
             if (auto l = s->first.as<BufferLoadNode>(); l && l->buffer->field_of()) fields.insert(l->buffer->field_of());
             IRVisitor::visit_VectorStore(s);
         }
+        // A chain whose outputs stream stores them to the field itself.
+        void visit_MmaChain(const MmaChainNode* n) override {
+            if (n->stream && n->stream->outputs())
+                if (auto l = n->stream->out_first.as<BufferLoadNode>(); l && l->buffer->field_of())
+                    fields.insert(l->buffer->field_of());
+            IRVisitor::visit_MmaChain(n);
+        }
     } written;
     written.visit(root);
     return std::move(written.fields);
@@ -414,6 +421,7 @@ bool stores_to_a_field(const Stmt& s) {
     struct Find : IRVisitor {
         bool found = false;
         void visit_BufferStore(const BufferStoreNode* n) override { found |= n->buffer->scope == Scope::Global; }
+        void visit_MmaChain(const MmaChainNode* n) override { found |= n->stream && n->stream->outputs(); }
     } f;
     f.visit(s);
     return f.found;

@@ -114,7 +114,7 @@ protected:
         };
         BufferPtr in = swap(n->input), out = swap(n->output);
         if (in == n->input && out == n->output) return self;
-        return MmaChainNode::make(out, in, n->layers, n->operand, n->weights, n->biases, n->tile);
+        return MmaChainNode::make(out, in, n->layers, n->operand, n->weights, n->biases, n->tile, n->stream);
     }
 
 private:

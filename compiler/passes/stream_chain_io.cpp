@@ -166,6 +166,26 @@ private:
     std::shared_ptr<const ChainStream> stream_;
 };
 
+/// Whether `chain` lies in `s` through blocks, allocations, conditions that do not read the cell
+/// and the grid loops along y and z (the same for all the warp's tiles), so that it runs once in
+/// every tile of a warp or in none; `before` gets the statements that run before it.
+bool reaches_directly(const Stmt& s, const MmaChainNode* chain, const VarNode* cell, std::vector<Stmt>& before) {
+    if (s.get() == chain) return true;
+    if (auto a = s.as<AllocateNode>()) return reaches_directly(a->body, chain, cell, before);
+    if (auto i = s.as<IfThenNode>(); i && !uses_var(i->cond, cell))
+        return reaches_directly(i->then_case, chain, cell, before);
+    // The grid loops along y and z: each thread runs its row once (at most), the same in every tile.
+    if (auto f = s.as<ForNode>(); f && f->kind == ForKind::GpuGrid && !uses_var(f->start, cell) &&
+                                  !uses_var(f->stop, cell))
+        return reaches_directly(f->body, chain, cell, before);
+    if (auto b = s.as<BlockNode>())
+        for (const Stmt& x : b->stmts) {
+            if (reaches_directly(x, chain, cell, before)) return true;
+            before.push_back(x);
+        }
+    return false;
+}
+
 const MmaChainNode* only_chain(const Stmt& body) {
     struct Find : IRVisitor {
         std::vector<const MmaChainNode*> chains;
@@ -184,6 +204,13 @@ Stmt stream_chain_io(const ForNode* loop, const Expr& first, const Expr& warps, 
     const VarNode* cell = loop->var.as<VarNode>();
     const std::vector<Access> in = input_rows(loop->body, *chain, cell);
     if (in.empty()) return loop->body;
+    // The copy of a tile is issued a tile ahead: nothing in the tile may write the inputs' field
+    // before the chain reads them, and the chain runs once in each of the warp's tiles (not in a
+    // loop, nor under a condition on the cell).
+    std::vector<Stmt> before;
+    if (!reaches_directly(loop->body, chain, cell, before)) return loop->body;
+    for (const Stmt& s : before)
+        if (written_fields(s).count(in.front().buffer->field_of())) return loop->body;
     const std::vector<Access> out = output_rows(loop->body, *chain, cell);
     auto op = [](BinaryOp o, Expr a, Expr b) { return BinaryNode::make(o, std::move(a), std::move(b)); };
     auto i32 = [](std::int64_t v) { return ConstNode::make_int(ScalarType::Int32, v); };

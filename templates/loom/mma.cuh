@@ -3,13 +3,16 @@
 // (m16n8k16 on float16 or bfloat16 operands, float32 sums; m16n8k8 on tf32 ones in namespace
 // tf32 below, the same steps without ldmatrix):
 //   1. each lane writes its cell's inputs, rounded, as row `lane` of the warp's tile in shared
-//      memory, and the warp reads them back as operand fragments (ldmatrix);
+//      memory, and the warp reads them back as operand fragments (ldmatrix); or, where the
+//      inputs stream (MmaChainNode::stream), the warp copies them from the field as they lie and
+//      reads them with ldmatrix.trans (stream_inputs, below);
 //   2. per layer, per 8 outputs: the sums start at the bias, take one mma per 16 inputs with the
 //      weights read from shared memory (ldmatrix: the staged array is [n][k], which is the
 //      column-major B operand), then get the activation and are rounded into the next layer's
 //      operand fragments: an m16n8 accumulator's registers are half of an m16k16 operand's, so
 //      the activations stay in registers from layer to layer;
-//   3. the last layer's float32 outputs go to the tile, and each lane reads its cell's row.
+//   3. the last layer's float32 outputs go to the tile, and each lane reads its cell's row; or,
+//      where the outputs stream, they go through the tile to the field (stream_outputs).
 // Rows are padded (weights: 8 16-bit values, tile: 4 floats) so that the 8 rows an ldmatrix or a
 // 16-byte access reads fall into distinct banks. Fragment layouts: PTX ISA, "Matrix Fragments
 // for mma.m16n8k16". Needs sm_80 or newer.
@@ -141,10 +144,6 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void* 
 /// distinct 16-byte bank groups, while a chunk stays whole for the 16-byte copies.
 __device__ __forceinline__ int stream_at(int k, int c) { return k * 32 + ((((c >> 3) ^ (k >> 1)) & 3) << 3) + (c & 7); }
 
-/// The warp's copy of components [0, K) of 32 cells from `src` (component k at src + k stride):
-/// lanes 4r .. 4r + 3 take row r's four chunks of 8 cells, rows r + 8j in turn. Whole 16-byte
-/// copies where the tile is full and its rows 16-byte aligned; else value by value, the cells
-/// past `valid` reading the last valid one (as the lanes past the last cell compute it again).
 /// Whether a tile's rows at `p` (a row every `stride` values) move as whole 16-byte chunks.
 __device__ __forceinline__ bool whole_chunks(const void* p, long long stride, int valid) {
     return valid >= 32 && ((reinterpret_cast<unsigned long long>(p) | (unsigned long long)(stride * 2)) & 15u) == 0;
@@ -161,6 +160,10 @@ __device__ __forceinline__ void copy_stream_values(unsigned short* dst, const un
         for (int e = 0; e < 8; ++e) dst[256 * j + e] = from[8 * j * stride + (c0 + e < valid ? c0 + e : valid - 1)];
 }
 
+/// The warp's copy of components [0, K) of 32 cells from `src` (component k at src + k stride):
+/// lanes 4r .. 4r + 3 take row r's four chunks of 8 cells, rows r + 8j in turn. Whole 16-byte
+/// copies where the tile is full and its rows 16-byte aligned; else value by value, the cells
+/// past `valid` reading the last valid one (as the lanes past the last cell compute it again).
 template <int K>
 __device__ __forceinline__ void copy_stream(unsigned short* buf, const unsigned short* src, long long stride, int valid,
                                             unsigned lane) {
@@ -350,12 +353,32 @@ __device__ __forceinline__ void store_outputs(T (&out)[N], const unsigned (&a)[2
     }
 }
 
-/// The inverse of ldmatrix_x4_trans (sm_90): the A-shaped fragment of [cell][component] stored
-/// as [component][cell] rows.
+/// The inverse of ldmatrix_x4_trans (stmatrix: sm_90): the A-shaped fragment of
+/// [cell][component] stored as [component][cell] rows.
 __device__ __forceinline__ void stmatrix_x4_trans(void* p, const unsigned (&r)[4]) {
     asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};" ::"r"(shared_address(p)),
                  "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
                  : "memory");
+}
+
+/// Rows [0, 16) x cells [16 mt, 16 mt + 16) of the [component][32 cells] buffer from the
+/// A-shaped fragment `f` of those cells (registers: cells +0..7 / +8..15 of components +0..7,
+/// then of +8..15; lane l holds cell l / 4 of each and components 2 (l % 4) and + 1).
+/// `frag` is the lane's ldmatrix / stmatrix address for them.
+__device__ __forceinline__ void store_fragment_rows(unsigned short* buf, unsigned short* frag, const unsigned (&f)[4],
+                                                    int mt, unsigned lane) {
+#if __CUDA_ARCH__ >= 900
+    stmatrix_x4_trans(frag, f);
+#else
+    // Before sm_90, value by value (the same layout; bank conflicts do not matter here).
+    const int cell = mt * 16 + int(lane >> 2), k = 2 * int(lane & 3u);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int c = cell + 8 * (i % 2), r = k + 8 * (i / 2);
+        buf[stream_at(r, c)] = (unsigned short)(f[i] & 0xffffu);
+        buf[stream_at(r + 1, c)] = (unsigned short)(f[i] >> 16);
+    }
+#endif
 }
 
 /// stream_outputs' slow path: the first `count` (up to 8) values of a chunk, a rolled loop.
@@ -394,7 +417,7 @@ __device__ __forceinline__ void stream_outputs(const unsigned (&a)[2][KP / 16][4
         for (int mt = 0; mt < 2; ++mt) {
             const unsigned f[4] = {pack<BF16>(act(lo[mt][0]), act(lo[mt][1])), pack<BF16>(act(lo[mt][2]), act(lo[mt][3])),
                                    pack<BF16>(act(hi[mt][0]), act(hi[mt][1])), pack<BF16>(act(hi[mt][2]), act(hi[mt][3]))};
-            stmatrix_x4_trans(frag[mt], f);
+            store_fragment_rows(buf, frag[mt], f, mt, lane);
         }
         __syncwarp();
 #pragma unroll

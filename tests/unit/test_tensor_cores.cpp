@@ -396,9 +396,16 @@ TEST(TensorCores, InputsContiguousAlongTheCellsStreamIntoTheWarpsTiles) {
         << src;
     EXPECT_EQ(src.find("layer2["), std::string::npos) << "no array of outputs: " << src;
     EXPECT_NE(src.find("&y["), std::string::npos) << src;
-    // The copies of later tiles: the next one's first cell and how many of its cells are in range.
+    // The cells in range, at most 32: this tile's (for the copy at the warp's first tile and for
+    // the outputs) and the next tile's (for the copy issued a tile ahead); the warp's first tile
+    // issues its own.
+    EXPECT_EQ(occurrences(src, "min(size_0"), 3u) << src;
     EXPECT_NE(src.find("tile == 0)"), std::string::npos) << src;
     test::expect_compiles_for_sm90(soa);
+    // Before sm_90 (no stmatrix) the outputs go to the tile value by value.
+    NvrtcOptions sm80;
+    sm80.arch = 80;
+    EXPECT_GT(nvrtc_compile(soa.source(), soa.spec().name, sm80).cubin.size(), 0u);
     // Two spatial axes: the warp's cells run along x, y the same for all.
     const Kernel two = float16_kernel(c, Layout::SoA, "tc_stream_2d", 2);
     EXPECT_NE(two.source().find("loom::mma::stream_inputs<14, 16>("), std::string::npos) << two.source();
