@@ -378,16 +378,17 @@ std::set<const FieldInfo*> written_fields(const Stmt& root) {
     return std::move(written.fields);
 }
 
-Stmt replace_var(const Stmt& root, const Expr& from, const Expr& to) {
-    struct Replace : IRMutator {
-        const ExprNode* from;
-        Expr to;
-        Expr visit_Var(const VarNode* v, const Expr& self) override { return v == from ? to : self; }
-    } r;
-    r.from = from.get();
-    r.to = to;
-    return r.mutate(root);
-}
+namespace {
+struct ReplaceVar : IRMutator {
+    const ExprNode* from;
+    Expr to;
+    ReplaceVar(const Expr& f, const Expr& t) : from(f.get()), to(t) {}
+    Expr visit_Var(const VarNode* v, const Expr& self) override { return v == from ? to : self; }
+};
+} // namespace
+
+Stmt replace_var(const Stmt& root, const Expr& from, const Expr& to) { return ReplaceVar(from, to).mutate(root); }
+Expr replace_var(const Expr& root, const Expr& from, const Expr& to) { return ReplaceVar(from, to).mutate(root); }
 
 void splice_mutated(const BlockNode* block, IRMutator& m, std::vector<Stmt>& out, bool& changed) {
     for (const Stmt& s : block->stmts) {

@@ -59,6 +59,7 @@ std::set<const ExprNode*> declared_variables(const Stmt& root);
 
 /// `root` with every use of variable `from` replaced by `to`.
 Stmt replace_var(const Stmt& root, const Expr& from, const Expr& to);
+Expr replace_var(const Expr& root, const Expr& from, const Expr& to);
 
 /// The statements of `block` with nested blocks spliced in (a Block is no scope), each other
 /// statement mutated by `m` and appended to `out`; `changed` is set when one of them changed.

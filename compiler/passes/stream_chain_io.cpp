@@ -17,18 +17,6 @@ bool uses_var(const Expr& e, const VarNode* v) {
     return false;
 }
 
-/// `e` with variable `from` replaced by `to`.
-Expr with_var(const Expr& e, const VarNode* from, const Expr& to) {
-    struct Replace : IRMutator {
-        const VarNode* from;
-        Expr to;
-        Expr visit_Var(const VarNode* v, const Expr& self) override { return v == from ? to : self; }
-    } r;
-    r.from = from;
-    r.to = to;
-    return r.mutate(e);
-}
-
 /// A field's element, as a load or a store names it.
 struct Access {
     BufferPtr buffer;
@@ -218,7 +206,7 @@ Stmt stream_chain_io(const ForNode* loop, const Expr& first, const Expr& warps, 
     auto load_at = [&](const std::vector<Access>& rows, int k, const Expr& c) {
         const Access& a = rows[std::size_t(std::min<std::size_t>(std::size_t(k), rows.size() - 1))];
         std::vector<Expr> idx;
-        for (const Expr& i : a.indices) idx.push_back(simplify(with_var(i, cell, c)));
+        for (const Expr& i : a.indices) idx.push_back(simplify(replace_var(i, loop->var, c)));
         return BufferLoadNode::make(a.buffer, std::move(idx));
     };
     // The warp's next tile starts 32 G cells further (G warps), if it has one.

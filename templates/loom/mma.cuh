@@ -144,6 +144,19 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void* 
 /// distinct 16-byte bank groups, while a chunk stays whole for the 16-byte copies.
 __device__ __forceinline__ int stream_at(int k, int c) { return k * 32 + ((((c >> 3) ^ (k >> 1)) & 3) << 3) + (c & 7); }
 
+/// Lane `lane`'s offset in the buffer for ldmatrix.trans / stmatrix.trans of k-step 0 at cells
+/// [16 mt, 16 mt + 16): component 8 (m / 2) + lane % 8 (m = lane / 8) at cells 16 mt + 8 (m % 2),
+/// so that the four matrices are registers a0 .. a3 of the m16n8k16 A operand (cells + 0..7 and
+/// + 8..15, components + 0..7, then + 8..15); k-step kc lies 512 kc values on.
+__device__ __forceinline__ int stream_fragment_at(unsigned lane, int mt) {
+    const int m = int(lane >> 3);
+    return stream_at((m >> 1) * 8 + int(lane & 7u), mt * 16 + (m & 1) * 8);
+}
+
+/// Lane `lane`'s offset for the 16-byte copies: lanes 4r .. 4r + 3 take row r's four chunks of 8
+/// cells; row r + 8j lies 256 j values on (rows 8 apart rotate alike).
+__device__ __forceinline__ int stream_chunk_at(unsigned lane) { return stream_at(int(lane >> 2), int(lane & 3u) * 8); }
+
 /// Whether a tile's rows at `p` (a row every `stride` values) move as whole 16-byte chunks.
 __device__ __forceinline__ bool whole_chunks(const void* p, long long stride, int valid) {
     return valid >= 32 && ((reinterpret_cast<unsigned long long>(p) | (unsigned long long)(stride * 2)) & 15u) == 0;
@@ -168,8 +181,7 @@ template <int K>
 __device__ __forceinline__ void copy_stream(unsigned short* buf, const unsigned short* src, long long stride, int valid,
                                             unsigned lane) {
     const int r0 = int(lane >> 2), c0 = int(lane & 3u) * 8;
-    // Rows 8 apart rotate alike: row r0 + 8j lies 256 j values after row r0.
-    unsigned short* dst = buf + stream_at(r0, c0);
+    unsigned short* dst = buf + stream_chunk_at(lane);
     const unsigned short* from = src + r0 * stride;
     if (whole_chunks(src, stride, valid)) {
 #pragma unroll
@@ -197,11 +209,7 @@ __device__ __forceinline__ void stream_inputs(unsigned (&a)[2][KP / 16][4], floa
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");
     __syncwarp(); // the other lanes' copies (and stores) are visible too
-    // Lane l addresses component 8 (m / 2) + l % 8 (m = l / 8) of k-step kc (512 kc values on),
-    // at cells mt * 16 + 8 (m % 2): the four matrices are registers a0 .. a3 of the m16n8k16 A
-    // operand (cells + 0..7 and + 8..15, components + 0..7, then + 8..15).
-    const int m = int(lane >> 3), row = (m >> 1) * 8 + int(lane & 7u);
-    const unsigned short* frag[2] = {buf + stream_at(row, (m & 1) * 8), buf + stream_at(row, 16 + (m & 1) * 8)};
+    const unsigned short* frag[2] = {buf + stream_fragment_at(lane, 0), buf + stream_fragment_at(lane, 1)};
 #pragma unroll
     for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
@@ -404,10 +412,9 @@ __device__ __forceinline__ void stream_outputs(const unsigned (&a)[2][KP / 16][4
     unsigned short* dst = reinterpret_cast<unsigned short*>(first);
     const long long stride = second - first;
     const bool whole = whole_chunks(dst, stride, valid);
-    const int m = int(lane >> 3), row = (m >> 1) * 8 + int(lane & 7u);
-    unsigned short* frag[2] = {buf + stream_at(row, (m & 1) * 8), buf + stream_at(row, 16 + (m & 1) * 8)};
+    unsigned short* frag[2] = {buf + stream_fragment_at(lane, 0), buf + stream_fragment_at(lane, 1)};
     const int r0 = int(lane >> 2), c0 = int(lane & 3u) * 8;
-    const unsigned short* mine = buf + stream_at(r0, c0); // rows r0 and r0 + 8 (256 values on)
+    const unsigned short* mine = buf + stream_chunk_at(lane); // rows r0 and r0 + 8 (256 values on)
 #pragma unroll
     for (int n0 = 0; n0 < NP; n0 += 16) {
         float lo[2][4], hi[2][4] = {}; // outputs n0 + 0..7, n0 + 8..15 (none past NP)
