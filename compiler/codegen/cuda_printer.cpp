@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 namespace loom::ir {
@@ -49,7 +50,7 @@ public:
         // largest chain's, the same for every chain, so that no warp's part reaches into another's
         // while the two run different chains.
         tile_floats_ = mma_chain_sizes(kernel_.body).tile_bytes / 4;
-        layer_arrays_ = staged_layer_arrays(kernel_.body);
+        staged_weights_ = staged_weight_shapes(kernel_.body);
         std::string body = prologue + print_stmt(kernel_.body, 1); // params are named already
         std::string includes = staged_ ? "#include \"loom/stage.cuh\"\n" : "";
         if (prints_16_bit_floats()) includes += "#include \"loom/half.cuh\"\n";
@@ -336,6 +337,7 @@ protected:
     std::string bound_loop(const ForNode* f, int indent) override {
         const std::string pad(std::size_t(indent) * 4, ' ');
         if (f->kind == ForKind::Cooperative) {
+            if (std::string w = staged_weights(f, pad); !w.empty()) return w;
             if (std::string row = staged_row(f, pad); !row.empty()) return row;
             ScalarType t = f->var.type();
             Expr rank = rank_.type() == t ? rank_ : CastNode::make(t, rank_);
@@ -343,15 +345,7 @@ protected:
             Expr first = is_const_value(f->step, 1) ? rank : mul(rank, f->step);
             if (!is_const_value(f->start, 0)) first = add(first, f->start);
             Expr stride = is_const_value(f->step, 1) ? count : mul(count, f->step);
-            // The staged weights of tensor-core layers (rounded and padded) whose inputs
-            // stream: four loads in flight a thread, not one. One at a time, each thread of a
-            // block staging four layers of 128 waits on 272 L2 reads in turn (ncu, H200:
-            // long_scoreboard stalls 1.29 per issue at width 128 against 0.19 in a probe;
-            // 0.481 -> 0.452 ms). Measured slower where the inputs do not stream (tf32 at width
-            // 64: 0.291 -> 0.312 ms; bfloat16 0.164 -> 0.170), which keep the plain loop.
-            auto st = f->body.as<BufferStoreNode>();
-            const bool layer = st && layer_arrays_.count(st->buffer.get());
-            return c_loop(f, first, stride, layer ? "#pragma unroll 4" : "", indent);
+            return c_loop(f, first, stride, "", indent);
         }
         if (f->kind == ForKind::GpuWarp || f->kind == ForKind::WarpLane) {
             // The block's threads along x as warps of 32 and their lanes: warp = x / 32 (the
@@ -401,19 +395,40 @@ protected:
         return out + fmt::format("{}if ({}) {{\n{}{}}}\n", pad, guard,
                                  print_stmt(body, indent + 1), pad);
     }
-    /// The shared arrays the chains of layers whose inputs stream read their weights and biases
-    /// from.
-    static std::set<const BufferInfo*> staged_layer_arrays(const Stmt& body) {
+    /// A staged array's layer: its weights' rows (outputs) and their length (inputs), and the
+    /// array's rows (n_pad) and row stride.
+    struct StagedShape {
+        int outputs, inputs, rows, stride;
+    };
+    static std::map<const BufferInfo*, StagedShape> staged_weight_shapes(const Stmt& body) {
         struct Find : IRVisitor {
-            std::set<const BufferInfo*> arrays;
+            std::map<const BufferInfo*, StagedShape> shapes;
             void visit_MmaChain(const MmaChainNode* n) override {
-                if (!n->stream) return;
-                for (const BufferPtr& b : n->weights) arrays.insert(b.get());
-                for (const BufferPtr& b : n->biases) arrays.insert(b.get());
+                for (std::size_t l = 0; l < n->weights.size(); ++l)
+                    shapes[n->weights[l].get()] = {n->layers[l].outputs, n->layers[l].inputs, n->n_pad(l),
+                                                   n->row_stride(l)};
             }
         } find;
         find.visit(body);
-        return find.arrays;
+        return find.shapes;
+    }
+
+    // The cooperative copy of a tensor-core layer's weights into its staged array
+    // (stage_layer_weights: `W_mma[k] = round(W[k / stride][k % stride])`, zero in the padding):
+    // loom::mma::stage_weights, which computes the same values four at a time.
+    std::string staged_weights(const ForNode* f, const std::string& pad) {
+        auto st = f->body.as<BufferStoreNode>();
+        auto shape = st ? staged_weights_.find(st->buffer.get()) : staged_weights_.end();
+        if (shape == staged_weights_.end()) return "";
+        const BufferLoadNode* weights = nullptr;
+        for (const Expr& e : subexpressions(st->value))
+            if (auto load = e.as<BufferLoadNode>(); load && load->buffer->scope == Scope::Global) weights = load;
+        if (!weights) throw InternalError("a staged layer's copy reads no weights: " + print(st->value));
+        const StagedShape& w = shape->second;
+        // On two lines of its own: the line wrapper would break inside the template's arguments.
+        return fmt::format("{}loom::mma::stage_weights<{}, {}, {}, {}>(\n{}        {}, {}, {}, {});\n", pad, w.outputs,
+                           w.inputs, w.rows, w.stride, pad, buffer_name(*st->buffer), buffer_name(*weights->buffer),
+                           print(rank_), print(count_));
     }
 
     // A cooperative copy of a contiguous row into shared memory (`S[k] = G[base + k]` for k in
@@ -473,7 +488,7 @@ protected:
     }
 
     std::int64_t tile_floats_ = 0; ///< of a warp's part of the chains' tile
-    std::set<const BufferInfo*> layer_arrays_; ///< staged_layer_arrays
+    std::map<const BufferInfo*, StagedShape> staged_weights_; ///< staged_weight_shapes
     Expr rank_, count_; ///< thread_in_block and threads_per_block, when a cooperative loop needs them
     bool declared_shared_ = false;
     bool staged_ = false; ///< a staging copy was printed: include stage.cuh

@@ -19,6 +19,10 @@
 #pragma once
 
 namespace loom {
+
+struct half;     // loom/half.cuh: the staged 16-bit weights' types (their bits only, here)
+struct bfloat16;
+
 namespace mma {
 
 __device__ __forceinline__ unsigned lane_id() {
@@ -541,5 +545,69 @@ __device__ __forceinline__ void store_outputs(float (&out)[N], const unsigned (&
 }
 
 } // namespace tf32
+
+// ---- Staged weights (MmaChainNode::weights) ---------------------------------------------------
+// The block copies a layer's weights [OUT][IN] (row-major, as nn::Weights holds them) once, into
+// ROWS rows of STRIDE values of the operand type, zeros in the padding. Four float32 weights a
+// 16-byte load and one 8- or 16-byte store, four loads in flight a thread: one value at a time,
+// each thread of a block staging four layers of 128 waits on 272 L2 reads in turn, a fifth of
+// the width-128 MLP's time (H200: 0.4545 -> 0.3840 ms, docs/performance.md, 2026-11-29).
+
+/// Four staged values at `p` (16-bit operands: 8 bytes, rounded to nearest even as loom::to_half
+/// and loom::to_bfloat16 round; tf32: 16 bytes, rounded as the printers' round_tf32).
+__device__ __forceinline__ void store_staged(half* p, float4 v) {
+    *reinterpret_cast<uint2*>(p) = make_uint2(pack<false>(v.x, v.y), pack<false>(v.z, v.w));
+}
+__device__ __forceinline__ void store_staged(bfloat16* p, float4 v) {
+    *reinterpret_cast<uint2*>(p) = make_uint2(pack<true>(v.x, v.y), pack<true>(v.z, v.w));
+}
+__device__ __forceinline__ void store_staged(float* p, float4 v) {
+    *reinterpret_cast<float4*>(p) = make_float4(tf32::rounded(v.x), tf32::rounded(v.y), tf32::rounded(v.z),
+                                                tf32::rounded(v.w));
+}
+__device__ __forceinline__ void store_staged(half* p, float v) {
+    *reinterpret_cast<unsigned short*>(p) = (unsigned short)(pack<false>(v, 0.0f) & 0xffffu);
+}
+__device__ __forceinline__ void store_staged(bfloat16* p, float v) {
+    *reinterpret_cast<unsigned short*>(p) = (unsigned short)(pack<true>(v, 0.0f) & 0xffffu);
+}
+__device__ __forceinline__ void store_staged(float* p, float v) { *p = tf32::rounded(v); }
+
+/// A weight as float32, as the IR widens it before rounding (16-bit weights exactly; float64
+/// ones rounded to float32 first: the staged value is what the CPU target computes).
+__device__ __forceinline__ float staged_float(float v) { return v; }
+__device__ __forceinline__ float staged_float(double v) { return float(v); }
+template <class S>
+__device__ __forceinline__ float staged_float(S v) { return to_float(v); } // loom::half, loom::bfloat16
+
+template <class S>
+struct is_float32 {
+    static constexpr bool value = false;
+};
+template <>
+struct is_float32<float> {
+    static constexpr bool value = true;
+};
+
+/// The block's copy of one layer's weights `w` into `dst` (the cooperative loop of
+/// stage_layer_weights, `rank` and `count` the thread's rank in the block and the block's size).
+template <int OUT, int IN, int ROWS, int STRIDE, class T, class S>
+__device__ __forceinline__ void stage_weights(T* dst, const S* w, int rank, int count) {
+    static_assert(IN <= STRIDE && OUT <= ROWS && STRIDE % 4 == 0, "a staged row holds the layer's inputs");
+    if (is_float32<S>::value && IN % 4 == 0 && (reinterpret_cast<unsigned long long>(w) & 15u) == 0) {
+        constexpr int Q = IN / 4 > 0 ? IN / 4 : 1; // 16-byte chunks a row
+        const float4* w4 = reinterpret_cast<const float4*>(w);
+#pragma unroll 4
+        for (int i = rank; i < OUT * Q; i += count) store_staged(dst + i / Q * STRIDE + i % Q * 4, __ldg(w4 + i));
+    } else {
+#pragma unroll 4
+        for (int i = rank; i < OUT * IN; i += count) store_staged(dst + i / IN * STRIDE + i % IN, staged_float(w[i]));
+    }
+    // Zeros past the inputs in each row, then in the rows past the outputs.
+    constexpr int kPad = STRIDE - IN, kPadRow = kPad > 0 ? kPad : 1;
+    for (int i = rank; i < OUT * kPad; i += count) store_staged(dst + i / kPadRow * STRIDE + IN + i % kPadRow, 0.0f);
+    for (int i = rank; i < (ROWS - OUT) * STRIDE; i += count) store_staged(dst + OUT * STRIDE + i, 0.0f);
+}
+
 } // namespace mma
 } // namespace loom

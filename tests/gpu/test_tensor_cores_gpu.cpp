@@ -7,10 +7,12 @@
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tests/support/tensor_core_chains.hpp"
 
+#include <loom/dlpack.hpp>
 #include <loom/loom.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -339,11 +341,28 @@ void check_16_bit_weights_on_gpu(TensorCores operand, const std::string& name) {
     auto cw0 = HostArray<half>::from_host(w0, {64, 16}), cb0 = HostArray<half>::from_host(b0, {64});
     auto cw1 = HostArray<half>::from_host(w1, {8, 64}), cb1 = HostArray<half>::from_host(b1, {8});
     c16(args("x", hx, "y", hy, "p0_W", cw0, "p0_b", cb0, "p1_W", cw1, "p1_b", cb1));
+    // The first layer's float32 weights 4 bytes past a 16-byte boundary (a DLPack view into a
+    // larger array, as a framework may hand over): staged value by value, to the same values.
+    std::vector<float> shifted(1 + 64 * 16, std::numeric_limits<float>::quiet_NaN());
+    const std::vector<float> fw0_values = as_float(w0);
+    std::copy(fw0_values.begin(), fw0_values.end(), shifted.begin() + 1);
+    auto big = DeviceArray<float>::from_host(shifted, {1 + 64 * 16});
+    std::int64_t w0_shape[2] = {64, 16};
+    DLTensor w0_view{};
+    w0_view.data = reinterpret_cast<void*>(big.data() + sizeof(float));
+    w0_view.device = {kDLCUDA, 0};
+    w0_view.ndim = 2;
+    w0_view.dtype = {kDLFloat, 32, 1};
+    w0_view.shape = w0_shape;
+    auto dy_shifted = DeviceArray<float>::from_host(hy.to_host(), {n, 8});
+    g32(args("x", dx, "y", dy_shifted, "p0_W", from_dlpack(w0_view), "p0_b", fb0, "p1_W", fw1, "p1_b", fb1));
     const std::vector<float> got = dy16.to_host(), want = dy32.to_host(), cpu = hy.to_host();
+    const std::vector<float> shifted_got = dy_shifted.to_host();
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t i = 0; i < got.size(); ++i) {
         ASSERT_TRUE(std::isfinite(got[i])) << "element " << i;
         ASSERT_EQ(got[i], want[i]) << "element " << i << ": float16 arrays " << got[i] << ", float32 arrays " << want[i];
+        ASSERT_EQ(shifted_got[i], want[i]) << "element " << i << ": weights not 16-byte aligned";
         ASSERT_NEAR(got[i], cpu[i], 1e-3 * (1.0 + std::fabs(cpu[i]))) << "element " << i << ": CPU target " << cpu[i];
     }
 }

@@ -337,10 +337,14 @@ TEST(TensorCores, TF32RoundsToNearestWithTiesAwayFromZero) {
     k(args("x", xs, "y", ys, "id_W", w));
     EXPECT_EQ(ys.to_host(), want);
     // On CUDA the staged weights (8 x 8: no padding, the copy a plain one) are rounded as they
-    // are stored, not copied as they are (loom::stage, loom::stage_row).
+    // are stored (loom::mma::stage_weights, whose stores round with tf32::rounded), not copied as
+    // they are (loom::stage, loom::stage_row).
     const Kernel cuda = create_kernel(ac, {.name = "tc_tf32_ties"}, on_tensor_cores(TensorCores::TF32));
     const std::string& src = cuda.source();
-    EXPECT_NE(src.find("id_W_mma[k] = loom::mma::tf32::rounded("), std::string::npos) << src;
+    EXPECT_NE(src.find("loom::mma::stage_weights<8, 8, 8, 8>(\n"
+                       "            id_W_mma, id_W, thread_in_block, threads_per_block);"),
+              std::string::npos)
+        << src;
     EXPECT_EQ(src.find("loom::stage"), std::string::npos) << src;
     test::expect_compiles_for_sm90(cuda);
 }
@@ -512,7 +516,14 @@ TEST(TensorCores, TheCudaSourceUsesMmaAndTheScheduleSaysSo) {
     EXPECT_NE(tsrc.find("loom::mma::tf32::store_outputs<64, 8, 3, 72>"), std::string::npos) << tsrc;
     EXPECT_NE(tsrc.find("float* const layer0_W_mma"), std::string::npos) << tsrc;
     EXPECT_NE(tsrc.find("rounded to tf32 (as float32)"), std::string::npos) << tsrc;
-    EXPECT_NE(tsrc.find("layer0_W_mma[k] = loom::mma::tf32::rounded("), std::string::npos) << tsrc;
+    // Staged four weights at a time (outputs, inputs, rows, stride), rounded as they are stored.
+    EXPECT_NE(tsrc.find("loom::mma::stage_weights<64, 14, 64, 24>(\n            layer0_W_mma, layer0_W,"),
+              std::string::npos)
+        << tsrc;
+    EXPECT_NE(tsrc.find("loom::mma::stage_weights<3, 64, 8, 72>(\n            layer1_W_mma, layer1_W,"),
+              std::string::npos)
+        << tsrc;
+    EXPECT_EQ(tsrc.find("layer0_W_mma[k]"), std::string::npos) << tsrc;
     EXPECT_NE(t.schedule().describe().find("tensor_cores = TF32"), std::string::npos);
     test::expect_compiles_for_sm90(t);
 }
