@@ -549,7 +549,8 @@ __device__ __forceinline__ void store_outputs(float (&out)[N], const unsigned (&
 // ---- Staged weights (MmaChainNode::weights) ---------------------------------------------------
 // The block copies a layer's weights [OUT][IN] (row-major, as nn::Weights holds them) once, into
 // ROWS rows of STRIDE values of the operand type, zeros in the padding. Four float32 weights a
-// 16-byte load and one 8- or 16-byte store, four loads in flight a thread: one value at a time,
+// 16-byte load and one 8- or 16-byte store (16-bit weights of the operand type: eight a 16-byte
+// copy), four loads in flight a thread: one value at a time,
 // each thread of a block staging four layers of 128 waits on 272 L2 reads in turn, a fifth of
 // the width-128 MLP's time (H200: 0.4545 -> 0.3840 ms, docs/performance.md, 2026-11-29).
 
@@ -589,19 +590,44 @@ struct is_float32<float> {
     static constexpr bool value = true;
 };
 
+template <class A, class B>
+struct same_type {
+    static constexpr bool value = false;
+};
+template <class A>
+struct same_type<A, A> {
+    static constexpr bool value = true;
+};
+
+/// f(e) for e in [0, n), split over the block's threads, four in flight a thread. Every block
+/// reads the same weights: each starts at its own 16th of them (blockIdx.x % 16), so that the
+/// SMs' first reads do not all wait on the same L2 lines (H200, width 128: 0.373 -> 0.358 ms).
+template <class F>
+__device__ __forceinline__ void staging_loop(int n, int rank, int count, F f) {
+    const int first = int(blockIdx.x % 16u) * (n / 16);
+#pragma unroll 4
+    for (int i = rank; i < n; i += count) f(i + first < n ? i + first : i + first - n);
+}
+
 /// The block's copy of one layer's weights `w` into `dst` (the cooperative loop of
 /// stage_layer_weights, `rank` and `count` the thread's rank in the block and the block's size).
 template <int OUT, int IN, int ROWS, int STRIDE, class T, class S>
 __device__ __forceinline__ void stage_weights(T* dst, const S* w, int rank, int count) {
     static_assert(IN <= STRIDE && OUT <= ROWS && STRIDE % 4 == 0, "a staged row holds the layer's inputs");
-    if (is_float32<S>::value && IN % 4 == 0 && (reinterpret_cast<unsigned long long>(w) & 15u) == 0) {
+    const bool aligned = (reinterpret_cast<unsigned long long>(w) & 15u) == 0;
+    if (is_float32<S>::value && IN % 4 == 0 && aligned) {
         constexpr int Q = IN / 4 > 0 ? IN / 4 : 1; // 16-byte chunks a row
         const float4* w4 = reinterpret_cast<const float4*>(w);
-#pragma unroll 4
-        for (int i = rank; i < OUT * Q; i += count) store_staged(dst + i / Q * STRIDE + i % Q * 4, __ldg(w4 + i));
+        staging_loop(OUT * Q, rank, count, [&](int c) { store_staged(dst + c / Q * STRIDE + c % Q * 4, __ldg(w4 + c)); });
+    } else if (sizeof(S) == 2 && same_type<S, T>::value && IN % 8 == 0 && aligned) {
+        // 16-bit weights of the operand type: copied as they are, eight a load.
+        constexpr int Q = IN / 8 > 0 ? IN / 8 : 1;
+        const uint4* w8 = reinterpret_cast<const uint4*>(w);
+        staging_loop(OUT * Q, rank, count,
+                     [&](int c) { *reinterpret_cast<uint4*>(dst + c / Q * STRIDE + c % Q * 8) = __ldg(w8 + c); });
     } else {
-#pragma unroll 4
-        for (int i = rank; i < OUT * IN; i += count) store_staged(dst + i / IN * STRIDE + i % IN, staged_float(w[i]));
+        staging_loop(OUT * IN, rank, count,
+                     [&](int e) { store_staged(dst + e / IN * STRIDE + e % IN, staged_float(w[e])); });
     }
     // Zeros past the inputs in each row, then in the rows past the outputs.
     constexpr int kPad = STRIDE - IN, kPadRow = kPad > 0 ? kPad : 1;
