@@ -457,6 +457,38 @@ TEST(TensorCores, InputsStreamOnlyWhereTheyAreTheOperandsOfTheOnlyChain) {
     test::expect_compiles_for_sm90(both);
 }
 
+TEST(TensorCores, InputsStreamOnlyAlongContiguousCellsNotWrittenBeforeTheChain) {
+    // The copy of a tile's inputs is issued a tile ahead, as they lie in the field.
+    auto c = TensorCoreCase::make({32, 32, 16}, {nn::relu, nn::identity}, TensorCores::Float16, 23);
+    auto [x, y] = fields<2>("x(32), y(16): float16[1D]", Layout::SoA);
+    AssignmentCollection plain;
+    c.chain().assign(plain, y.vec(), x.vec());
+    auto source = [&](const AssignmentCollection& ac, KernelConfig cfg) {
+        const Kernel k = create_kernel(ac, cfg, on_tensor_cores(TensorCores::Float16));
+        test::expect_compiles_for_sm90(k);
+        return k.source();
+    };
+    // Every other cell: a tile's cells are not contiguous.
+    KernelConfig every_other{.name = "tc_stream_step2"};
+    every_other.iteration_slice = Slice{SliceDim{0, Bound::end(), 2}};
+    std::string src = source(plain, every_other);
+    EXPECT_EQ(src.find("stream_inputs"), std::string::npos) << src;
+    // From cell 1 on: contiguous, streamed (rows not 16-byte aligned move value by value, a
+    // check at run time).
+    KernelConfig from_one{.name = "tc_stream_from1"};
+    from_one.iteration_slice = Slice{SliceDim{1, Bound::end(), 1}};
+    src = source(plain, from_one);
+    EXPECT_NE(src.find("loom::mma::stream_inputs<32, 32>"), std::string::npos) << src;
+    // A component of the inputs written before the chain: the copy issued a tile ahead would read
+    // the old value.
+    AssignmentCollection written;
+    written.add(Assignment(x.vec()[0], x.vec()[1] * 2.0));
+    c.chain().assign(written, y.vec(), x.vec());
+    src = source(written, {.name = "tc_stream_written"});
+    EXPECT_EQ(src.find("stream_inputs"), std::string::npos) << src;
+    EXPECT_NE(src.find("loom::mma::load_inputs"), std::string::npos) << src;
+}
+
 TEST(TensorCores, OneLayer) {
     auto c = TensorCoreCase::make({48, 8}, {nn::identity}, TensorCores::Float16, 13);
     check_on_cpu<float>(c, 40, "tc_one");
