@@ -453,7 +453,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         facts.tensor_cores = mma;
         facts.tensor_core_weight_bytes = mma_sizes.weight_bytes;
         facts.tensor_core_staged_bytes = mma_sizes.staged_bytes;
-        facts.tensor_core_tile_bytes = mma_sizes.tile_bytes;
+        facts.tensor_core_tile_bytes = mma_sizes.largest_tile_bytes; // streaming is decided later
         facts.tensor_core_width = mma_sizes.widest;
         // 7a-7b'. The schedule, the GPU mapping and the stages, with a smaller chosen tile while
         // the stages' tiles do not fit the shared memory (many stages, time steps, 3D halos).

@@ -687,15 +687,19 @@ struct MmaChainNode : StmtNode {
     /// Inputs that may stream (ChainStream): 16-bit values of the operand type already
     /// (narrow_chain_io).
     bool streamable() const { return !tf32() && input->type == operand; }
-    /// float32 words of a warp's tile. Inputs that may stream: their [k_pad(0)][32 cells] 16-bit
-    /// buffer, then the outputs' rows; others: 32 rows of the first layer's inputs (16-bit, or
-    /// float32 for tf32) or the outputs' rows, one after the other in the same words. The
-    /// outputs' rows: 32, of up to 32 outputs at a time (float32, or the operand's 16 bits in
-    /// pairs where the outputs are of the operand type and the inputs stream), each row 4 words
-    /// longer, for the same reason.
-    std::int64_t tile_floats() const {
+    /// float32 words of a warp's tile. Streamed inputs (`stream`, set by converge_warps): their
+    /// [k_pad(0)][32 cells] 16-bit buffer, then the outputs' rows; others: 32 rows of the first
+    /// layer's inputs (16-bit, or float32 for tf32) or the outputs' rows, one after the other in
+    /// the same words. The outputs' rows: 32, of up to 32 outputs at a time (float32, or the
+    /// operand's 16 bits in pairs where the outputs are of the operand type and the inputs
+    /// stream), each row 4 words longer, for the same reason.
+    std::int64_t tile_floats() const { return tile_floats_if(stream != nullptr); }
+    /// The most tile_floats() may be once converge_warps has decided whether the inputs stream:
+    /// what choose_schedule sizes the block for, before that.
+    std::int64_t largest_tile_floats() const { return tile_floats_if(streamable()); }
+    std::int64_t tile_floats_if(bool streams) const {
         const int chunk = std::min(n_pad(layers.size() - 1), 32);
-        if (streamable()) return stream_floats() + 32 * ((output->type == operand ? chunk / 2 : chunk) + 4);
+        if (streams) return stream_floats() + 32 * ((output->type == operand ? chunk / 2 : chunk) + 4);
         const std::int64_t in = tf32() ? row_stride(0) : row_stride(0) / 2;
         return 32 * std::max<std::int64_t>(in, chunk + 4);
     }

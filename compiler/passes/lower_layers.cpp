@@ -247,6 +247,7 @@ MmaChainSizes mma_chain_sizes(const Stmt& body) {
         void visit_MmaChain(const MmaChainNode* c) override {
             ++s.chains;
             s.tile_bytes = std::max(s.tile_bytes, c->tile_floats() * 4);
+            s.largest_tile_bytes = std::max(s.largest_tile_bytes, c->largest_tile_floats() * 4);
             auto aligned = [](std::int64_t bytes) { return (bytes + 15) / 16 * 16; };
             for (std::size_t l = 0; l < c->layers.size(); ++l) {
                 s.widest = std::max({s.widest, c->k_pad(l) * c->operand_bytes() / 2, c->n_pad(l) * c->operand_bytes() / 2});

@@ -76,6 +76,9 @@ struct MmaChainSizes {
     std::int64_t weight_bytes = 0; ///< their staged weights and padding, each layer once
     std::int64_t staged_bytes = 0; ///< the weights and biases as staged (16-byte aligned arrays)
     std::int64_t tile_bytes = 0;   ///< one warp's tile, which all chains share (the largest)
+    /// tile_bytes, were every chain whose inputs may stream to stream (choose_schedule's bound,
+    /// before converge_warps decides)
+    std::int64_t largest_tile_bytes = 0;
     int widest = 0; ///< the widest layer's padded inputs or outputs, tf32 ones twice (registers)
 };
 MmaChainSizes mma_chain_sizes(const Stmt& body);

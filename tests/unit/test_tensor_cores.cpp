@@ -43,10 +43,10 @@ std::size_t occurrences(const std::string& text, const std::string& what) {
 
 /// The kernel y = chain(x) over `cells` cells of float32 (or float16) vectors.
 Kernel chain_kernel(const TensorCoreCase& c, Target target, const std::string& name, ScalarType io,
-                    const Schedule& schedule) {
+                    const Schedule& schedule, Layout layout = Layout::AoS) {
     const std::string t = io == ScalarType::Float16 ? "float16" : "float32";
     auto [x, y] = fields<2>("x(" + std::to_string(c.widths.front()) + "), y(" + std::to_string(c.widths.back()) +
-                            "): " + t + "[1D]");
+                            "): " + t + "[1D]", layout);
     AssignmentCollection ac;
     c.chain().assign(ac, y.vec(), x.vec());
     KernelConfig cfg = test::cpu(name);
@@ -705,15 +705,22 @@ TEST(TensorCoreErrors, DevicesOlderThanAmpere) {
 }
 
 TEST(TensorCores, ADeviceWithLessSharedMemoryGetsFewerWarps) {
-    // 4 layers of 64: 37888 bytes of weights and biases, 6656 bytes of tile a warp (the streamed
-    // inputs' 4096, the outputs' rows 2560); 16 warps (144384 bytes) on sm_90, 8 (91136) where a
-    // block has 99 KiB (sm_86, sm_89).
+    // 4 layers of 64 on SoA float16 fields: 37888 bytes of weights and biases, 6656 bytes of tile
+    // a warp (the streamed inputs' 4096, the outputs' rows 2560); 16 warps (144384 bytes) on
+    // sm_90, 8 (91136) where a block has 99 KiB (sm_86, sm_89).
     auto c = TensorCoreCase::make({64, 64, 64, 64, 64}, {nn::relu, nn::relu, nn::relu, nn::identity},
                                   TensorCores::Float16, 2);
-    const KernelSpec spec =
-        chain_kernel(c, Target::CUDA, "tc_fit", ScalarType::Float16, on_tensor_cores(TensorCores::Float16)).spec();
+    const KernelSpec spec = chain_kernel(c, Target::CUDA, "tc_fit", ScalarType::Float16,
+                                         on_tensor_cores(TensorCores::Float16), Layout::SoA)
+                                .spec();
+    ASSERT_NE(spec.source.find("loom::mma::stream_inputs"), std::string::npos);
     ASSERT_EQ((*spec.schedule.block)[0], 512);
     ASSERT_EQ(spec.launch.shared_bytes, 144384u);
+    // AoS fields do not stream: 4608 bytes of tile a warp (32 rows of 72 halves), 111616 in all.
+    const KernelSpec aos =
+        chain_kernel(c, Target::CUDA, "tc_fit_aos", ScalarType::Float16, on_tensor_cores(TensorCores::Float16)).spec();
+    EXPECT_EQ(aos.source.find("loom::mma::stream_inputs"), std::string::npos);
+    EXPECT_EQ(aos.launch.shared_bytes, 111616u);
     DeviceProperties h100, ada;
     h100.max_shared_memory_per_block_optin = 232448;
     ada.max_shared_memory_per_block_optin = 101376;
@@ -729,7 +736,7 @@ TEST(TensorCores, ADeviceWithLessSharedMemoryGetsFewerWarps) {
     // A block the schedule fixes stays: loading then says what to change.
     Schedule fixed = on_tensor_cores(TensorCores::Float16);
     fixed.block = std::array<int, 3>{512, 1, 1};
-    const KernelSpec asked = chain_kernel(c, Target::CUDA, "tc_fixed", ScalarType::Float16, fixed).spec();
+    const KernelSpec asked = chain_kernel(c, Target::CUDA, "tc_fixed", ScalarType::Float16, fixed, Layout::SoA).spec();
     EXPECT_EQ(fit_to_device(asked, ada).launch.shared_bytes, 144384u);
 }
 
@@ -756,11 +763,13 @@ TEST(TensorCoreErrors, WeightsBeyondAnyBlockSaySplitTheChain) {
 }
 
 TEST(TensorCoreErrors, WeightsWithOneWarpsTileBeyondABlockSaySplitTheChain) {
-    // 256 -> 256 -> 128 -> 64 -> 16: 224320 bytes of weights and biases fit a block alone, but
-    // not with the tile of one warp (the streamed inputs' [256][32] float16 and the outputs' rows).
+    // 256 -> 256 -> 128 -> 64 -> 16 on SoA float16 fields: 224320 bytes of weights and biases fit
+    // a block alone, but not with the tile of one warp (the streamed inputs' [256][32] float16 and
+    // the outputs' rows).
     auto c = TensorCoreCase::make({256, 256, 128, 64, 16}, {nn::relu, nn::relu, nn::relu, nn::identity},
                                   TensorCores::Float16, 4);
-    LOOM_EXPECT_ERROR(chain_kernel(c, Target::CUDA, "tc_tile", ScalarType::Float16, on_tensor_cores(TensorCores::Float16)),
+    LOOM_EXPECT_ERROR(chain_kernel(c, Target::CUDA, "tc_tile", ScalarType::Float16, on_tensor_cores(TensorCores::Float16),
+                                   Layout::SoA),
                       UserError,
                       {"kernel 'tc_tile' computes its layers on tensor cores",
                        "the weights and biases (224320 bytes) with one warp's tile (17920 bytes) do not fit a "
@@ -769,14 +778,14 @@ TEST(TensorCoreErrors, WeightsWithOneWarpsTileBeyondABlockSaySplitTheChain) {
 }
 
 TEST(TensorCoreErrors, TooManyWarpsSayHowManyFit) {
-    // Four layers of 128: 141312 bytes of weights and biases, 10752 bytes of tile a warp (the
-    // streamed inputs' 8192, the outputs' rows 2560); 16 warps asked for, (232448 - 141312) /
-    // 10752 = 8 fit.
+    // Four layers of 128 on SoA float16 fields: 141312 bytes of weights and biases, 10752 bytes of
+    // tile a warp (the streamed inputs' 8192, the outputs' rows 2560); 16 warps asked for,
+    // (232448 - 141312) / 10752 = 8 fit.
     auto c = TensorCoreCase::make({128, 128, 128, 128, 128}, {nn::relu, nn::relu, nn::relu, nn::identity},
                                   TensorCores::Float16, 3);
     Schedule s = on_tensor_cores(TensorCores::Float16);
     s.block = std::array<int, 3>{512, 1, 1};
-    LOOM_EXPECT_ERROR(chain_kernel(c, Target::CUDA, "tc_warps", ScalarType::Float16, s), UserError,
+    LOOM_EXPECT_ERROR(chain_kernel(c, Target::CUDA, "tc_warps", ScalarType::Float16, s, Layout::SoA), UserError,
                       {"the tiles of 16 warps 172032 bytes", "use a block of at most 8 warps, or narrower layers"});
 }
 
