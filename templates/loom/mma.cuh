@@ -550,9 +550,9 @@ __device__ __forceinline__ void store_outputs(float (&out)[N], const unsigned (&
 // The block copies a layer's weights [OUT][IN] (row-major, as nn::Weights holds them) once, into
 // ROWS rows of STRIDE values of the operand type, zeros in the padding. Four float32 weights a
 // 16-byte load and one 8- or 16-byte store (16-bit weights of the operand type: eight a 16-byte
-// copy), four loads in flight a thread: one value at a time,
-// each thread of a block staging four layers of 128 waits on 272 L2 reads in turn, a fifth of
-// the width-128 MLP's time (H200: 0.4545 -> 0.3840 ms, docs/performance.md, 2026-11-29).
+// copy), four loads in flight a thread. One value at a time, each thread of a block staging four
+// layers of 128 waited on 272 L2 reads in turn, a fifth of the width-128 MLP's time (H200:
+// 0.4545 -> 0.3840 ms, docs/performance.md, 2026-11-29).
 
 /// Four staged values at `p` (16-bit operands: 8 bytes, rounded to nearest even as loom::to_half
 /// and loom::to_bfloat16 round; tf32: 16 bytes, rounded as the printers' round_tf32).
