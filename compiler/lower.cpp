@@ -300,7 +300,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
                                                                              : ScalarType::Float16;
     Stmt layers = lower_layers(analysis.body, layer_options);
     log.record("lower_layers", analysis.body, layers);
-    const MmaChainSizes mma_sizes = mma_chain_sizes(layers);
+    MmaChainSizes mma_sizes = mma_chain_sizes(layers);
     const bool mma = mma_sizes.chains > 0;
     if (mma) {
         // 6b'. A chain's arrays take the operand type where they only pass 16-bit field values
@@ -309,6 +309,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         Stmt narrowed = narrow_chain_io(layers);
         log.record("narrow_chain_io", layers, narrowed);
         layers = narrowed;
+        mma_sizes = mma_chain_sizes(layers); // the narrowed inputs say which chains may stream
     }
     if (tensor_cores != TensorCores::Off && !mma)
         throw UserError(fmt::format(

@@ -695,7 +695,8 @@ struct MmaChainNode : StmtNode {
     /// stream), each row 4 words longer, for the same reason.
     std::int64_t tile_floats() const { return tile_floats_if(stream != nullptr); }
     /// The most tile_floats() may be once converge_warps has decided whether the inputs stream:
-    /// what choose_schedule sizes the block for, before that.
+    /// what choose_schedule sizes the block for, before that (after narrow_chain_io, which gives
+    /// the inputs that may stream their 16-bit type).
     std::int64_t largest_tile_floats() const { return tile_floats_if(streamable()); }
     std::int64_t tile_floats_if(bool streams) const {
         const int chunk = std::min(n_pad(layers.size() - 1), 32);

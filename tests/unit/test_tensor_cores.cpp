@@ -740,6 +740,24 @@ TEST(TensorCores, ADeviceWithLessSharedMemoryGetsFewerWarps) {
     EXPECT_EQ(fit_to_device(asked, ada).launch.shared_bytes, 144384u);
 }
 
+TEST(TensorCores, TheScheduleSizesTheBlockForStreamedTiles) {
+    // 14 layers of 64 on SoA float16 fields: 132608 bytes of weights and biases. Tiles of 4608
+    // bytes a warp (not streamed) would let 16 warps fit (206336 bytes); the streamed inputs' tiles
+    // take 6656, so the schedule gives the block fewer warps, and the kernel builds.
+    std::vector<int> widths(15, 64);
+    std::vector<nn::Activation> acts(13, nn::relu);
+    acts.push_back(nn::identity);
+    auto c = TensorCoreCase::make(widths, acts, TensorCores::Float16, 5);
+    const KernelSpec spec = chain_kernel(c, Target::CUDA, "tc_deep", ScalarType::Float16,
+                                         on_tensor_cores(TensorCores::Float16), Layout::SoA)
+                                .spec();
+    EXPECT_NE(spec.source.find("loom::mma::stream_inputs"), std::string::npos);
+    const int warps = (*spec.schedule.block)[0] / 32;
+    EXPECT_LT(warps, 16);
+    EXPECT_EQ(spec.launch.shared_bytes, 132608u + std::size_t(warps) * 6656u);
+    EXPECT_LE(spec.launch.shared_bytes, 232448u);
+}
+
 TEST(TensorCoreErrors, TooLittleSharedMemory) {
     auto c = TensorCoreCase::make({64, 64, 64}, {nn::relu, nn::identity}, TensorCores::Float16, 1);
     Schedule s = on_tensor_cores(TensorCores::Float16);
