@@ -300,8 +300,7 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
                                                                              : ScalarType::Float16;
     Stmt layers = lower_layers(analysis.body, layer_options);
     log.record("lower_layers", analysis.body, layers);
-    MmaChainSizes mma_sizes = mma_chain_sizes(layers);
-    const bool mma = mma_sizes.chains > 0;
+    const bool mma = count_mma_chains(layers) > 0;
     if (mma) {
         // 6b'. A chain's arrays take the operand type where they only pass 16-bit field values
         // in or out (no float32 round trip).
@@ -309,8 +308,9 @@ LoweredKernel lower(const std::vector<SourceAssignment>& assignments, const Kern
         Stmt narrowed = narrow_chain_io(layers);
         log.record("narrow_chain_io", layers, narrowed);
         layers = narrowed;
-        mma_sizes = mma_chain_sizes(layers); // the narrowed inputs say which chains may stream
     }
+    // After narrowing: the narrowed inputs say which chains may stream (largest_tile_bytes).
+    const MmaChainSizes mma_sizes = mma_chain_sizes(layers);
     if (tensor_cores != TensorCores::Off && !mma)
         throw UserError(fmt::format(
             "kernel '{}' has Schedule::tensor_cores set, but no layer to compute on tensor cores: they "

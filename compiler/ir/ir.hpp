@@ -649,9 +649,9 @@ struct ChainStream {
 /// weights in a shared array of n_pad rows of row_stride elements (`weights`: rounded there;
 /// tf32 ones are float32 arrays, which the printers round as they store to them) and the biases
 /// as float32 n_pad (`biases`), and on CUDA the warps' shared tile (`tile`, float32, shared by
-/// all chains: each warp's part as long as the largest chain's tile_floats). The CUDA printer computes it with mma.sync by the 32 lanes of a warp
-/// together, a cell per lane (every lane must reach it: converge_warps), the C++ printer as
-/// loops over the same arrays.
+/// all chains: each warp's part as long as the largest chain's tile_floats). The CUDA printer
+/// computes it with mma.sync by the 32 lanes of a warp together, a cell per lane (every lane must
+/// reach it: converge_warps), the C++ printer as loops over the same arrays.
 struct MmaChainNode : StmtNode {
     static constexpr StmtKind static_kind = StmtKind::MmaChain;
     MmaChainNode(BufferPtr o, BufferPtr i, std::vector<DenseLayer> l, ScalarType t,

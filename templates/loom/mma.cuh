@@ -581,15 +581,6 @@ __device__ __forceinline__ float staged_float(double v) { return float(v); }
 template <class S>
 __device__ __forceinline__ float staged_float(S v) { return to_float(v); } // loom::half, loom::bfloat16
 
-template <class S>
-struct is_float32 {
-    static constexpr bool value = false;
-};
-template <>
-struct is_float32<float> {
-    static constexpr bool value = true;
-};
-
 template <class A, class B>
 struct same_type {
     static constexpr bool value = false;
@@ -615,7 +606,7 @@ template <int OUT, int IN, int ROWS, int STRIDE, class T, class S>
 __device__ __forceinline__ void stage_weights(T* dst, const S* w, int rank, int count) {
     static_assert(IN <= STRIDE && OUT <= ROWS && STRIDE % 4 == 0, "a staged row holds the layer's inputs");
     const bool aligned = (reinterpret_cast<unsigned long long>(w) & 15u) == 0;
-    if (is_float32<S>::value && IN % 4 == 0 && aligned) {
+    if (same_type<S, float>::value && IN % 4 == 0 && aligned) {
         constexpr int Q = IN / 4 > 0 ? IN / 4 : 1; // 16-byte chunks a row
         const float4* w4 = reinterpret_cast<const float4*>(w);
         staging_loop(OUT * Q, rank, count, [&](int c) { store_staged(dst + c / Q * STRIDE + c % Q * 4, __ldg(w4 + c)); });
